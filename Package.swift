@@ -1,0 +1,36 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// LifeSync takes no third-party Swift packages: Foundation, Dispatch, Glibc and the system's
+// sqlite3 and libcrypto are all it links.
+let package = Package(
+    name: "LifeSync",
+    products: [
+        .library(name: "LifeSync", targets: ["LifeSync"]),
+        .library(name: "LifeSyncRuntime", targets: ["LifeSyncRuntime"]),
+        .executable(name: "lifesync", targets: ["lifesync"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // The deterministic core: model, clocks, merge, store, wire codec, session state machines.
+        .target(name: "LifeSync", dependencies: ["CSQLite", "CCrypto"], linkerSettings: [.linkedLibrary("m")]),
+        // The thin shell: the system clock and randomness, sockets, files, the node daemon.
+        .target(name: "LifeSyncRuntime", dependencies: ["LifeSync"]),
+        // Command parsing and the commands themselves, kept out of main.swift so tests can call them.
+        .target(name: "LifeSyncCLI", dependencies: ["LifeSync", "LifeSyncRuntime"]),
+        .executableTarget(name: "lifesync", dependencies: ["LifeSyncCLI"]),
+
+        .target(name: "TestSupport", dependencies: ["LifeSync"], path: "Tests/TestSupport"),
+        .testTarget(name: "LifeSyncTests", dependencies: ["LifeSync", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
+    ]
+)

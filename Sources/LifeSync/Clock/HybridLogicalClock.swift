@@ -1,0 +1,65 @@
+/// A hybrid logical clock reading: physical milliseconds in the high 48 bits, a logical counter
+/// in the low 16. One integer, so comparing two stamps is comparing two numbers, and SQLite
+/// stores it as an INTEGER.
+public struct HLCTimestamp: Comparable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: Int64
+
+    public init(rawValue: Int64) { self.rawValue = rawValue }
+
+    public init(milliseconds: Int64, counter: Int) {
+        rawValue = (milliseconds << 16) | Int64(counter & 0xFFFF)
+    }
+
+    public var milliseconds: Int64 { rawValue >> 16 }
+    public var counter: Int { Int(rawValue & 0xFFFF) }
+
+    /// The next stamp after this one; a full counter carries into the milliseconds, which keeps
+    /// the order total without ever going back.
+    public var successor: HLCTimestamp { HLCTimestamp(rawValue: rawValue + 1) }
+
+    public static let zero = HLCTimestamp(rawValue: 0)
+
+    public static func < (a: HLCTimestamp, b: HLCTimestamp) -> Bool { a.rawValue < b.rawValue }
+
+    /// `2026-11-22T08:30:00.000Z#3`: the physical part as UTC, then the counter.
+    public var description: String {
+        Timestamp(millisecondsSince1970: milliseconds).iso8601 + "#" + String(counter)
+    }
+}
+
+/// The node's hybrid logical clock: never goes backwards, even when the wall clock does, and
+/// moves past the stamps it sees from peers — but only up to `maximumDrift` ahead of its own wall
+/// clock, so one peer with a clock in the year 2100 cannot drag every node's clock there.
+///
+/// Causality within a record does not depend on this clock: a write is always stamped after the
+/// version it replaces (see `Replica`), so bounding the drift loses no ordering.
+public struct HybridLogicalClock: Sendable {
+    public private(set) var last: HLCTimestamp
+    /// How far ahead of the local wall clock a remote stamp may pull this clock (ms).
+    public var maximumDrift: Int64
+
+    /// One minute, a common bound for devices that synchronise time over the network.
+    public static let defaultMaximumDrift: Int64 = 60_000
+
+    public init(last: HLCTimestamp = .zero, maximumDrift: Int64 = HybridLogicalClock.defaultMaximumDrift) {
+        self.last = last
+        self.maximumDrift = maximumDrift
+    }
+
+    /// A stamp for a local event at wall time `now`.
+    public mutating func tick(now: Int64) -> HLCTimestamp {
+        let physical = HLCTimestamp(milliseconds: max(now, 0), counter: 0)
+        last = max(physical, last.successor)
+        return last
+    }
+
+    /// Takes in a stamp seen from a peer. Returns false when the stamp was beyond the drift bound
+    /// and the clock advanced only to the bound.
+    @discardableResult
+    public mutating func observe(_ remote: HLCTimestamp, now: Int64) -> Bool {
+        let bound = HLCTimestamp(milliseconds: max(now, 0) + maximumDrift, counter: 0xFFFF)
+        let accepted = min(remote, bound)
+        if accepted > last { last = accepted }
+        return remote <= bound
+    }
+}

@@ -1,0 +1,101 @@
+/// A map from origin (a replica's incarnation) to a sequence number, kept sorted by origin so
+/// that iteration, encoding and hashing are the same on every machine.
+///
+/// Used twice: as a record's version vector (which writes this version has seen) and as a
+/// replica's vector (the highest sequence applied from each origin).
+///
+/// ```swift
+/// var v = VersionVector()
+/// v["a"] = 3
+/// v.dominates(VersionVector([("a", 2)]))   // true
+/// ```
+public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
+    public private(set) var entries: [(origin: String, sequence: UInt64)]
+
+    public init() { entries = [] }
+
+    public init(_ pairs: [(String, UInt64)]) {
+        entries = []
+        for (origin, sequence) in pairs { self[origin] = max(self[origin], sequence) }
+    }
+
+    public static func == (a: VersionVector, b: VersionVector) -> Bool {
+        a.entries.count == b.entries.count
+            && zip(a.entries, b.entries).allSatisfy { $0.origin == $1.origin && $0.sequence == $1.sequence }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for entry in entries {
+            hasher.combine(entry.origin)
+            hasher.combine(entry.sequence)
+        }
+    }
+
+    public var isEmpty: Bool { entries.isEmpty }
+
+    /// The sequence for `origin`, 0 when absent. Setting 0 removes the origin.
+    public subscript(origin: String) -> UInt64 {
+        get {
+            guard let i = position(of: origin) else { return 0 }
+            return entries[i].sequence
+        }
+        set {
+            let index = insertionIndex(of: origin)
+            if index < entries.count, entries[index].origin == origin {
+                if newValue == 0 { entries.remove(at: index) } else { entries[index].sequence = newValue }
+            } else if newValue != 0 {
+                entries.insert((origin, newValue), at: index)
+            }
+        }
+    }
+
+    /// Element-wise maximum.
+    public func joined(with other: VersionVector) -> VersionVector {
+        var result = self
+        for entry in other.entries where entry.sequence > result[entry.origin] {
+            result[entry.origin] = entry.sequence
+        }
+        return result
+    }
+
+    /// True when every origin in `other` is at or below this vector.
+    public func dominates(_ other: VersionVector) -> Bool {
+        other.entries.allSatisfy { self[$0.origin] >= $0.sequence }
+    }
+
+    /// Neither vector has seen everything the other has.
+    public func isConcurrent(with other: VersionVector) -> Bool {
+        !dominates(other) && !other.dominates(self)
+    }
+
+    /// `origin=seq,origin=seq`, sorted: the form stored in the replica.
+    public var description: String {
+        entries.map { "\($0.origin)=\($0.sequence)" }.joined(separator: ",")
+    }
+
+    /// Parses the stored form. Returns nil on malformed text.
+    public init?(storedText text: String) {
+        self.init()
+        if text.isEmpty { return }
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let eq = part.lastIndex(of: "="), let seq = UInt64(part[part.index(after: eq)...]), seq > 0 else { return nil }
+            let origin = String(part[..<eq])
+            guard !origin.isEmpty, self[origin] == 0 else { return nil }
+            self[origin] = seq
+        }
+    }
+
+    private func position(of origin: String) -> Int? {
+        let i = insertionIndex(of: origin)
+        return i < entries.count && entries[i].origin == origin ? i : nil
+    }
+
+    private func insertionIndex(of origin: String) -> Int {
+        var low = 0, high = entries.count
+        while low < high {
+            let mid = (low + high) / 2
+            if entries[mid].origin < origin { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+}

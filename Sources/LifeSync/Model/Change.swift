@@ -1,0 +1,15 @@
+/// One replicated version of a record: what a replica reads from its log and a peer applies.
+/// A delete travels as a change with `stamp.deleted` and no entry.
+public struct Change: Equatable, Sendable {
+    public var id: String
+    public var stamp: VersionStamp
+    /// The entry's content; nil for a delete.
+    public var entry: LogEntry?
+
+    public init(id: String, stamp: VersionStamp, entry: LogEntry?) {
+        precondition(stamp.deleted == (entry == nil), "a change carries an entry exactly when it is not a delete")
+        self.id = id
+        self.stamp = stamp
+        self.entry = entry
+    }
+}

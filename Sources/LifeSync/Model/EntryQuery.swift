@@ -1,0 +1,29 @@
+/// Filters for listing entries (the LifeLog API's query parameters). Results are newest first.
+public struct EntryQuery: Equatable, Sendable {
+    /// Entries at or after this instant.
+    public var since: Timestamp?
+    /// Entries at or before this instant.
+    public var until: Timestamp?
+    public var category: String?
+    public var source: String?
+    /// Entries whose `data.tags` contains this tag exactly.
+    public var tag: String?
+    /// Case-insensitive partial match on `data.text` ("grocery" finds "Buy Groceries").
+    public var search: String?
+    public var limit: Int
+    public var offset: Int
+
+    public static let defaultLimit = 100
+
+    public init(since: Timestamp? = nil, until: Timestamp? = nil, category: String? = nil, source: String? = nil,
+                tag: String? = nil, search: String? = nil, limit: Int = EntryQuery.defaultLimit, offset: Int = 0) {
+        self.since = since
+        self.until = until
+        self.category = category
+        self.source = source
+        self.tag = tag
+        self.search = search
+        self.limit = limit
+        self.offset = offset
+    }
+}

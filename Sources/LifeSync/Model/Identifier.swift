@@ -1,0 +1,58 @@
+/// Identifiers of the form `{role}_{uuid-v4}`, lowercase, e.g.
+/// `watch_550e8400-e29b-41d4-a716-446655440000`. Used for nodes, entries and recordings.
+///
+/// The prefix says which kind of device created the thing (for people reading logs); the UUID's
+/// 122 random bits make collisions between offline devices negligible (LifeAdmin §1.2).
+public enum Identifier {
+    /// A new identifier for something created on a device of `role`.
+    public static func make(role: Role, random: RandomSource) -> String {
+        role.rawValue + "_" + uuidV4(random: random)
+    }
+
+    /// A lowercase RFC 4122 version-4 UUID drawn from `random`.
+    public static func uuidV4(random: RandomSource) -> String {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let a = random.nextUInt64(), b = random.nextUInt64()
+        for i in 0..<8 {
+            bytes[i] = UInt8(truncatingIfNeeded: a >> (8 * UInt64(i)))
+            bytes[8 + i] = UInt8(truncatingIfNeeded: b >> (8 * UInt64(i)))
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let hex = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        for (i, byte) in bytes.enumerated() {
+            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
+            out.append(hex[Int(byte >> 4)])
+            out.append(hex[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// True for a lowercase `8-4-4-4-12` hex UUID with version 4 and the RFC 4122 variant.
+    public static func isUUIDv4(_ text: Substring) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        for (i, b) in bytes.enumerated() {
+            if i == 8 || i == 13 || i == 18 || i == 23 {
+                if b != UInt8(ascii: "-") { return false }
+            } else if !((b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x66)) {
+                return false
+            }
+        }
+        let variant = bytes[19]
+        return bytes[14] == UInt8(ascii: "4")
+            && [UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(variant)
+    }
+
+    /// The role of a well-formed identifier, or nil when `text` is not `{role}_{uuid-v4}`.
+    public static func role(of text: String) -> Role? {
+        guard let underscore = text.firstIndex(of: "_"),
+              let role = Role(rawValue: String(text[..<underscore])),
+              isUUIDv4(text[text.index(after: underscore)...]) else { return nil }
+        return role
+    }
+
+    public static func isValid(_ text: String) -> Bool { role(of: text) != nil }
+}

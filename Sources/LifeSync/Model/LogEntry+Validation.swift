@@ -1,0 +1,224 @@
+/// An input that breaks a rule, naming the field (`data.metric.value`) and the rule.
+public struct ValidationError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var field: String
+    public var reason: String
+
+    public init(field: String, reason: String) {
+        self.field = field
+        self.reason = reason
+    }
+
+    public var description: String { field.isEmpty ? reason : "\(field): \(reason)" }
+}
+
+/// What fills the fields an input may leave out.
+public struct EntryDefaults {
+    /// Creates the `id` when absent.
+    public var makeID: () -> String
+    /// `recorded_at` when absent (now).
+    public var recordedAt: Timestamp
+    /// `timestamp` when absent; nil makes `timestamp` required.
+    public var timestamp: Timestamp?
+    public var source: String
+    public var deviceId: String
+
+    public init(makeID: @escaping () -> String, recordedAt: Timestamp, timestamp: Timestamp?, source: String, deviceId: String) {
+        self.makeID = makeID
+        self.recordedAt = recordedAt
+        self.timestamp = timestamp
+        self.source = source
+        self.deviceId = deviceId
+    }
+}
+
+/// The limits every way in enforces.
+public enum EntryLimits {
+    public static let categoryCharacters = 64
+    public static let textBytes = 64 * 1024
+    public static let shortStringCharacters = 256
+    public static let tagCount = 64
+}
+
+extension LogEntry {
+    /// Builds an entry from untrusted JSON, filling absent fields from `defaults`. Unknown
+    /// fields are refused, so a typo (`"catgory"`) is not silently dropped.
+    public static func validated(from json: JSONValue, defaults: EntryDefaults) throws(ValidationError) -> LogEntry {
+        var fields = try FieldReader(json, path: "")
+        let id = try fields.optionalString("id") ?? defaults.makeID()
+        try validateEntryID(id, field: "id")
+        guard let timestamp = try fields.optionalTimestamp("timestamp") ?? defaults.timestamp else {
+            throw ValidationError(field: "timestamp", reason: "is required")
+        }
+        let recordedAt = try fields.optionalTimestamp("recorded_at") ?? defaults.recordedAt
+        let source = try fields.optionalString("source") ?? defaults.source
+        try requireShort(source, field: "source")
+        let deviceId = try fields.optionalString("device_id") ?? defaults.deviceId
+        try requireShort(deviceId, field: "device_id")
+        let category = try fields.optionalString("category")
+        if let category {
+            if category.isEmpty { throw ValidationError(field: "category", reason: "must not be empty (omit it instead)") }
+            if category.count > EntryLimits.categoryCharacters {
+                throw ValidationError(field: "category", reason: "longer than \(EntryLimits.categoryCharacters) characters")
+            }
+        }
+        let data = try fields.optional("data").map { value throws(ValidationError) in try LogData.validated(from: value, path: "data") } ?? LogData()
+        try fields.refuseUnknown()
+        return LogEntry(id: id, timestamp: timestamp, recordedAt: recordedAt, source: source, deviceId: deviceId,
+                        category: category, data: data)
+    }
+
+    /// Entry IDs are `{prefix}_{uuid-v4}`, lowercase; the prefix is the creating role for our own
+    /// devices, or a short lowercase word for other sources (`drafts_…`).
+    static func validateEntryID(_ id: String, field: String) throws(ValidationError) {
+        guard let underscore = id.firstIndex(of: "_") else {
+            throw ValidationError(field: field, reason: "must look like {role}_{uuid-v4}, got \"\(id.prefix(80))\"")
+        }
+        let prefix = id[..<underscore]
+        let prefixOK = !prefix.isEmpty && prefix.count <= 16
+            && prefix.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) }
+        guard prefixOK, Identifier.isUUIDv4(id[id.index(after: underscore)...]) else {
+            throw ValidationError(field: field, reason: "must look like {role}_{uuid-v4} in lowercase, got \"\(id.prefix(80))\"")
+        }
+    }
+
+    static func requireShort(_ value: String, field: String) throws(ValidationError) {
+        if value.isEmpty { throw ValidationError(field: field, reason: "must not be empty") }
+        if value.count > EntryLimits.shortStringCharacters {
+            throw ValidationError(field: field, reason: "longer than \(EntryLimits.shortStringCharacters) characters")
+        }
+    }
+}
+
+extension LogData {
+    static func validated(from json: JSONValue, path: String) throws(ValidationError) -> LogData {
+        var fields = try FieldReader(json, path: path)
+        let text = try fields.optionalString("text")
+        if let text, text.utf8.count > EntryLimits.textBytes {
+            throw ValidationError(field: path + ".text", reason: "longer than \(EntryLimits.textBytes) bytes")
+        }
+        let metric = try fields.optional("metric").map { v throws(ValidationError) in try Metric.validated(from: v, path: path + ".metric") }
+        let location = try fields.optional("location").map { v throws(ValidationError) in try Location.validated(from: v, path: path + ".location") }
+        var tags: [String]?
+        if let value = try fields.optional("tags") {
+            guard case .array(let items) = value else {
+                throw ValidationError(field: path + ".tags", reason: "must be an array of strings, got \(value.typeName)")
+            }
+            if items.count > EntryLimits.tagCount {
+                throw ValidationError(field: path + ".tags", reason: "more than \(EntryLimits.tagCount) tags")
+            }
+            var collected: [String] = []
+            for (i, item) in items.enumerated() {
+                guard case .string(let tag) = item else {
+                    throw ValidationError(field: "\(path).tags[\(i)]", reason: "must be a string, got \(item.typeName)")
+                }
+                try LogEntry.requireShort(tag.trimmingSpaces, field: "\(path).tags[\(i)]")
+                collected.append(tag)
+            }
+            tags = collected
+        }
+        try fields.refuseUnknown()
+        return LogData(text: text, metric: metric, location: location, tags: tags)
+    }
+}
+
+extension Metric {
+    static func validated(from json: JSONValue, path: String) throws(ValidationError) -> Metric {
+        var fields = try FieldReader(json, path: path)
+        guard let name = try fields.optionalString("name") else { throw ValidationError(field: path + ".name", reason: "is required") }
+        try LogEntry.requireShort(name.trimmingSpaces, field: path + ".name")
+        guard let value = try fields.optionalNumber("value") else { throw ValidationError(field: path + ".value", reason: "is required") }
+        let unit = try fields.optionalString("unit")
+        if let unit { try LogEntry.requireShort(unit, field: path + ".unit") }
+        let scaleMin = try fields.optionalNumber("scale_min")
+        let scaleMax = try fields.optionalNumber("scale_max")
+        if let scaleMin, let scaleMax, scaleMin > scaleMax {
+            throw ValidationError(field: path + ".scale_min", reason: "\(JSONValue.numberText(scaleMin)) is greater than scale_max \(JSONValue.numberText(scaleMax))")
+        }
+        if let scaleMin, value < scaleMin {
+            throw ValidationError(field: path + ".value", reason: "\(JSONValue.numberText(value)) is below scale_min \(JSONValue.numberText(scaleMin))")
+        }
+        if let scaleMax, value > scaleMax {
+            throw ValidationError(field: path + ".value", reason: "\(JSONValue.numberText(value)) is above scale_max \(JSONValue.numberText(scaleMax))")
+        }
+        try fields.refuseUnknown()
+        return Metric(name: name, value: value, unit: unit, scaleMin: scaleMin, scaleMax: scaleMax)
+    }
+}
+
+extension Location {
+    static func validated(from json: JSONValue, path: String) throws(ValidationError) -> Location {
+        var fields = try FieldReader(json, path: path)
+        guard let latitude = try fields.optionalNumber("latitude") else { throw ValidationError(field: path + ".latitude", reason: "is required") }
+        guard (-90...90).contains(latitude) else { throw ValidationError(field: path + ".latitude", reason: "must be within -90…90, got \(JSONValue.numberText(latitude))") }
+        guard let longitude = try fields.optionalNumber("longitude") else { throw ValidationError(field: path + ".longitude", reason: "is required") }
+        guard (-180...180).contains(longitude) else { throw ValidationError(field: path + ".longitude", reason: "must be within -180…180, got \(JSONValue.numberText(longitude))") }
+        let accuracy = try fields.optionalNumber("accuracy")
+        if let accuracy, accuracy < 0 { throw ValidationError(field: path + ".accuracy", reason: "must be ≥ 0, got \(JSONValue.numberText(accuracy))") }
+        let altitude = try fields.optionalNumber("altitude")
+        let placeName = try fields.optionalString("place_name")
+        if let placeName { try LogEntry.requireShort(placeName, field: path + ".place_name") }
+        try fields.refuseUnknown()
+        return Location(latitude: latitude, longitude: longitude, accuracy: accuracy, altitude: altitude, placeName: placeName)
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while let first = s.first, first.isWhitespace { s.removeFirst() }
+        while let last = s.last, last.isWhitespace { s.removeLast() }
+        return String(s)
+    }
+}
+
+/// Reads typed members of one JSON object and remembers which were read, so the rest can be
+/// refused as unknown. `null` counts as absent, as JSON clients commonly send it.
+struct FieldReader {
+    private let members: [(String, JSONValue)]
+    private let path: String
+    private var used = Set<String>()
+
+    init(_ json: JSONValue, path: String) throws(ValidationError) {
+        guard case .object(let members) = json else {
+            throw ValidationError(field: path, reason: "must be a JSON object, got \(json.typeName)")
+        }
+        self.members = members
+        self.path = path
+    }
+
+    private func name(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
+
+    mutating func optional(_ key: String) throws(ValidationError) -> JSONValue? {
+        used.insert(key)
+        guard let value = members.first(where: { $0.0 == key })?.1 else { return nil }
+        if case .null = value { return nil }
+        return value
+    }
+
+    mutating func optionalString(_ key: String) throws(ValidationError) -> String? {
+        guard let value = try optional(key) else { return nil }
+        guard case .string(let s) = value else { throw ValidationError(field: name(key), reason: "must be a string, got \(value.typeName)") }
+        return s
+    }
+
+    mutating func optionalNumber(_ key: String) throws(ValidationError) -> Double? {
+        guard let value = try optional(key) else { return nil }
+        guard case .number(let n) = value, n.isFinite else { throw ValidationError(field: name(key), reason: "must be a finite number, got \(value.typeName)") }
+        return n
+    }
+
+    mutating func optionalTimestamp(_ key: String) throws(ValidationError) -> Timestamp? {
+        guard let text = try optionalString(key) else { return nil }
+        do {
+            return try Timestamp(iso8601: text)
+        } catch {
+            throw ValidationError(field: name(key), reason: "not an ISO 8601 time with zone (\(error.reason)): \"\(text.prefix(64))\"")
+        }
+    }
+
+    func refuseUnknown() throws(ValidationError) {
+        if let unknown = members.first(where: { !used.contains($0.0) }) {
+            throw ValidationError(field: name(unknown.0), reason: "unknown field")
+        }
+    }
+}

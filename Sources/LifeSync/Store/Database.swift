@@ -1,0 +1,118 @@
+import CSQLite
+
+/// One SQLite connection: a small, honest wrapper with cached prepared statements.
+///
+/// ```swift
+/// let db = try Database(path: "replica.sqlite")
+/// try db.execute("CREATE TABLE t(x)")
+/// try db.run("INSERT INTO t VALUES (?)", [.integer(1)])
+/// let rows = try db.rows("SELECT x FROM t") { $0.int64(0) }
+/// ```
+///
+/// A connection is used from one thread at a time; the runtime gives each its own.
+public final class Database {
+    let handle: OpaquePointer
+    public let path: String
+    private var cache: [String: Statement] = [:]
+
+    /// Opens (or, with `create`, creates) the database at `path`; ":memory:" for a private one.
+    /// WAL journaling lets a daemon read while a CLI writes; the busy timeout makes two writers
+    /// queue instead of failing.
+    public init(path: String, create: Bool = true, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5_000) throws(SQLiteError) {
+        var db: OpaquePointer?
+        var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        flags |= SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: rc, message: message, sql: nil)
+        }
+        handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        registerFunctions()
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ code: Int32, sql: String?) -> SQLiteError {
+        SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    /// Runs one or more statements that take no parameters and return no rows.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc, sql: sql) }
+    }
+
+    /// A prepared statement for `sql`, compiled once per connection and reset for reuse.
+    public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+        if let cached = cache[sql] {
+            cached.reset()
+            return cached
+        }
+        let statement = try Statement(database: self, sql: sql)
+        cache[sql] = statement
+        return statement
+    }
+
+    /// Runs a statement with `values` bound to its parameters, discarding rows.
+    public func run(_ sql: String, _ values: [SQLValue] = []) throws(SQLiteError) {
+        let statement = try prepare(sql)
+        try statement.bind(values)
+        while try statement.step() {}
+        statement.reset()
+    }
+
+    /// Runs a query and maps each row.
+    public func rows<T>(_ sql: String, _ values: [SQLValue] = [], _ map: (Statement) throws -> T) throws -> [T] {
+        let statement = try prepare(sql)
+        try statement.bind(values)
+        defer { statement.reset() }
+        var result: [T] = []
+        while try statement.step() { result.append(try map(statement)) }
+        return result
+    }
+
+    /// The first row of a query, mapped, or nil when there is none.
+    public func firstRow<T>(_ sql: String, _ values: [SQLValue] = [], _ map: (Statement) throws -> T) throws -> T? {
+        let statement = try prepare(sql)
+        try statement.bind(values)
+        defer { statement.reset() }
+        return try statement.step() ? try map(statement) : nil
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// The schema version kept in the file header (`PRAGMA user_version`).
+    public var userVersion: Int {
+        get throws(SQLiteError) {
+            let statement = try prepare("PRAGMA user_version")
+            defer { statement.reset() }
+            _ = try statement.step()
+            return Int(statement.int64(0))
+        }
+    }
+
+    public func setUserVersion(_ version: Int) throws(SQLiteError) {
+        try execute("PRAGMA user_version = \(version)")
+    }
+
+    /// Changes whenever another connection commits to the file: how a daemon notices that the
+    /// CLI wrote to the replica it serves.
+    public var dataVersion: Int64 {
+        get throws(SQLiteError) {
+            let statement = try prepare("PRAGMA data_version")
+            defer { statement.reset() }
+            _ = try statement.step()
+            return statement.int64(0)
+        }
+    }
+}

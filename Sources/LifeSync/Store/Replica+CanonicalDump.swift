@@ -1,0 +1,24 @@
+extension Replica {
+    /// The replicated state as text, one line per record in id order: live entries with their
+    /// content and winning stamp, tombstones with theirs. Two full replicas have converged exactly
+    /// when their dumps are equal. Local bookkeeping (creation times, the conflicts table, version
+    /// vectors that joined in writes a replica happened to see) is left out.
+    public func canonicalDump() throws -> String {
+        let live = try database.rows("""
+            SELECT hlc, origin, origin_seq, id, timestamp, recorded_at, source, device_id, category, data
+            FROM entries ORDER BY id
+            """) { row -> String in
+            let fields = (3...9).map { row.optionalString(Int32($0)) ?? "" }
+            return "E \(row.int64(0)) \(row.string(1)) \(row.int64(2)) " + fields.joined(separator: "\u{1F}")
+        }
+        let dead = try database.rows("SELECT hlc, origin, origin_seq, id FROM tombstones ORDER BY id") {
+            "T \($0.int64(0)) \($0.string(1)) \($0.int64(2)) \($0.string(3))"
+        }
+        return (live + dead).joined(separator: "\n")
+    }
+
+    /// SHA-256 of ``canonicalDump()``, hex.
+    public func canonicalHash() throws -> String {
+        SHA256.hash(try canonicalDump().utf8).hex
+    }
+}

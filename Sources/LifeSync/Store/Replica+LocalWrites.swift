@@ -1,0 +1,118 @@
+extension Replica {
+    /// What fills an input's absent fields on this node: a new ID of this node's role, now,
+    /// and this node as source and device.
+    public func entryDefaults(requireTimestamp: Bool = false) -> EntryDefaults {
+        let now = self.now
+        return EntryDefaults(makeID: { [random, identity] in Identifier.make(role: identity.role, random: random) },
+                             recordedAt: now, timestamp: requireTimestamp ? nil : now,
+                             source: identity.role.rawValue, deviceId: identity.nodeID)
+    }
+
+    /// Validates `json` as a new entry and writes it.
+    @discardableResult
+    public func add(json: JSONValue) throws -> LogEntry {
+        let entry = try Replica.validate(json, defaults: entryDefaults())
+        try add(entry)
+        return entry
+    }
+
+    /// Writes a new entry. Refuses an ID the replica already holds, live or deleted.
+    public func add(_ entry: LogEntry) throws {
+        try writeTransaction {
+            if let existing = try storedVersion(id: entry.id) {
+                throw ReplicaError.invalid(ValidationError(field: "id", reason: existing.place == .live
+                    ? "entry \(entry.id) already exists; use update to change it"
+                    : "entry \(entry.id) was deleted; deleted IDs are not reused"))
+            }
+            try writeLocal(id: entry.id, entry: entry, previous: nil)
+        }
+    }
+
+    /// Imports entries all-or-nothing in one transaction. An entry identical to the stored one
+    /// is skipped, so re-running an import is harmless; a different one with a taken ID is
+    /// refused, naming its position. Returns how many entries were written.
+    @discardableResult
+    public func importEntries(_ entries: [LogEntry], positionName: (Int) -> String = { "entry \($0 + 1)" }) throws -> Int {
+        var seen = Set<String>()
+        return try writeTransaction {
+            var written = 0
+            for (index, entry) in entries.enumerated() {
+                guard seen.insert(entry.id).inserted else {
+                    throw ReplicaError.invalid(ValidationError(field: "\(positionName(index)): id", reason: "\(entry.id) appears twice in the input"))
+                }
+                if let existing = try storedVersion(id: entry.id) {
+                    if existing.place == .live, try self.entry(id: entry.id) == entry { continue }
+                    throw ReplicaError.invalid(ValidationError(field: "\(positionName(index)): id",
+                        reason: "\(entry.id) already exists with other content (or was deleted)"))
+                }
+                try writeLocal(id: entry.id, entry: entry, previous: nil)
+                written += 1
+            }
+            return written
+        }
+    }
+
+    /// Applies an RFC 7396 merge patch to an entry and writes the result as a new version.
+    /// The `id` cannot be patched.
+    @discardableResult
+    public func update(id: String, patch: JSONValue) throws -> LogEntry {
+        try writeTransaction {
+            guard let current = try storedVersion(id: id), current.place == .live else { throw ReplicaError.notFound(id: id) }
+            let before = try entry(id: id)
+            let patched = MergePatch.apply(patch, to: before.json)
+            guard patched["id"] == .string(id) else {
+                throw ReplicaError.invalid(ValidationError(field: "id", reason: "cannot be changed by an update"))
+            }
+            let after = try Replica.validate(patched, defaults: entryDefaults())
+            try writeLocal(id: id, entry: after, previous: current)
+            return after
+        }
+    }
+
+    /// Deletes an entry: a tombstone that replicates and stays.
+    public func delete(id: String) throws {
+        try writeTransaction {
+            guard let current = try storedVersion(id: id), current.place == .live else { throw ReplicaError.notFound(id: id) }
+            try writeLocal(id: id, entry: nil, previous: current)
+        }
+    }
+
+    static func validate(_ json: JSONValue, defaults: EntryDefaults) throws(ReplicaError) -> LogEntry {
+        do { return try LogEntry.validated(from: json, defaults: defaults) } catch { throw .invalid(error) }
+    }
+
+    /// A write transaction that first catches up with what other processes wrote to the file.
+    func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+        try database.transaction {
+            try refreshClock()
+            let result = try body()
+            try persistClock()
+            return result
+        }
+    }
+
+    /// Stamps and stores one local write. The new version is stamped after the one it
+    /// replaces, whatever the wall clock says: that is what makes a causally later write win.
+    func writeLocal(id: String, entry: LogEntry?, previous: StoredVersion?) throws {
+        let sequence = try nextSequence()
+        var stampTime = hlc.tick(now: clock.nowMilliseconds())
+        if let previous, previous.stamp.hlc >= stampTime {
+            hlc.observe(previous.stamp.hlc.successor, now: Int64.max / 2)
+            stampTime = previous.stamp.hlc.successor
+        }
+        var vector = previous?.stamp.vector ?? VersionVector()
+        vector[identity.incarnation] = sequence
+        let stamp = VersionStamp(hlc: stampTime, origin: identity.incarnation, sequence: sequence, vector: vector, deleted: entry == nil)
+        assert(previous.map { $0.stamp.precedes(stamp) } ?? true, "a local write must be stamped after the version it replaces")
+        try store(id: id, entry: entry, stamp: stamp, previous: previous?.place)
+    }
+
+    /// Takes the next number in this incarnation's sequence (inside the caller's transaction).
+    func nextSequence() throws -> UInt64 {
+        guard let seq = try database.firstRow("UPDATE replica_vector SET seq = seq + 1 WHERE origin = ? RETURNING seq",
+                                              [.text(identity.incarnation)], { $0.int64(0) }) else {
+            throw ReplicaError.storage("the replica's own origin is missing from replica_vector")
+        }
+        return UInt64(seq)
+    }
+}

@@ -1,0 +1,102 @@
+/// What applying a batch of remote changes did.
+public struct ApplyOutcome: Equatable, Sendable {
+    /// Changes whose content became the local version.
+    public var applied = 0
+    /// Changes the local version already had, or beat.
+    public var unchanged = 0
+    /// Concurrent versions that lost (either side) and went to the conflicts table.
+    public var conflicts = 0
+    /// Remote HLCs beyond the drift bound (accepted, but the local clock was not dragged along).
+    public var clockSkewed = 0
+
+    public init() {}
+}
+
+extension Replica {
+    /// Applies remote changes in one transaction, then advances the replica vector to
+    /// `through`. Either all of it is committed or none: a sender acknowledges nothing we did
+    /// not durably keep.
+    ///
+    /// `through` says, per origin, how far the batch covers that origin's log: rows missing below
+    /// it were superseded at the sender, and their successors travel under their own origins.
+    @discardableResult
+    public func apply(_ changes: [Change], through: VersionVector) throws -> ApplyOutcome {
+        try writeTransaction {
+            var outcome = ApplyOutcome()
+            let now = clock.nowMilliseconds()
+            for change in changes {
+                if !hlc.observe(change.stamp.hlc, now: now) { outcome.clockSkewed += 1 }
+                try merge(change, into: &outcome)
+            }
+            for entry in through.entries {
+                try database.run("""
+                    INSERT INTO replica_vector(origin, seq) VALUES (?1, ?2)
+                    ON CONFLICT(origin) DO UPDATE SET seq = max(seq, ?2)
+                    """, [.text(entry.origin), .integer(Int64(entry.sequence))])
+            }
+            return outcome
+        }
+    }
+
+    func merge(_ change: Change, into outcome: inout ApplyOutcome) throws {
+        guard let local = try storedVersion(id: change.id) else {
+            try store(id: change.id, entry: change.entry, stamp: change.stamp, previous: nil)
+            outcome.applied += 1
+            return
+        }
+        switch Merge.decide(local: local.stamp, remote: change.stamp) {
+        case .identical:
+            outcome.unchanged += 1
+        case .keepLocal(let vector, let conflict):
+            if vector != local.stamp.vector { try storeVector(id: change.id, place: local.place, vector: vector) }
+            if conflict {
+                try recordConflict(id: change.id, loser: change.stamp, loserEntry: change.entry, winner: local.stamp)
+                outcome.conflicts += 1
+            }
+            outcome.unchanged += 1
+        case .takeRemote(let vector, let conflict):
+            if conflict {
+                let localEntry = local.place == .live ? try entry(id: change.id) : nil
+                try recordConflict(id: change.id, loser: local.stamp, loserEntry: localEntry, winner: change.stamp)
+                outcome.conflicts += 1
+            }
+            var stamp = change.stamp
+            stamp.vector = vector
+            try store(id: change.id, entry: change.entry, stamp: stamp, previous: local.place)
+            outcome.applied += 1
+        }
+    }
+
+    /// Keeps a losing version. Recording the same loser twice is a no-op (merge is idempotent).
+    func recordConflict(id: String, loser: VersionStamp, loserEntry: LogEntry?, winner: VersionStamp) throws {
+        try database.run("""
+            INSERT OR IGNORE INTO conflicts(entry_id, loser_origin, loser_seq, loser_hlc, loser_deleted, loser_entry,
+                winner_origin, winner_seq, winner_hlc, winner_deleted, detected_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(id), .text(loser.origin), .integer(Int64(loser.sequence)), .integer(loser.hlc.rawValue),
+                  .integer(loser.deleted ? 1 : 0), loserEntry.map { .text($0.json.canonicalText) } ?? .null,
+                  .text(winner.origin), .integer(Int64(winner.sequence)), .integer(winner.hlc.rawValue),
+                  .integer(winner.deleted ? 1 : 0), .text(now.iso8601)])
+    }
+
+    /// The kept losing versions, newest detection first.
+    public func conflicts() throws -> [Conflict] {
+        try database.rows("""
+            SELECT entry_id, loser_origin, loser_seq, loser_hlc, loser_deleted, loser_entry,
+                   winner_origin, winner_seq, winner_hlc, winner_deleted, detected_at
+            FROM conflicts ORDER BY detected_at DESC, entry_id, loser_origin, loser_seq
+            """) { row in
+            let loserEntry = try row.optionalString(5).map { text in
+                try LogEntry.validated(from: try JSONValue.parse(text), defaults: entryDefaults(requireTimestamp: true))
+            }
+            return Conflict(
+                entryID: row.string(0),
+                loser: VersionStamp(hlc: HLCTimestamp(rawValue: row.int64(3)), origin: row.string(1),
+                                    sequence: UInt64(row.int64(2)), vector: VersionVector(), deleted: row.int64(4) != 0),
+                loserEntry: loserEntry,
+                winner: VersionStamp(hlc: HLCTimestamp(rawValue: row.int64(8)), origin: row.string(6),
+                                     sequence: UInt64(row.int64(7)), vector: VersionVector(), deleted: row.int64(9) != 0),
+                detectedAt: try Timestamp(iso8601: row.string(10)))
+        }
+    }
+}

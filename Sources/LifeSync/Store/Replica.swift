@@ -1,0 +1,163 @@
+import CSQLite
+import Glibc
+
+/// Who a replica is: a stable node ID, its role, and the incarnation (history) it writes under.
+public struct ReplicaIdentity: Equatable, Sendable {
+    /// `{role}_{uuid-v4}`, created once at init and never changed.
+    public var nodeID: String
+    public var role: Role
+    /// The origin under which this replica numbers its writes. A new history (a replica restored
+    /// from an old backup) gets a new incarnation, so its sequence numbers never collide with the
+    /// ones peers already hold.
+    public var incarnation: String
+}
+
+/// A node's SQLite replica: the entries, their replication metadata, and the operations the
+/// CLI, the sync session and the simulator perform on it.
+///
+/// ```swift
+/// let replica = try Replica.create(path: "watch.sqlite", role: .watch, clock: clock, random: random)
+/// let entry = try replica.add(json: try JSONValue.parse(#"{"category": "mood"}"#))
+/// try replica.entry(id: entry.id)
+/// ```
+///
+/// The clock and randomness are injected: the daemon passes the system's, the simulator seeded
+/// ones. One `Replica` is used from one thread at a time; other processes may write the same file
+/// (every write re-reads the sequence counter and clock inside its transaction).
+public final class Replica {
+    public let database: Database
+    public let path: String
+    public private(set) var identity: ReplicaIdentity
+    let clock: WallClock
+    let random: RandomSource
+    var hlc: HybridLogicalClock
+
+    /// Opens an existing replica. Refuses a missing file, a file that is not SQLite, a SQLite
+    /// file of another program, and a schema newer than this build.
+    public convenience init(path: String, clock: WallClock, random: RandomSource) throws {
+        if path != ":memory:" && !Replica.fileExists(path) { throw ReplicaError.notInitialized(path: path) }
+        let database = try Replica.openDatabase(path: path, create: false)
+        guard let identity = try Replica.readIdentity(database) else {
+            throw ReplicaError.notInitialized(path: path)
+        }
+        try self.init(database: database, path: path, identity: identity, clock: clock, random: random)
+    }
+
+    /// Creates a replica for `role`, or opens the one already at `path` when it has that role.
+    public static func create(path: String, role: Role, clock: WallClock, random: RandomSource) throws -> Replica {
+        let database = try openDatabase(path: path, create: true)
+        let identity = try database.transaction { () throws -> ReplicaIdentity in
+            if let existing = try readIdentity(database) {
+                guard existing.role == role else {
+                    throw ReplicaError.alreadyInitialized(role: existing.role, nodeID: existing.nodeID)
+                }
+                return existing
+            }
+            let identity = ReplicaIdentity(nodeID: Identifier.make(role: role, random: random), role: role,
+                                           incarnation: Identifier.uuidV4(random: random))
+            let created = Timestamp(millisecondsSince1970: clock.nowMilliseconds()).iso8601
+            for (key, value) in [("node_id", identity.nodeID), ("role", role.rawValue),
+                                 ("incarnation", identity.incarnation), ("created_at", created), ("hlc", "0")] {
+                try database.run("INSERT INTO meta(key, value) VALUES (?, ?)", [.text(key), .text(value)])
+            }
+            try database.run("INSERT INTO replica_vector(origin, seq, node_id, role) VALUES (?, 0, ?, ?)",
+                             [.text(identity.incarnation), .text(identity.nodeID), .text(role.rawValue)])
+            return identity
+        }
+        return try Replica(database: database, path: path, identity: identity, clock: clock, random: random)
+    }
+
+    private init(database: Database, path: String, identity: ReplicaIdentity, clock: WallClock, random: RandomSource) throws {
+        self.database = database
+        self.path = path
+        self.identity = identity
+        self.clock = clock
+        self.random = random
+        hlc = HybridLogicalClock()
+        try refreshClock()
+    }
+
+    private static func fileExists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    /// Opens the file, proves it is a SQLite database, and brings the schema up to date.
+    static func openDatabase(path: String, create: Bool) throws -> Database {
+        let database: Database
+        do {
+            database = try Database(path: path, create: create)
+            // Reading the schema is the first thing that touches the file's contents.
+            let tables = try database.rows("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.string(0) }
+            if try database.userVersion == 0, !tables.isEmpty, !tables.contains("meta") {
+                throw ReplicaError.notAReplica(path: path, reason: "it is a SQLite database of another program (tables: \(tables.prefix(5).joined(separator: ", ")))")
+            }
+            try database.execute("PRAGMA journal_mode = WAL")
+            // FULL: a batch we acknowledge must survive a power cut, not only a crash.
+            try database.execute("PRAGMA synchronous = FULL")
+            try database.execute("PRAGMA foreign_keys = ON")
+        } catch let error as SQLiteError {
+            switch error.primaryCode {
+            case SQLITE_NOTADB: throw ReplicaError.notAReplica(path: path, reason: "the file is not a SQLite database")
+            case SQLITE_CORRUPT: throw ReplicaError.notAReplica(path: path, reason: "the database file is damaged (\(error.message))")
+            case SQLITE_CANTOPEN: throw ReplicaError.storage("cannot open \(path): \(error.message)")
+            default: throw ReplicaError.storage("cannot open \(path): \(error)")
+            }
+        }
+        try Schema.migrate(database)
+        return database
+    }
+
+    static func readIdentity(_ database: Database) throws -> ReplicaIdentity? {
+        let pairs = try database.rows("SELECT key, value FROM meta WHERE key IN ('node_id', 'role', 'incarnation')") {
+            ($0.string(0), $0.string(1))
+        }
+        guard !pairs.isEmpty else { return nil }
+        let meta = Dictionary(pairs, uniquingKeysWith: { a, _ in a })
+        guard let nodeID = meta["node_id"], let roleText = meta["role"], let role = Role(rawValue: roleText),
+              Identifier.role(of: nodeID) == role, let incarnation = meta["incarnation"],
+              Identifier.isUUIDv4(Substring(incarnation)) else {
+            throw ReplicaError.notAReplica(path: database.path, reason: "its identity in table meta is damaged")
+        }
+        return ReplicaIdentity(nodeID: nodeID, role: role, incarnation: incarnation)
+    }
+
+    /// Moves the in-memory clock past what any process has stamped into this file.
+    func refreshClock() throws {
+        if let text = try database.firstRow("SELECT value FROM meta WHERE key = 'hlc'", [], { $0.string(0) }),
+           let raw = Int64(text) {
+            hlc.observe(HLCTimestamp(rawValue: raw), now: Int64.max / 2)
+        }
+    }
+
+    /// Records the clock in the file, in the current transaction.
+    func persistClock() throws {
+        try database.run("UPDATE meta SET value = ? WHERE key = 'hlc' AND CAST(value AS INTEGER) < ?",
+                         [.text(String(hlc.last.rawValue)), .integer(hlc.last.rawValue)])
+    }
+
+    /// The current wall time, as the injected clock reports it.
+    public var now: Timestamp { Timestamp(millisecondsSince1970: clock.nowMilliseconds()) }
+
+    /// The highest sequence applied from each origin: what a peer compares to send the delta.
+    public func replicaVector() throws -> VersionVector {
+        VersionVector(try database.rows("SELECT origin, seq FROM replica_vector WHERE seq > 0") {
+            ($0.string(0), UInt64($0.int64(1)))
+        })
+    }
+
+    /// The origins this replica knows, with the node and role they belong to when known.
+    public func knownOrigins() throws -> [(origin: String, nodeID: String?, role: Role?, sequence: UInt64)] {
+        try database.rows("SELECT origin, node_id, role, seq FROM replica_vector ORDER BY origin") {
+            ($0.string(0), $0.optionalString(1), $0.optionalString(2).flatMap(Role.init(rawValue:)), UInt64($0.int64(3)))
+        }
+    }
+
+    /// Remembers which node an origin belongs to (learned in a handshake or a batch).
+    public func recordOrigin(_ origin: String, nodeID: String, role: Role) throws {
+        try database.run("""
+            INSERT INTO replica_vector(origin, seq, node_id, role) VALUES (?, 0, ?, ?)
+            ON CONFLICT(origin) DO UPDATE SET node_id = excluded.node_id, role = excluded.role
+            """, [.text(origin), .text(nodeID), .text(role.rawValue)])
+    }
+}

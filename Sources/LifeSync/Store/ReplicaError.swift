@@ -1,0 +1,29 @@
+/// Why a replica operation was refused. Each message says what to do about it.
+public enum ReplicaError: Error, CustomStringConvertible, Equatable {
+    case notInitialized(path: String)
+    case alreadyInitialized(role: Role, nodeID: String)
+    case notAReplica(path: String, reason: String)
+    case newerSchema(found: Int, supported: Int)
+    case notFound(id: String)
+    case invalid(ValidationError)
+    case storage(String)
+
+    public var description: String {
+        switch self {
+        case .notInitialized(let path):
+            return "no replica at \(path); create one with: lifesync init --role watch|phone|mac"
+        case .alreadyInitialized(let role, let nodeID):
+            return "replica is already initialised as \(role.rawValue) (node \(nodeID)); use another --db to create a new one"
+        case .notAReplica(let path, let reason):
+            return "\(path) is not a LifeSync replica: \(reason)"
+        case .newerSchema(let found, let supported):
+            return "replica schema version \(found) is newer than this lifesync supports (\(supported)); upgrade lifesync"
+        case .notFound(let id):
+            return "no entry with id \(id)"
+        case .invalid(let error):
+            return error.description
+        case .storage(let message):
+            return message
+        }
+    }
+}

@@ -1,0 +1,82 @@
+/// The replica's tables, created and upgraded through `PRAGMA user_version`.
+///
+/// `entries` holds live entries only, with the LifeLog document's columns first, so
+/// `sqlite3 replica.sqlite 'SELECT id, timestamp, category, data FROM entries'` shows a user
+/// exactly their journal. Deleted entries move to `tombstones`, which replicate and stay.
+/// Both carry the replication metadata: the HLC, the write's origin incarnation and sequence
+/// (a row is the latest write to its record, so the rows of one origin ordered by sequence are
+/// that origin's change log), and the record's version vector.
+enum Schema {
+    /// Each step upgrades from version `index` to `index + 1`; steps are never edited once
+    /// released, only appended.
+    static let migrations: [String] = [
+        """
+        CREATE TABLE meta (
+            key TEXT PRIMARY KEY NOT NULL,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE entries (
+            id TEXT PRIMARY KEY NOT NULL,
+            timestamp TEXT NOT NULL,
+            recorded_at TEXT NOT NULL,
+            source TEXT NOT NULL,
+            device_id TEXT NOT NULL,
+            category TEXT,
+            data TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            hlc INTEGER NOT NULL,
+            origin TEXT NOT NULL,
+            origin_seq INTEGER NOT NULL,
+            vv TEXT NOT NULL
+        );
+        CREATE INDEX idx_timestamp ON entries(timestamp DESC);
+        CREATE INDEX idx_category ON entries(category);
+        CREATE INDEX idx_source ON entries(source);
+        CREATE UNIQUE INDEX idx_entries_origin_seq ON entries(origin, origin_seq);
+        CREATE TABLE tombstones (
+            id TEXT PRIMARY KEY NOT NULL,
+            deleted_at TEXT NOT NULL,
+            hlc INTEGER NOT NULL,
+            origin TEXT NOT NULL,
+            origin_seq INTEGER NOT NULL,
+            vv TEXT NOT NULL
+        );
+        CREATE UNIQUE INDEX idx_tombstones_origin_seq ON tombstones(origin, origin_seq);
+        CREATE TABLE replica_vector (
+            origin TEXT PRIMARY KEY NOT NULL,
+            seq INTEGER NOT NULL,
+            node_id TEXT,
+            role TEXT
+        );
+        CREATE TABLE conflicts (
+            entry_id TEXT NOT NULL,
+            loser_origin TEXT NOT NULL,
+            loser_seq INTEGER NOT NULL,
+            loser_hlc INTEGER NOT NULL,
+            loser_deleted INTEGER NOT NULL,
+            loser_entry TEXT,
+            winner_origin TEXT NOT NULL,
+            winner_seq INTEGER NOT NULL,
+            winner_hlc INTEGER NOT NULL,
+            winner_deleted INTEGER NOT NULL,
+            detected_at TEXT NOT NULL,
+            PRIMARY KEY (entry_id, loser_origin, loser_seq)
+        );
+        """,
+    ]
+
+    static var currentVersion: Int { migrations.count }
+
+    /// Brings `db` to the current version, all steps in one transaction.
+    static func migrate(_ db: Database) throws {
+        let found = try db.userVersion
+        guard found <= currentVersion else {
+            throw ReplicaError.newerSchema(found: found, supported: currentVersion)
+        }
+        guard found < currentVersion else { return }
+        try db.transaction {
+            for step in migrations[found...] { try db.execute(step) }
+            try db.setUserVersion(currentVersion)
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import CSQLite
+
+/// A value bound to, or read from, SQLite.
+public enum SQLValue: Equatable, Sendable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+}
+
+/// A compiled SQL statement. Obtain one from ``Database/prepare(_:)``, which caches it.
+public final class Statement {
+    let handle: OpaquePointer
+    unowned let database: Database
+    public let sql: String
+
+    init(database: Database, sql: String) throws(SQLiteError) {
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(database.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else { throw database.error(rc, sql: sql) }
+        handle = statement
+        self.database = database
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// Makes SQLite copy bound text and blobs, since Swift's buffers are temporary.
+    private static var transient: sqlite3_destructor_type { unsafeBitCast(-1, to: sqlite3_destructor_type.self) }
+
+    public func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    public func bind(_ values: [SQLValue]) throws(SQLiteError) {
+        for (i, value) in values.enumerated() { try bind(value, at: Int32(i + 1)) }
+    }
+
+    public func bind(_ value: SQLValue, at index: Int32) throws(SQLiteError) {
+        let rc: Int32
+        switch value {
+        case .null: rc = sqlite3_bind_null(handle, index)
+        case .integer(let v): rc = sqlite3_bind_int64(handle, index, v)
+        case .real(let v): rc = sqlite3_bind_double(handle, index, v)
+        case .text(let v): rc = bindText(v, at: index)
+        case .blob(let v):
+            rc = v.withUnsafeBytes { buffer in
+                sqlite3_bind_blob(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), Statement.transient)
+            }
+        }
+        guard rc == SQLITE_OK else { throw database.error(rc, sql: sql) }
+    }
+
+    public func bind(_ value: Int64, at index: Int32) { sqlite3_bind_int64(handle, index, value) }
+
+    public func bind(_ value: String?, at index: Int32) {
+        guard let value else { sqlite3_bind_null(handle, index); return }
+        _ = bindText(value, at: index)
+    }
+
+    private func bindText(_ value: String, at index: Int32) -> Int32 {
+        var copy = value
+        return copy.withUTF8 { buffer in
+            // An empty buffer may have no address; SQLite would bind NULL for a nil pointer.
+            let pointer = buffer.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(bitPattern: 1)!
+            return sqlite3_bind_text(handle, index, pointer.assumingMemoryBound(to: CChar.self), Int32(buffer.count), Statement.transient)
+        }
+    }
+
+    /// Advances to the next row; false when the statement is done.
+    public func step() throws(SQLiteError) -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = database.error(rc, sql: sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Steps a statement that returns no rows, then resets it for reuse.
+    public func execute() throws(SQLiteError) {
+        defer { sqlite3_reset(handle) }
+        while try step() {}
+    }
+
+    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+    public func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+
+    public func string(_ column: Int32) -> String {
+        guard let text = sqlite3_column_text(handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    public func optionalString(_ column: Int32) -> String? { isNull(column) ? nil : string(column) }
+
+    public func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+}

@@ -1,0 +1,99 @@
+import CCrypto
+
+/// Streaming SHA-256 through OpenSSL's EVP interface (the low-level SHA256_* calls are
+/// deprecated in OpenSSL 3).
+///
+/// ```swift
+/// var hasher = SHA256()
+/// hasher.update("abc".utf8)
+/// hasher.finalize().hex   // "ba7816bf…"
+/// ```
+public struct SHA256: ~Copyable {
+    private let context: OpaquePointer
+
+    public init() {
+        guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
+            fatalError("OpenSSL could not set up SHA-256; libcrypto is broken")
+        }
+        self.context = context
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+
+    public mutating func update(_ buffer: UnsafeRawBufferPointer) {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        let ok = EVP_DigestUpdate(context, base, buffer.count)
+        precondition(ok == 1, "EVP_DigestUpdate failed")
+    }
+
+    public mutating func update<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
+        let array = Array(bytes)
+        array.withUnsafeBytes { update($0) }
+    }
+
+    /// The digest of everything passed to `update`.
+    public consuming func finalize() -> Digest {
+        var out = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        let ok = EVP_DigestFinal_ex(context, &out, &length)
+        precondition(ok == 1 && length == 32, "EVP_DigestFinal_ex failed")
+        return Digest(bytes: out)
+    }
+
+    /// The SHA-256 of `bytes` in one call.
+    public static func hash<S: Sequence>(_ bytes: S) -> Digest where S.Element == UInt8 {
+        var hasher = SHA256()
+        hasher.update(bytes)
+        return hasher.finalize()
+    }
+
+    public struct Digest: Hashable, Sendable, CustomStringConvertible {
+        public let bytes: [UInt8]
+
+        public init(bytes: [UInt8]) {
+            precondition(bytes.count == 32)
+            self.bytes = bytes
+        }
+
+        /// Parses 64 hex digits (either case); nil otherwise.
+        public init?(hex: String) {
+            guard let bytes = Hex.decode(hex), bytes.count == 32 else { return nil }
+            self.bytes = bytes
+        }
+
+        /// Lowercase hex.
+        public var hex: String { Hex.encode(bytes) }
+        public var description: String { hex }
+    }
+}
+
+public enum Hex {
+    public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Parses hex digits (whitespace ignored); nil on an odd count or a non-hex character.
+    public static func decode(_ text: String) -> [UInt8]? {
+        var out: [UInt8] = []
+        var high: UInt8?
+        for byte in text.utf8 {
+            let value: UInt8
+            switch byte {
+            case 0x30...0x39: value = byte - 0x30
+            case 0x61...0x66: value = byte - 0x61 + 10
+            case 0x41...0x46: value = byte - 0x41 + 10
+            case 0x20, 0x0A, 0x0D, 0x09: continue
+            default: return nil
+            }
+            if let h = high { out.append(h << 4 | value); high = nil } else { high = value }
+        }
+        return high == nil ? out : nil
+    }
+}

@@ -1,0 +1,83 @@
+import LifeSync
+import LifeSyncRuntime
+
+/// Everything a command needs from the outside world, injected so tests can run commands
+/// in-process with captured output.
+struct CommandContext {
+    var console: Console
+    var environment: [String: String]
+    var clock: WallClock
+    var random: RandomSource
+
+    /// `--db`, else `$LIFESYNC_DB`, else `./lifesync.sqlite`.
+    func databasePath(_ arguments: ParsedArguments) -> String {
+        arguments.value("--db") ?? environment["LIFESYNC_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "lifesync.sqlite"
+    }
+
+    func openReplica(_ arguments: ParsedArguments) throws -> Replica {
+        try Replica(path: databasePath(arguments), clock: clock, random: random)
+    }
+}
+
+/// A subcommand: its spec and what it does. `run` returns the exit code.
+struct Command: Sendable {
+    var spec: CommandSpec
+    var run: @Sendable (ParsedArguments, CommandContext) throws -> Int32
+}
+
+/// The `lifesync` command line.
+public enum LifeSyncCommandLine {
+    static var commands: [Command] {
+        [initCommand, addCommand, importCommand, getCommand, updateCommand, deleteCommand, listCommand,
+         exportCommand, statsCommand, statusCommand, conflictsCommand]
+    }
+
+    static var overview: String {
+        var lines = ["lifesync — peer-to-peer, offline-first replication of a life log", "",
+                     "Usage: lifesync <command> [options]", "", "Commands:"]
+        for command in commands {
+            lines.append("  " + command.spec.name.padding(toLength: 12, withPad: " ", startingAt: 0) + command.spec.summary)
+        }
+        lines += ["", "Every command takes --help. The replica file is --db PATH, else $LIFESYNC_DB, else ./lifesync.sqlite."]
+        return lines.joined(separator: "\n")
+    }
+
+    /// Runs one command line (without the program name) and returns the exit code:
+    /// 0 done, 1 input refused or not found, 2 usage error.
+    public static func run(_ arguments: [String], console: Console, environment: [String: String],
+                           clock: WallClock = SystemClock(), random: RandomSource = SystemRandom()) -> Int32 {
+        guard let name = arguments.first else {
+            console.error(overview)
+            return 2
+        }
+        if name == "--help" || name == "help" || name == "-h" {
+            console.print(overview)
+            return 0
+        }
+        guard let command = commands.first(where: { $0.spec.name == name }) else {
+            console.error("lifesync: unknown command '\(name)'\n\n" + overview)
+            return 2
+        }
+        let context = CommandContext(console: console, environment: environment, clock: clock, random: random)
+        do {
+            let parsed = try ParsedArguments(Array(arguments.dropFirst()), spec: command.spec)
+            if parsed.wantsHelp {
+                console.print(command.spec.help)
+                return 0
+            }
+            return try command.run(parsed, context)
+        } catch let error as CLIError {
+            console.error(error.message)
+            return error.exitCode
+        } catch let error as ReplicaError {
+            console.error("lifesync: \(error)")
+            return 1
+        } catch let error as ValidationError {
+            console.error("lifesync: \(error)")
+            return 1
+        } catch {
+            console.error("lifesync: \(error)")
+            return 1
+        }
+    }
+}

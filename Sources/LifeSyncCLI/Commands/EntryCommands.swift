@@ -1,0 +1,58 @@
+import LifeSync
+
+extension LifeSyncCommandLine {
+    static let getCommand = Command(
+        spec: CommandSpec(name: "get", summary: "print one entry as JSON", positionals: ["ID"], options: [CommandSpec.dbOption]),
+        run: { arguments, context in
+            let replica = try context.openReplica(arguments)
+            context.console.print(try replica.entry(id: arguments.positional(0)!).json.prettyText)
+            return 0
+        })
+
+    static let updateCommand = Command(
+        spec: CommandSpec(
+            name: "update", summary: "change an entry with a JSON merge patch (RFC 7396)", positionals: ["ID"],
+            options: [CommandSpec.dbOption,
+                      OptionSpec(name: "--json", kind: .value, valueName: "PATCH|-", help: "the merge patch (required); null removes a field")],
+            details: "Example: lifesync update ID --json '{\"data\": {\"text\": \"better\", \"tags\": null}}'"),
+        run: { arguments, context in
+            guard let patchText = arguments.value("--json") else {
+                throw CLIError.usage("--json PATCH is required", command: arguments.spec)
+            }
+            let patch = try parseJSONArgument(patchText, context: context, what: "--json")
+            let replica = try context.openReplica(arguments)
+            let entry = try replica.update(id: arguments.positional(0)!, patch: patch)
+            context.console.print(entry.id)
+            return 0
+        })
+
+    static let deleteCommand = Command(
+        spec: CommandSpec(name: "delete", summary: "delete an entry (a tombstone that replicates)", positionals: ["ID"],
+                          options: [CommandSpec.dbOption]),
+        run: { arguments, context in
+            let replica = try context.openReplica(arguments)
+            let id = arguments.positional(0)!
+            try replica.delete(id: id)
+            context.console.print("deleted \(id)")
+            return 0
+        })
+
+    static let conflictsCommand = Command(
+        spec: CommandSpec(name: "conflicts", summary: "list the losing concurrent versions kept as backup",
+                          options: [CommandSpec.dbOption, CommandSpec.jsonFlag]),
+        run: { arguments, context in
+            let conflicts = try context.openReplica(arguments).conflicts()
+            if arguments.flag("--json") {
+                context.console.print(JSONValue.array(conflicts.map(\.json)).prettyText)
+                return 0
+            }
+            if conflicts.isEmpty { context.console.print("no conflicts") }
+            for conflict in conflicts {
+                let loser = conflict.loser.deleted ? "a delete" : (conflict.loserEntry.map(summary) ?? "?")
+                context.console.print("\(conflict.entryID): kept losing version \(loser)")
+                context.console.print("    loser  \(conflict.loser.hlc) from \(conflict.loser.origin)")
+                context.console.print("    winner \(conflict.winner.hlc) from \(conflict.winner.origin)\(conflict.winner.deleted ? " (delete)" : "")")
+            }
+            return 0
+        })
+}
