@@ -1,0 +1,24 @@
+import LifeSync
+
+/// Replicas for tests: in-memory or in a temporary file, on a manual clock and a seeded random
+/// source, so every test run sees the same IDs and times.
+public enum ReplicaFixtures {
+    /// 2026-11-22T00:00:00Z, the default starting time of test clocks.
+    public static let epoch: Int64 = 1_795_305_600_000
+
+    public static func replica(role: Role, seed: UInt64 = 1, clock: ManualClock? = nil, path: String = ":memory:") throws -> Replica {
+        try Replica.create(path: path, role: role, clock: clock ?? ManualClock(milliseconds: epoch), random: SeededRandom(seed: seed))
+    }
+
+    /// A valid entry JSON with `text`, optional category and timestamp.
+    public static func entryJSON(text: String, category: String = "note", timestamp: String = "2026-11-22T08:00:00Z") -> JSONValue {
+        .object([("category", .string(category)), ("timestamp", .string(timestamp)), ("data", .object([("text", .string(text))]))])
+    }
+
+    /// Delivers everything `from` has that `to` lacks, as a sync session would.
+    @discardableResult
+    public static func sync(from: Replica, to: Replica) throws -> ApplyOutcome {
+        let vector = try to.replicaVector()
+        return try to.apply(try from.changes(after: vector), through: try from.replicaVector())
+    }
+}

@@ -1,0 +1,17 @@
+import Foundation
+
+/// A fresh directory under the system's temporary folder, removed when the value is released.
+public final class TemporaryDirectory: @unchecked Sendable {
+    public let path: String
+
+    public init(_ label: String = "lifesync") {
+        let base = NSTemporaryDirectory() + "\(label)-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        try! FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        path = base
+    }
+
+    /// A path inside the directory.
+    public func file(_ name: String) -> String { path + "/" + name }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
