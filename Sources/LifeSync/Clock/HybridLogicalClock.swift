@@ -23,7 +23,8 @@ public struct HLCTimestamp: Comparable, Hashable, Sendable, CustomStringConverti
 
     /// `2026-11-22T08:30:00.000Z#3`: the physical part as UTC, then the counter.
     public var description: String {
-        Timestamp(millisecondsSince1970: milliseconds).iso8601 + "#" + String(counter)
+        guard Timestamp.representable.contains(milliseconds) else { return "raw:\(rawValue)" }
+        return Timestamp(millisecondsSince1970: milliseconds).iso8601 + "#" + String(counter)
     }
 }
 

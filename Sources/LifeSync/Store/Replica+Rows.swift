@@ -51,13 +51,18 @@ extension Replica {
     }
 
     /// Writes `version` of record `id` (content `entry`, nil for a delete) where `previous` was.
-    func store(id: String, entry: LogEntry?, stamp: VersionStamp, previous: StoredPlace?) throws {
+    /// With `ifAbsent`, a live entry that already holds the ID is left alone and false returned.
+    @discardableResult
+    func store(id: String, entry: LogEntry?, stamp: VersionStamp, previous: StoredPlace?, ifAbsent: Bool = false) throws -> Bool {
         let now = self.now.iso8601
         let vv = stamp.vector.description
         if let entry {
             precondition(entry.id == id && !stamp.deleted)
             if previous == .tombstone { try database.run("DELETE FROM tombstones WHERE id = ?", [.text(id)]) }
-            let statement = try database.prepare("""
+            let statement = try database.prepare(ifAbsent ? """
+                INSERT INTO entries(id, timestamp, recorded_at, source, device_id, category, data, created_at, hlc, origin, origin_seq, vv)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT(id) DO NOTHING
+                """ : """
                 INSERT INTO entries(id, timestamp, recorded_at, source, device_id, category, data, created_at, hlc, origin, origin_seq, vv)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
                 ON CONFLICT(id) DO UPDATE SET timestamp = ?2, recorded_at = ?3, source = ?4, device_id = ?5,
@@ -76,6 +81,7 @@ extension Replica {
             statement.bind(Int64(stamp.sequence), at: 11)
             statement.bind(vv, at: 12)
             try statement.execute()
+            return database.changes > 0
         } else {
             precondition(stamp.deleted)
             if previous == .live { try database.run("DELETE FROM entries WHERE id = ?", [.text(id)]) }
@@ -84,6 +90,7 @@ extension Replica {
                 ON CONFLICT(id) DO UPDATE SET hlc = ?3, origin = ?4, origin_seq = ?5, vv = ?6
                 """, [.text(id), .text(now), .integer(stamp.hlc.rawValue), .text(stamp.origin),
                       .integer(Int64(stamp.sequence)), .text(vv)])
+            return true
         }
     }
 

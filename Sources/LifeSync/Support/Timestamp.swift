@@ -78,9 +78,14 @@ public struct Timestamp: Comparable, Hashable, Sendable {
         let days = Timestamp.daysSinceEpoch(year: y, month: mo, day: d)
         let seconds = Int64(days) * 86_400 + Int64(h * 3600 + mi * 60 + second) - Int64(offsetMinutes * 60)
         millisecondsSince1970 = seconds * 1000 + Int64(millis)
+        try need(Timestamp.representable.contains(millisecondsSince1970), "outside the years 0000–9999 in UTC")
     }
 
+    /// Instants whose UTC form has a four-digit year.
+    public static let representable: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
+
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, always UTC, always 24 characters for years 0000–9999.
+    /// Written digit by digit: it runs for every stored entry, so it avoids string concatenation.
     public var iso8601: String {
         let ms = millisecondsSince1970
         let totalSeconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
@@ -88,17 +93,28 @@ public struct Timestamp: Comparable, Hashable, Sendable {
         let days = totalSeconds >= 0 ? totalSeconds / 86_400 : (totalSeconds - 86_399) / 86_400
         let secondOfDay = Int(totalSeconds - days * 86_400)
         let (y, m, d) = Timestamp.civil(fromDays: Int(days))
-        return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(secondOfDay / 3600, 2) + ":"
-            + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2) + "." + pad(millis, 3) + "Z"
+        precondition((0...9999).contains(y), "Timestamp \(ms) has no four-digit year")
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            func put(_ value: Int, _ width: Int, at offset: Int) {
+                var v = value
+                for i in stride(from: offset + width - 1, through: offset, by: -1) {
+                    buffer[i] = UInt8(0x30 + v % 10)
+                    v /= 10
+                }
+            }
+            put(y, 4, at: 0); buffer[4] = 0x2D
+            put(m, 2, at: 5); buffer[7] = 0x2D
+            put(d, 2, at: 8); buffer[10] = 0x54
+            put(secondOfDay / 3600, 2, at: 11); buffer[13] = 0x3A
+            put(secondOfDay / 60 % 60, 2, at: 14); buffer[16] = 0x3A
+            put(secondOfDay % 60, 2, at: 17); buffer[19] = 0x2E
+            put(millis, 3, at: 20); buffer[23] = 0x5A
+            return 24
+        }
     }
 
     /// `YYYY-MM-DD` of the instant in UTC.
     public var day: String { String(iso8601.prefix(10)) }
-
-    private func pad(_ value: Int, _ width: Int) -> String {
-        let s = String(value)
-        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
-    }
 
     static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
 

@@ -1,0 +1,78 @@
+import Foundation
+import LifeSync
+import LifeSyncRuntime
+
+extension LifeSyncCommandLine {
+    static let benchCommand = Command(
+        spec: CommandSpec(
+            name: "bench", summary: "measure throughput against a raw baseline in the same run",
+            positionals: ["import"],
+            options: [OptionSpec(name: "--count", kind: .value, valueName: "N", help: "entries to generate (default 100000)"),
+                      OptionSpec(name: "--dir", kind: .value, valueName: "DIR", help: "where to put the bench databases (default: a temporary folder)"),
+                      CommandSpec.jsonFlag],
+            details: """
+            import   imports N generated entries into a new replica (validation, HLC stamps, version vectors,
+                     change log) and, in the same run, inserts the same rows with one raw prepared SQLite
+                     statement into the LifeLog schema; prints both rates and their ratio.
+            """),
+        run: { arguments, context in
+            let which = arguments.positional(0)!
+            let count = try arguments.integer("--count", default: 100_000, range: 1...10_000_000)
+            let dir = arguments.value("--dir") ?? NSTemporaryDirectory() + "lifesync-bench-\(getpid())"
+            try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            defer { if arguments.value("--dir") == nil { try? FileManager.default.removeItem(atPath: dir) } }
+            switch which {
+            case "import":
+                let report = try ImportBench.run(count: count, directory: dir)
+                context.console.print(arguments.flag("--json") ? report.json.prettyText : report.text)
+            default:
+                throw CLIError.usage("unknown benchmark '\(which)' (available: import)", command: arguments.spec)
+            }
+            return 0
+        })
+}
+
+/// A benchmark's figures, printed as text or JSON.
+struct BenchReport {
+    var title: String
+    var figures: [(name: String, value: Double, unit: String)]
+
+    var text: String {
+        ([title] + figures.map { "  " + $0.name.padding(toLength: 34, withPad: " ", startingAt: 0) + String(format: "%12.2f", $0.value) + " " + $0.unit })
+            .joined(separator: "\n")
+    }
+
+    var json: JSONValue {
+        .object([("benchmark", .string(title)), ("figures", .object(figures.map { ($0.name, .number(($0.value * 1000).rounded() / 1000)) }))])
+    }
+}
+
+enum ImportBench {
+    static func run(count: Int, directory: String) throws -> BenchReport {
+        let entries = BenchWorkload.entries(count: count)
+        let rows = RawSQLiteBaseline.rows(entries)
+        let rawPath = directory + "/raw.sqlite", replicaPath = directory + "/replica.sqlite"
+        for path in [rawPath, replicaPath] { removeDatabase(path) }
+
+        let rawSeconds = try RawSQLiteBaseline.insert(rows, path: rawPath, now: MonotonicClock.seconds)
+
+        let replica = try Replica.create(path: replicaPath, role: .watch, clock: SystemClock(), random: SystemRandom())
+        let start = MonotonicClock.seconds()
+        let written = try replica.importEntries(entries)
+        let replicaSeconds = MonotonicClock.seconds() - start
+        let stored = try replica.liveEntryCount()
+        precondition(written == count && stored == count, "the import bench lost entries")
+        for path in [rawPath, replicaPath] { removeDatabase(path) }
+
+        let rawRate = Double(count) / rawSeconds, replicaRate = Double(count) / replicaSeconds
+        return BenchReport(title: "import \(count) entries", figures: [
+            ("raw SQLite inserts (entries/s)", rawRate, "entries/s"),
+            ("lifesync import (entries/s)", replicaRate, "entries/s"),
+            ("ratio lifesync / raw", replicaRate / rawRate, "x"),
+        ])
+    }
+
+    static func removeDatabase(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+    }
+}
