@@ -222,3 +222,15 @@ struct FieldReader {
         }
     }
 }
+
+extension LogEntry {
+    /// Validates a complete entry, as stored or as received from a peer: nothing is defaulted,
+    /// every required field must be present.
+    public static func validatedComplete(from json: JSONValue) throws(ValidationError) -> LogEntry {
+        for key in ["id", "timestamp", "recorded_at", "source", "device_id", "data"] where json[key] == nil {
+            if case .object = json { throw ValidationError(field: key, reason: "is required") }
+        }
+        let unused = EntryDefaults(makeID: { "" }, recordedAt: Timestamp(millisecondsSince1970: 0), timestamp: nil, source: "", deviceId: "")
+        return try validated(from: json, defaults: unused)
+    }
+}

@@ -27,7 +27,7 @@ public struct ReplicaIdentity: Equatable, Sendable {
 public final class Replica {
     public let database: Database
     public let path: String
-    public private(set) var identity: ReplicaIdentity
+    public internal(set) var identity: ReplicaIdentity
     let clock: WallClock
     let random: RandomSource
     var hlc: HybridLogicalClock

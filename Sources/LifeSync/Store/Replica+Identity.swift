@@ -1,0 +1,40 @@
+extension Replica {
+    /// Every incarnation this node has written under (the current one and any retired ones).
+    public func ownOrigins() throws -> Set<String> {
+        var origins = Set(try database.rows("SELECT origin FROM replica_vector WHERE node_id = ?", [.text(identity.nodeID)]) { $0.string(0) })
+        origins.insert(identity.incarnation)
+        return origins
+    }
+
+    /// Starts a new history: later writes are numbered under a fresh incarnation. Used when a
+    /// peer holds more of our current incarnation than we do (this file was restored from an
+    /// older copy), so new writes can never reuse sequence numbers the peers already hold.
+    @discardableResult
+    public func rotateIncarnation() throws -> String {
+        let fresh = Identifier.uuidV4(random: random)
+        try database.transaction {
+            try database.run("UPDATE meta SET value = ? WHERE key = 'incarnation'", [.text(fresh)])
+            try database.run("INSERT INTO replica_vector(origin, seq, node_id, role) VALUES (?, 0, ?, ?)",
+                             [.text(fresh), .text(identity.nodeID), .text(identity.role.rawValue)])
+        }
+        identity.incarnation = fresh
+        return fresh
+    }
+
+    /// Runs `body` on one consistent snapshot of the file (a read transaction), so a batch never
+    /// mixes rows from before and after another process's commit.
+    public func readSnapshot<T>(_ body: () throws -> T) throws -> T {
+        try database.execute("BEGIN")
+        defer { try? database.execute("COMMIT") }
+        return try body()
+    }
+
+    /// The HLC as it stands (for the HELLO).
+    public var currentClock: HLCTimestamp { hlc.last }
+
+    /// Catches up with the identity and clock another process may have changed (rotation).
+    public func reloadIdentity() throws {
+        if let fresh = try Replica.readIdentity(database) { identity = fresh }
+        try refreshClock()
+    }
+}

@@ -1,0 +1,45 @@
+/// Reads the next batch for a peer from the replica: the changes above `sentUpTo` in the origins
+/// the role policy lets us send, in ascending sequence per origin, bounded by count and bytes.
+struct BatchBuilder {
+    var maximumChanges: Int
+    var maximumBytes: Int
+
+    /// Returns nil when there is nothing to send. `allowed` filters origins (role policy).
+    func next(from replica: Replica, sentUpTo: VersionVector, allowed: (String) -> Bool) throws -> (changes: [Change], through: VersionVector)? {
+        try replica.readSnapshot {
+            let vector = try replica.replicaVector()
+            var changes: [Change] = []
+            var through = VersionVector()
+            var bytes = 0
+            for entry in vector.entries where entry.sequence > sentUpTo[entry.origin] && allowed(entry.origin) {
+                let room = maximumChanges - changes.count
+                guard room > 0, bytes < maximumBytes else { break }
+                let rows = try replica.changes(origin: entry.origin, after: sentUpTo[entry.origin], limit: room)
+                var taken = 0
+                for change in rows {
+                    let size = BatchBuilder.approximateSize(change)
+                    if taken > 0 || !changes.isEmpty, bytes + size > maximumBytes { break }
+                    changes.append(change)
+                    bytes += size
+                    taken += 1
+                }
+                if taken == rows.count && rows.count < room {
+                    // The origin's log is exhausted: everything up to the vector is covered.
+                    through[entry.origin] = entry.sequence
+                } else if taken > 0 {
+                    through[entry.origin] = rows[taken - 1].stamp.sequence
+                    break
+                } else {
+                    break
+                }
+            }
+            return changes.isEmpty && through.isEmpty ? nil : (changes, through)
+        }
+    }
+
+    /// Enough to keep a batch under its byte bound without encoding it twice.
+    static func approximateSize(_ change: Change) -> Int {
+        guard let entry = change.entry else { return 120 }
+        return 400 + (entry.data.text?.utf8.count ?? 0) + (entry.data.tags?.reduce(0) { $0 + $1.utf8.count + 3 } ?? 0)
+    }
+}

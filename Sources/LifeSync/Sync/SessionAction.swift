@@ -1,0 +1,34 @@
+/// What a session asks its driver (the TCP runtime or the simulator) to do.
+public enum SessionAction: Equatable, Sendable {
+    /// Write these bytes to the connection, in order.
+    case send([UInt8])
+    /// Close the connection once the bytes before this action are written.
+    case close(reason: String)
+    /// Something worth a log line or a status update.
+    case event(SessionEvent)
+}
+
+/// What happened in a session, for logs, status and the simulator's trace.
+public enum SessionEvent: Equatable, Sendable {
+    /// The handshake completed.
+    case handshake(peer: Hello, version: UInt16)
+    /// A batch from the peer was committed and acknowledged.
+    case applied(batchID: UInt64, changes: Int, outcome: ApplyOutcome)
+    /// A batch was sent.
+    case sent(batchID: UInt64, changes: Int)
+    /// The peer acknowledged a batch.
+    case acknowledged(batchID: UInt64, changes: Int)
+    /// We have sent the peer everything it lacked.
+    case sentAll
+    /// The peer has sent us everything we lacked.
+    case receivedAll
+    /// The peer's vector showed that our own history was rolled back (a restored backup): we
+    /// continue under a new incarnation.
+    case incarnationRotated(old: String, new: String)
+    /// The peer's HLC is beyond our drift bound.
+    case clockSkew(peerMilliseconds: Int64, localMilliseconds: Int64)
+    /// The peer reported an error and the session ends.
+    case peerError(code: UInt16, message: String)
+    /// The peer broke the protocol; we sent an ERROR and close.
+    case protocolError(WireError)
+}

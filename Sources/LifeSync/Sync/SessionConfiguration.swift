@@ -1,0 +1,38 @@
+/// Tunables of a sync session. Defaults follow PROTOCOL.md; every interval is in milliseconds.
+public struct SessionConfiguration: Sendable {
+    /// Changes per BATCH at most.
+    public var batchMaximumChanges = 1_000
+    /// Approximate payload bytes per BATCH at most.
+    public var batchMaximumBytes = 1 << 20
+    /// BATCH frames sent and not yet acknowledged, at most.
+    public var window = 4
+    /// A PING after this long without sending anything.
+    public var keepaliveInterval: Int64 = 15_000
+    /// The connection is closed after this long without receiving anything.
+    public var idleTimeout: Int64 = 45_000
+    /// The peer must complete the handshake within this long.
+    public var handshakeTimeout: Int64 = 10_000
+    /// A watch receives entries only when configured to (`--receive-entries`); full replicas always.
+    public var watchReceivesEntries = false
+    /// Bugs that the simulator plants on purpose to prove its checker can fail. Never set in
+    /// production code.
+    public var plantedBugs: PlantedBugs = []
+
+    public init() {}
+}
+
+/// Deliberate defects for the simulator's planted-bug tests (issue: a checker that cannot fail
+/// is a defect). Each one breaks one invariant; tests assert the simulator notices.
+public struct PlantedBugs: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Acknowledge and advance the replica vector before the batch's rows are committed.
+    public static let ackBeforeCommit = PlantedBugs(rawValue: 1 << 0)
+    /// A relay forwards only the changes it originated, dropping its peers' changes.
+    public static let relayDropsForeignChanges = PlantedBugs(rawValue: 1 << 1)
+    /// Local writes are stamped from the wall clock alone, not above the version they replace.
+    public static let stampIgnoresCausality = PlantedBugs(rawValue: 1 << 2)
+    /// A watch removes a recording before the phone confirmed it.
+    public static let watchRemovesBeforeConfirmation = PlantedBugs(rawValue: 1 << 3)
+}

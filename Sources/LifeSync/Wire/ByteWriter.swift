@@ -1,0 +1,38 @@
+/// Appends protocol primitives in network byte order (PROTOCOL.md §2).
+struct ByteWriter {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
+
+    mutating func u8(_ v: UInt8) { bytes.append(v) }
+
+    mutating func u16(_ v: UInt16) {
+        bytes.append(UInt8(v >> 8))
+        bytes.append(UInt8(v & 0xFF))
+    }
+
+    mutating func u32(_ v: UInt32) {
+        for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt32(shift))) }
+    }
+
+    mutating func u64(_ v: UInt64) {
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) }
+    }
+
+    /// `str16`: a u16 byte length, then UTF-8. Callers keep strings under 65,536 bytes.
+    mutating func string(_ s: String) {
+        let utf8 = Array(s.utf8)
+        precondition(utf8.count <= Int(UInt16.max), "str16 longer than 65535 bytes")
+        u16(UInt16(utf8.count))
+        bytes.append(contentsOf: utf8)
+    }
+
+    /// `bytes32`: a u32 byte length, then the bytes.
+    mutating func blob(_ b: [UInt8]) {
+        u32(UInt32(b.count))
+        bytes.append(contentsOf: b)
+    }
+
+    /// Exactly `count` raw bytes (digests).
+    mutating func raw(_ b: [UInt8]) { bytes.append(contentsOf: b) }
+}

@@ -1,0 +1,70 @@
+/// Message type codes (PROTOCOL.md §4).
+public enum MessageType: UInt8, CaseIterable, Sendable {
+    case hello = 0x01
+    case batch = 0x02
+    case ack = 0x03
+    case caughtUp = 0x04
+    case ping = 0x05
+    case pong = 0x06
+    case error = 0x07
+    case syncRequest = 0x08
+    case offer = 0x10
+    case accept = 0x11
+    case chunk = 0x12
+    case confirm = 0x13
+    case failure = 0x14
+}
+
+/// Framing constants (PROTOCOL.md §3).
+public enum Framing {
+    /// Bytes in the length prefix.
+    public static let headerSize = 4
+    /// The largest `length` accepted: type byte plus payload. 8 MiB leaves room for a 4 MiB
+    /// recording chunk or a 1 MiB batch with its overhead, and caps what a peer can make us buffer.
+    public static let maximumFrameLength = 8 * 1024 * 1024
+
+    /// `length` (u32, big-endian) = 1 + payload size, then the type byte, then the payload.
+    public static func frame(_ type: MessageType, _ payload: [UInt8]) -> [UInt8] {
+        precondition(payload.count + 1 <= maximumFrameLength, "frame larger than the protocol maximum")
+        var writer = ByteWriter(capacity: payload.count + 5)
+        writer.u32(UInt32(payload.count + 1))
+        writer.u8(type.rawValue)
+        writer.raw(payload)
+        return writer.bytes
+    }
+}
+
+/// Splits a byte stream into frames. Feed it what the socket delivered; it returns whole frames
+/// and keeps the rest. A length over the maximum is refused as soon as its four bytes arrive,
+/// before any of the payload is buffered.
+public struct FrameDecoder: Sendable {
+    private var buffer: [UInt8] = []
+    private var start = 0
+
+    public init() {}
+
+    /// Bytes received but not yet part of a whole frame.
+    public var bufferedCount: Int { buffer.count - start }
+
+    public mutating func feed(_ bytes: some Collection<UInt8>) throws(WireError) -> [(type: UInt8, payload: ArraySlice<UInt8>)] {
+        buffer.append(contentsOf: bytes)
+        var frames: [(UInt8, ArraySlice<UInt8>)] = []
+        while buffer.count - start >= Framing.headerSize {
+            let length = buffer[start..<(start + 4)].reduce(0) { $0 << 8 | Int($1) }
+            guard length >= 1 else { throw WireError(.malformed, "frame length 0 (a frame has at least its type byte)") }
+            guard length <= Framing.maximumFrameLength else {
+                throw WireError(.frameTooLarge, "frame length \(length) exceeds the maximum \(Framing.maximumFrameLength)")
+            }
+            guard buffer.count - start >= Framing.headerSize + length else { break }
+            let typeIndex = start + Framing.headerSize
+            frames.append((buffer[typeIndex], buffer[(typeIndex + 1)..<(typeIndex + length)]))
+            start = typeIndex + length
+        }
+        if start > 0 && (start == buffer.count || start > 65_536) {
+            frames = frames.map { ($0.0, ArraySlice(Array($0.1))) }
+            buffer.removeFirst(start)
+            start = 0
+        }
+        return frames
+    }
+}

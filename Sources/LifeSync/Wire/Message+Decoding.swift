@@ -1,0 +1,203 @@
+extension Message {
+    /// Limits on what a peer may send, checked while decoding (PROTOCOL.md §3).
+    public enum Limits {
+        public static let maximumChangesPerBatch = 10_000
+        public static let maximumEntryBytes = 256 * 1024
+        public static let maximumChunkBytes = 4 * 1024 * 1024
+        public static let maximumStringBytes = 1024
+    }
+
+    /// Decodes one frame's type and payload. Every field is checked: a protocol violation comes
+    /// back as a `WireError` with the code the spec assigns, never a crash.
+    public static func decode(type rawType: UInt8, payload: ArraySlice<UInt8>) throws(WireError) -> Message {
+        guard let type = MessageType(rawValue: rawType) else {
+            throw WireError(.unknownType, "unknown message type 0x\(Hex.encode([rawType]))")
+        }
+        var r = ByteReader(payload)
+        let message: Message
+        switch type {
+        case .hello:
+            guard try r.raw(4, "magic") == Hello.magic else { throw WireError(.badHandshake, "wrong magic (expected \"LSYN\")") }
+            let minimum = try r.u16("min_version"), maximum = try r.u16("max_version")
+            guard minimum <= maximum else { throw WireError(.malformed, "min_version \(minimum) > max_version \(maximum)") }
+            let nodeID = try r.string("node_id")
+            let roleCode = try r.u8("role")
+            guard let role = Role(wireCode: roleCode) else { throw WireError(.malformed, "unknown role code \(roleCode)") }
+            guard Identifier.role(of: nodeID) == role else {
+                throw WireError(.malformed, "node_id \"\(nodeID.prefix(80))\" is not a \(role.rawValue)_{uuid-v4}")
+            }
+            let incarnation = try r.string("incarnation")
+            try checkOrigin(incarnation, "incarnation")
+            let capabilities = Capabilities(rawValue: try r.u32("capabilities"))
+            let clock = try hlc(try r.u64("clock"), "clock")
+            let vector = try readVector(&r, "vector")
+            message = .hello(Hello(minimumVersion: minimum, maximumVersion: maximum, nodeID: nodeID, role: role,
+                                   incarnation: incarnation, capabilities: capabilities, clock: clock, vector: vector))
+        case .batch:
+            message = .batch(try readBatch(&r))
+        case .ack:
+            message = .ack(Ack(batchID: try r.u64("batch_id"), applied: try r.u32("applied"), conflicts: try r.u32("conflicts")))
+        case .caughtUp:
+            message = .caughtUp(vector: try readVector(&r, "vector"))
+        case .syncRequest:
+            message = .syncRequest(vector: try readVector(&r, "vector"))
+        case .ping:
+            message = .ping(nonce: try r.u64("nonce"))
+        case .pong:
+            message = .pong(nonce: try r.u64("nonce"))
+        case .error:
+            message = .error(code: try r.u16("code"), message: try boundedString(&r, "message"))
+        case .offer:
+            let id = try recordingID(&r)
+            let fileName = try boundedString(&r, "file_name")
+            let mediaType = try boundedString(&r, "media_type")
+            let size = try r.u64("size")
+            let chunkSize = try r.u32("chunk_size")
+            guard chunkSize > 0, Int(chunkSize) <= Limits.maximumChunkBytes else {
+                throw WireError(.malformed, "chunk_size \(chunkSize) outside 1…\(Limits.maximumChunkBytes)")
+            }
+            message = .offer(Offer(recordingID: id, fileName: fileName, mediaType: mediaType, size: size,
+                                   chunkSize: chunkSize, sha256: try r.raw(32, "sha256")))
+        case .accept:
+            message = .accept(recordingID: try recordingID(&r), offset: try r.u64("offset"))
+        case .chunk:
+            let id = try recordingID(&r)
+            let offset = try r.u64("offset")
+            let digest = try r.raw(32, "sha256")
+            message = .chunk(Chunk(recordingID: id, offset: offset, sha256: digest,
+                                   data: try r.blob("data", maximum: Limits.maximumChunkBytes)))
+        case .confirm:
+            message = .confirm(recordingID: try recordingID(&r), sha256: try r.raw(32, "sha256"))
+        case .failure:
+            message = .failure(recordingID: try recordingID(&r), code: try r.u16("code"), message: try boundedString(&r, "message"))
+        }
+        try r.expectEnd("the \(type) payload")
+        return message
+    }
+
+    static func boundedString(_ r: inout ByteReader, _ what: String) throws(WireError) -> String {
+        let s = try r.string(what)
+        guard s.utf8.count <= Limits.maximumStringBytes else { throw WireError(.malformed, "\(what) longer than \(Limits.maximumStringBytes) bytes") }
+        return s
+    }
+
+    static func recordingID(_ r: inout ByteReader) throws(WireError) -> String {
+        let id = try r.string("recording_id")
+        guard Identifier.isValid(id) else { throw WireError(.malformed, "recording_id \"\(id.prefix(80))\" is not {role}_{uuid-v4}") }
+        return id
+    }
+
+    static func checkOrigin(_ origin: String, _ what: String) throws(WireError) {
+        guard Identifier.isUUIDv4(Substring(origin)) else { throw WireError(.malformed, "\(what) \"\(origin.prefix(80))\" is not a lowercase UUID v4") }
+    }
+
+    static func hlc(_ raw: UInt64, _ what: String) throws(WireError) -> HLCTimestamp {
+        let stamp = HLCTimestamp(rawValue: Int64(bitPattern: raw))
+        guard stamp.rawValue >= 0, Timestamp.representable.contains(stamp.milliseconds) else {
+            throw WireError(.malformed, "\(what) \(raw) is not a valid HLC")
+        }
+        return stamp
+    }
+
+    /// A vector: origins strictly ascending, each a UUID, sequences ≥ 1.
+    static func readVector(_ r: inout ByteReader, _ what: String) throws(WireError) -> VersionVector {
+        let count = try r.count16("\(what) count", minimumItemSize: 10)
+        var pairs: [(String, UInt64)] = []
+        pairs.reserveCapacity(count)
+        for _ in 0..<count {
+            let origin = try r.string("\(what) origin")
+            try checkOrigin(origin, "\(what) origin")
+            let sequence = try r.u64("\(what) seq")
+            guard sequence >= 1 else { throw WireError(.malformed, "\(what) seq 0") }
+            if let last = pairs.last, !(last.0 < origin) { throw WireError(.malformed, "\(what) origins not strictly ascending") }
+            pairs.append((origin, sequence))
+        }
+        return VersionVector(pairs)
+    }
+
+    static func readBatch(_ r: inout ByteReader) throws(WireError) -> Batch {
+        let id = try r.u64("batch_id")
+        let originCount = try r.count16("origin count", minimumItemSize: 5)
+        var table: [String] = []
+        var origins: [OriginInfo] = []
+        var seen = Set<String>()
+        for _ in 0..<originCount {
+            let origin = try r.string("origin")
+            try checkOrigin(origin, "origin")
+            guard seen.insert(origin).inserted else { throw WireError(.malformed, "origin \(origin) listed twice") }
+            let nodeID = try r.string("origin node_id")
+            let roleCode = try r.u8("origin role")
+            let role = Role(wireCode: roleCode)
+            guard roleCode == 0 || role != nil else { throw WireError(.malformed, "unknown role code \(roleCode)") }
+            if !nodeID.isEmpty {
+                guard let role, Identifier.role(of: nodeID) == role else {
+                    throw WireError(.malformed, "origin node_id \"\(nodeID.prefix(80))\" does not match its role")
+                }
+                origins.append(OriginInfo(origin: origin, nodeID: nodeID, role: role))
+            }
+            table.append(origin)
+        }
+        func origin(_ index: UInt16, _ what: String) throws(WireError) -> String {
+            guard Int(index) < table.count else { throw WireError(.malformed, "\(what) origin index \(index) outside the table of \(table.count)") }
+            return table[Int(index)]
+        }
+        let changeCount = try r.count32("change count", minimumItemSize: 30)
+        guard changeCount <= Limits.maximumChangesPerBatch else {
+            throw WireError(.malformed, "\(changeCount) changes exceed the batch maximum \(Limits.maximumChangesPerBatch)")
+        }
+        var changes: [Change] = []
+        changes.reserveCapacity(changeCount)
+        var ids = Set<String>()
+        for n in 0..<changeCount {
+            let kind = try r.u8("change kind")
+            guard kind == 1 else { throw WireError(.malformed, "change \(n): unknown kind \(kind)") }
+            let flags = try r.u8("change flags")
+            guard flags & ~1 == 0 else { throw WireError(.malformed, "change \(n): unknown flag bits \(flags)") }
+            let deleted = flags & 1 == 1
+            let entryID = try r.string("change id")
+            do { try LogEntry.validateEntryID(entryID, field: "id") } catch {
+                throw WireError(.invalidChange, "change \(n): \(error)")
+            }
+            guard ids.insert(entryID).inserted else { throw WireError(.invalidChange, "change \(n): id \(entryID) appears twice in the batch") }
+            let changeOrigin = try origin(try r.u16("change origin"), "change \(n)")
+            let sequence = try r.u64("change seq")
+            guard sequence >= 1 else { throw WireError(.malformed, "change \(n): seq 0") }
+            let stampTime = try hlc(try r.u64("change hlc"), "change \(n) hlc")
+            let vvCount = try r.count16("change vv count", minimumItemSize: 10)
+            var vector = VersionVector()
+            for _ in 0..<vvCount {
+                let vvOrigin = try origin(try r.u16("vv origin"), "change \(n) vv")
+                let vvSequence = try r.u64("vv seq")
+                guard vvSequence >= 1, vector[vvOrigin] == 0 else { throw WireError(.malformed, "change \(n): bad version vector") }
+                vector[vvOrigin] = vvSequence
+            }
+            guard vector[changeOrigin] >= sequence else {
+                throw WireError(.invalidChange, "change \(n): its version vector does not include its own write")
+            }
+            let payload = try r.blob("change entry", maximum: Limits.maximumEntryBytes)
+            var entry: LogEntry?
+            if deleted {
+                guard payload.isEmpty else { throw WireError(.malformed, "change \(n): a delete carries an entry") }
+            } else {
+                do {
+                    let parsed = try LogEntry.validatedComplete(from: try JSONValue.parse(bytes: payload))
+                    guard parsed.id == entryID else { throw ValidationError(field: "id", reason: "differs from the change's id") }
+                    entry = parsed
+                } catch {
+                    throw WireError(.invalidChange, "change \(n) (\(entryID)): \(error)")
+                }
+            }
+            changes.append(Change(id: entryID, stamp: VersionStamp(hlc: stampTime, origin: changeOrigin, sequence: sequence,
+                                                                   vector: vector, deleted: deleted), entry: entry))
+        }
+        let throughCount = try r.count16("through count", minimumItemSize: 10)
+        var through = VersionVector()
+        for _ in 0..<throughCount {
+            let throughOrigin = try origin(try r.u16("through origin"), "through")
+            let throughSequence = try r.u64("through seq")
+            guard throughSequence >= 1, through[throughOrigin] == 0 else { throw WireError(.malformed, "bad through vector") }
+            through[throughOrigin] = throughSequence
+        }
+        return Batch(id: id, origins: origins, changes: changes, through: through)
+    }
+}

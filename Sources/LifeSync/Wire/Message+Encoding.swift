@@ -1,0 +1,136 @@
+extension Role {
+    /// The role's code on the wire (PROTOCOL.md §2): 1 watch, 2 phone, 3 mac; 0 means unknown.
+    public var wireCode: UInt8 {
+        switch self {
+        case .watch: return 1
+        case .phone: return 2
+        case .mac: return 3
+        }
+    }
+
+    public init?(wireCode: UInt8) {
+        switch wireCode {
+        case 1: self = .watch
+        case 2: self = .phone
+        case 3: self = .mac
+        default: return nil
+        }
+    }
+}
+
+extension Message {
+    /// The whole frame for this message: length, type, payload.
+    public func encoded() -> [UInt8] {
+        Framing.frame(type, payload())
+    }
+
+    /// The payload, without the length and type.
+    public func payload() -> [UInt8] {
+        var w = ByteWriter()
+        switch self {
+        case .hello(let hello):
+            w.raw(Hello.magic)
+            w.u16(hello.minimumVersion)
+            w.u16(hello.maximumVersion)
+            w.string(hello.nodeID)
+            w.u8(hello.role.wireCode)
+            w.string(hello.incarnation)
+            w.u32(hello.capabilities.rawValue)
+            w.u64(UInt64(bitPattern: hello.clock.rawValue))
+            Message.writeVector(hello.vector, to: &w)
+        case .batch(let batch):
+            Message.writeBatch(batch, to: &w)
+        case .ack(let ack):
+            w.u64(ack.batchID)
+            w.u32(ack.applied)
+            w.u32(ack.conflicts)
+        case .caughtUp(let vector), .syncRequest(let vector):
+            Message.writeVector(vector, to: &w)
+        case .ping(let nonce), .pong(let nonce):
+            w.u64(nonce)
+        case .error(let code, let message):
+            w.u16(code)
+            w.string(Message.truncated(message))
+        case .offer(let offer):
+            w.string(offer.recordingID)
+            w.string(offer.fileName)
+            w.string(offer.mediaType)
+            w.u64(offer.size)
+            w.u32(offer.chunkSize)
+            w.raw(offer.sha256)
+        case .accept(let id, let offset):
+            w.string(id)
+            w.u64(offset)
+        case .chunk(let chunk):
+            w.string(chunk.recordingID)
+            w.u64(chunk.offset)
+            w.raw(chunk.sha256)
+            w.blob(chunk.data)
+        case .confirm(let id, let sha256):
+            w.string(id)
+            w.raw(sha256)
+        case .failure(let id, let code, let message):
+            w.string(id)
+            w.u16(code)
+            w.string(Message.truncated(message))
+        }
+        return w.bytes
+    }
+
+    /// Error texts are capped at 1,024 bytes, cut at a character boundary.
+    static func truncated(_ text: String) -> String {
+        var result = Substring(text)
+        while result.utf8.count > 1024 { result = result.dropLast() }
+        return String(result)
+    }
+
+    static func writeVector(_ vector: VersionVector, to w: inout ByteWriter) {
+        w.u16(UInt16(vector.entries.count))
+        for entry in vector.entries {
+            w.string(entry.origin)
+            w.u64(entry.sequence)
+        }
+    }
+
+    static func writeBatch(_ batch: Batch, to w: inout ByteWriter) {
+        // The origin table: every origin the batch names, ascending, each once.
+        var names = Set<String>()
+        for change in batch.changes {
+            names.insert(change.stamp.origin)
+            for entry in change.stamp.vector.entries { names.insert(entry.origin) }
+        }
+        for entry in batch.through.entries { names.insert(entry.origin) }
+        let table = names.sorted()
+        var index: [String: UInt16] = [:]
+        for (i, name) in table.enumerated() { index[name] = UInt16(i) }
+        let known = Dictionary(batch.origins.map { ($0.origin, $0) }, uniquingKeysWith: { a, _ in a })
+
+        w.u64(batch.id)
+        w.u16(UInt16(table.count))
+        for name in table {
+            w.string(name)
+            w.string(known[name]?.nodeID ?? "")
+            w.u8(known[name]?.role?.wireCode ?? 0)
+        }
+        w.u32(UInt32(batch.changes.count))
+        for change in batch.changes {
+            w.u8(1)
+            w.u8(change.stamp.deleted ? 1 : 0)
+            w.string(change.id)
+            w.u16(index[change.stamp.origin]!)
+            w.u64(change.stamp.sequence)
+            w.u64(UInt64(bitPattern: change.stamp.hlc.rawValue))
+            w.u16(UInt16(change.stamp.vector.entries.count))
+            for entry in change.stamp.vector.entries {
+                w.u16(index[entry.origin]!)
+                w.u64(entry.sequence)
+            }
+            w.blob(change.entry.map { Array($0.json.canonicalText.utf8) } ?? [])
+        }
+        w.u16(UInt16(batch.through.entries.count))
+        for entry in batch.through.entries {
+            w.u16(index[entry.origin]!)
+            w.u64(entry.sequence)
+        }
+    }
+}

@@ -1,0 +1,152 @@
+/// What a node can do and wants (the HELLO's capability bits, PROTOCOL.md §5.1).
+public struct Capabilities: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// The node wants entries from the peer (full replicas; a watch only when configured).
+    public static let receivesEntries = Capabilities(rawValue: 1 << 0)
+    /// The node speaks the recording-transfer messages (0x10–0x14).
+    public static let recordings = Capabilities(rawValue: 1 << 1)
+    /// The node wants recordings from the peer.
+    public static let receivesRecordings = Capabilities(rawValue: 1 << 2)
+}
+
+/// An origin named in a batch, with the node it belongs to when the sender knows it.
+public struct OriginInfo: Equatable, Sendable {
+    public var origin: String
+    public var nodeID: String?
+    public var role: Role?
+
+    public init(origin: String, nodeID: String?, role: Role?) {
+        self.origin = origin
+        self.nodeID = nodeID
+        self.role = role
+    }
+}
+
+public struct Hello: Equatable, Sendable {
+    public static let magic: [UInt8] = Array("LSYN".utf8)
+    public var minimumVersion: UInt16
+    public var maximumVersion: UInt16
+    public var nodeID: String
+    public var role: Role
+    public var incarnation: String
+    public var capabilities: Capabilities
+    /// The sender's HLC when it sent the HELLO: lets the peer log clock skew.
+    public var clock: HLCTimestamp
+    /// The sender's replica vector: the peer sends what is above it.
+    public var vector: VersionVector
+
+    public init(minimumVersion: UInt16 = 1, maximumVersion: UInt16 = 1, nodeID: String, role: Role, incarnation: String,
+                capabilities: Capabilities, clock: HLCTimestamp, vector: VersionVector) {
+        self.minimumVersion = minimumVersion
+        self.maximumVersion = maximumVersion
+        self.nodeID = nodeID
+        self.role = role
+        self.incarnation = incarnation
+        self.capabilities = capabilities
+        self.clock = clock
+        self.vector = vector
+    }
+}
+
+public struct Batch: Equatable, Sendable {
+    /// Numbered by the sender from 1 within a connection; the ACK names it.
+    public var id: UInt64
+    /// Node IDs for the origins the batch names (may be a subset; unknown ones are omitted).
+    public var origins: [OriginInfo]
+    public var changes: [Change]
+    /// Per origin, how far this batch covers the sender's log (see `Replica.apply`).
+    public var through: VersionVector
+
+    public init(id: UInt64, origins: [OriginInfo], changes: [Change], through: VersionVector) {
+        self.id = id
+        self.origins = origins
+        self.changes = changes
+        self.through = through
+    }
+}
+
+public struct Ack: Equatable, Sendable {
+    public var batchID: UInt64
+    public var applied: UInt32
+    public var conflicts: UInt32
+
+    public init(batchID: UInt64, applied: UInt32, conflicts: UInt32) {
+        self.batchID = batchID
+        self.applied = applied
+        self.conflicts = conflicts
+    }
+}
+
+/// Recording messages (PROTOCOL.md §5.9–5.13).
+public struct Offer: Equatable, Sendable {
+    public var recordingID: String
+    public var fileName: String
+    public var mediaType: String
+    public var size: UInt64
+    public var chunkSize: UInt32
+    public var sha256: [UInt8]
+
+    public init(recordingID: String, fileName: String, mediaType: String, size: UInt64, chunkSize: UInt32, sha256: [UInt8]) {
+        self.recordingID = recordingID
+        self.fileName = fileName
+        self.mediaType = mediaType
+        self.size = size
+        self.chunkSize = chunkSize
+        self.sha256 = sha256
+    }
+}
+
+public struct Chunk: Equatable, Sendable {
+    public var recordingID: String
+    public var offset: UInt64
+    public var sha256: [UInt8]
+    public var data: [UInt8]
+
+    public init(recordingID: String, offset: UInt64, sha256: [UInt8], data: [UInt8]) {
+        self.recordingID = recordingID
+        self.offset = offset
+        self.sha256 = sha256
+        self.data = data
+    }
+}
+
+/// One protocol message.
+public enum Message: Equatable, Sendable {
+    case hello(Hello)
+    case batch(Batch)
+    case ack(Ack)
+    /// The sender has sent everything the peer lacked, up to `vector`.
+    case caughtUp(vector: VersionVector)
+    case ping(nonce: UInt64)
+    case pong(nonce: UInt64)
+    case error(code: UInt16, message: String)
+    /// "Here is my vector; send me what I lack": resynchronises a session (fallback timer).
+    case syncRequest(vector: VersionVector)
+    case offer(Offer)
+    /// The receiver takes the offered recording from `offset` (0, or the end of its verified chunks).
+    case accept(recordingID: String, offset: UInt64)
+    case chunk(Chunk)
+    /// The receiver verified the whole file: `sha256` is what it computed.
+    case confirm(recordingID: String, sha256: [UInt8])
+    case failure(recordingID: String, code: UInt16, message: String)
+
+    public var type: MessageType {
+        switch self {
+        case .hello: return .hello
+        case .batch: return .batch
+        case .ack: return .ack
+        case .caughtUp: return .caughtUp
+        case .ping: return .ping
+        case .pong: return .pong
+        case .error: return .error
+        case .syncRequest: return .syncRequest
+        case .offer: return .offer
+        case .accept: return .accept
+        case .chunk: return .chunk
+        case .confirm: return .confirm
+        case .failure: return .failure
+        }
+    }
+}

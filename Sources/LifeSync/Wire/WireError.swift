@@ -1,0 +1,58 @@
+/// A protocol violation found while decoding, with the error code the spec assigns to it
+/// (PROTOCOL.md §6). The session answers it with an ERROR frame and closes the connection.
+public struct WireError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var code: ErrorCode
+    public var message: String
+
+    public init(_ code: ErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code) (\(code.rawValue)): \(message)" }
+}
+
+/// The error codes of an ERROR frame.
+public enum ErrorCode: UInt16, Sendable, CustomStringConvertible {
+    /// The frame or payload does not follow the encoding.
+    case malformed = 1
+    /// A length prefix above the maximum frame size.
+    case frameTooLarge = 2
+    /// A message type this version does not define.
+    case unknownType = 3
+    /// The first frame was not a HELLO with the right magic.
+    case badHandshake = 4
+    /// No protocol version in common.
+    case versionUnsupported = 5
+    /// A message that is not allowed in the current state (e.g. a BATCH before HELLO).
+    case unexpectedMessage = 6
+    /// A change in a batch failed validation; nothing of the batch was applied.
+    case invalidChange = 7
+    /// The peer claims a node ID or incarnation that belongs to another node, or to us.
+    case identityConflict = 8
+    /// The peer sent nothing for longer than the idle timeout.
+    case idleTimeout = 9
+    /// The receiver could not store what it received (disk full, I/O error).
+    case storageFailure = 10
+    /// The node is shutting down.
+    case shuttingDown = 11
+    /// Any other failure.
+    case internalError = 12
+
+    public var description: String {
+        switch self {
+        case .malformed: return "malformed"
+        case .frameTooLarge: return "frame_too_large"
+        case .unknownType: return "unknown_type"
+        case .badHandshake: return "bad_handshake"
+        case .versionUnsupported: return "version_unsupported"
+        case .unexpectedMessage: return "unexpected_message"
+        case .invalidChange: return "invalid_change"
+        case .identityConflict: return "identity_conflict"
+        case .idleTimeout: return "idle_timeout"
+        case .storageFailure: return "storage_failure"
+        case .shuttingDown: return "shutting_down"
+        case .internalError: return "internal_error"
+        }
+    }
+}
