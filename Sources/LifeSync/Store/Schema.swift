@@ -63,6 +63,23 @@ enum Schema {
             PRIMARY KEY (entry_id, loser_origin, loser_seq)
         );
         """,
+        // 2: what a serving node knows of its peers, so `lifesync status` (another process) can show it.
+        """
+        CREATE TABLE peers (
+            node_id TEXT PRIMARY KEY NOT NULL,
+            role TEXT NOT NULL,
+            address TEXT NOT NULL,
+            direction TEXT NOT NULL,
+            state TEXT NOT NULL,
+            last_connected TEXT,
+            last_sync TEXT,
+            entries_sent INTEGER NOT NULL DEFAULT 0,
+            entries_received INTEGER NOT NULL DEFAULT 0,
+            pending INTEGER NOT NULL DEFAULT 0,
+            vector TEXT NOT NULL DEFAULT '',
+            updated_at TEXT NOT NULL
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

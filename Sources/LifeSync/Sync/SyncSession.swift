@@ -153,12 +153,14 @@ public final class SyncSession {
 
     /// Changes this node holds that the peer is not known to have, in the origins we may send it.
     public func pendingChangeCount() -> Int {
-        guard state == .open, let vector = try? replica.replicaVector() else { return 0 }
-        var pending = 0
-        for entry in vector.entries where entry.sequence > peerHas[entry.origin] && mayForward(entry.origin) {
-            pending += (try? replica.changes(origin: entry.origin, after: peerHas[entry.origin], limit: Int.max).count) ?? 0
-        }
-        return pending
+        guard state == .open else { return 0 }
+        return (try? replica.pendingCount(above: peerHas, allowed: mayForward)) ?? 0
+    }
+
+    /// Whether this node would send `origin`'s changes to a peer of `role` with `capabilities`.
+    public static func policyAllows(origin: String, localRole: Role, ownOrigins: Set<String>, peerCapabilities: Capabilities) -> Bool {
+        guard peerCapabilities.contains(.receivesEntries) else { return false }
+        return localRole == .watch ? ownOrigins.contains(origin) : true
     }
 
     // MARK: - Handling messages
@@ -279,10 +281,10 @@ public final class SyncSession {
 
     /// Whether the role policy lets us send `origin`'s changes to this peer.
     private func mayForward(_ origin: String) -> Bool {
-        guard let peer, peer.capabilities.contains(.receivesEntries) else { return false }
-        if replica.identity.role == .watch { return ownOrigins.contains(origin) }
-        if configuration.plantedBugs.contains(.relayDropsForeignChanges) { return ownOrigins.contains(origin) }
-        return true
+        guard let peer else { return false }
+        if configuration.plantedBugs.contains(.relayDropsForeignChanges), !ownOrigins.contains(origin) { return false }
+        return SyncSession.policyAllows(origin: origin, localRole: replica.identity.role, ownOrigins: ownOrigins,
+                                        peerCapabilities: peer.capabilities)
     }
 
     /// Sends batches while the window has room and there is something to send.

@@ -38,6 +38,8 @@ public enum ErrorCode: UInt16, Sendable, CustomStringConvertible {
     case shuttingDown = 11
     /// Any other failure.
     case internalError = 12
+    /// The two nodes already have a connection; this one is redundant and closes.
+    case duplicateConnection = 13
 
     public var description: String {
         switch self {
@@ -53,6 +55,7 @@ public enum ErrorCode: UInt16, Sendable, CustomStringConvertible {
         case .storageFailure: return "storage_failure"
         case .shuttingDown: return "shutting_down"
         case .internalError: return "internal_error"
+        case .duplicateConnection: return "duplicate_connection"
         }
     }
 }

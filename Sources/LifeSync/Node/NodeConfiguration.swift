@@ -1,0 +1,29 @@
+/// How a node syncs: whom it dials and its trigger intervals (LifeAdmin §3.3). Milliseconds.
+public struct NodeConfiguration: Sendable {
+    /// Peer addresses to dial and keep connected ("host:port" for TCP; any label in the simulator).
+    public var peers: [String] = []
+    public var session = SessionConfiguration()
+    /// Local writes within this window are coalesced into one push.
+    public var debounce: Int64 = 500
+    /// While something is pending, retry this often even if no event fired.
+    public var fallbackInterval: Int64 = 300_000
+    /// Reconnect backoff: base × 2^attempts, capped, with ±20 % jitter.
+    public var reconnectBase: Int64 = 500
+    public var reconnectMaximum: Int64 = 30_000
+    /// How often to look for writes other processes made to the replica file.
+    public var changePollInterval: Int64 = 250
+
+    public init(peers: [String] = []) { self.peers = peers }
+}
+
+/// What the node asks its driver to do.
+public enum NodeAction: Equatable, Sendable {
+    /// Open a connection to `address`; report back with `connected` or `connectFailed`.
+    case connect(peer: Int, address: String)
+    case send(connection: Int, bytes: [UInt8])
+    case close(connection: Int)
+    /// A line for the log.
+    case log(String)
+    /// A session event, for drivers that trace or test (the simulator).
+    case sessionEvent(connection: Int, SessionEvent)
+}

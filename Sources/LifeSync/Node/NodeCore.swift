@@ -1,0 +1,334 @@
+/// A whole node without I/O: its sessions, the peers it dials, and the sync triggers of the
+/// LifeAdmin document (on start, on (re)connection, on local write debounced, a fallback timer
+/// only while something is pending, reconnect with backoff). The TCP runtime and the simulator
+/// feed it events and carry out its actions.
+///
+/// ```swift
+/// let node = NodeCore(replica: replica, configuration: NodeConfiguration(peers: ["127.0.0.1:7002"]), random: random, now: 0)
+/// for action in node.start(now: 0) { … }   // [.connect(peer: 0, address: "127.0.0.1:7002")]
+/// ```
+public final class NodeCore {
+    final class Connection {
+        let session: SyncSession
+        let dialer: Int?
+        let address: String
+        var status: PeerStatus?
+        var sentAll = false
+        var receivedAll = false
+
+        init(session: SyncSession, dialer: Int?, address: String) {
+            self.session = session
+            self.dialer = dialer
+            self.address = address
+        }
+    }
+
+    public let replica: Replica
+    public let configuration: NodeConfiguration
+    let random: RandomSource
+    var dialers: [PeerDialer]
+    var connections: [Int: Connection] = [:]
+    /// When a debounced push is due.
+    var pushAt: Int64?
+    /// When the fallback timer fires (only while something is pending).
+    public private(set) var fallbackAt: Int64?
+    var nextPoll: Int64
+    var lastDataVersion: Int64
+    var pendingCheckDue = true
+    var stopping = false
+    /// Last known vector of each dialled peer, to judge what is pending while it is away.
+    var dialerVectors: [VersionVector]
+
+    public init(replica: Replica, configuration: NodeConfiguration, random: RandomSource, now: Int64) {
+        self.replica = replica
+        self.configuration = configuration
+        self.random = random
+        dialers = configuration.peers.map(PeerDialer.init(address:))
+        dialerVectors = Array(repeating: VersionVector(), count: configuration.peers.count)
+        nextPoll = now
+        lastDataVersion = (try? replica.database.dataVersion) ?? 0
+        if let known = try? replica.peers() {
+            for (i, address) in configuration.peers.enumerated() {
+                if let peer = known.first(where: { $0.address == address }) { dialerVectors[i] = peer.vector }
+            }
+        }
+    }
+
+    /// Sync on start: dial every configured peer.
+    public func start(now: Int64) -> [NodeAction] {
+        var actions: [NodeAction] = [.log("node \(replica.identity.nodeID) (\(replica.identity.role.rawValue)) starting")]
+        for i in dialers.indices { actions += dial(i) }
+        return actions
+    }
+
+    /// A peer dialled us.
+    public func accepted(connection: Int, remote: String, now: Int64) -> [NodeAction] {
+        guard !stopping else { return [.close(connection: connection)] }
+        let session = SyncSession(replica: replica, configuration: configuration.session, now: now)
+        connections[connection] = Connection(session: session, dialer: nil, address: remote)
+        return [.log("accepted connection from \(remote)")] + perform(session.start(now: now), on: connection, now: now)
+    }
+
+    /// Our dial of peer `peer` succeeded.
+    public func connected(connection: Int, peer: Int, now: Int64) -> [NodeAction] {
+        guard !stopping else { return [.close(connection: connection)] }
+        dialers[peer].state = .connected(connection: connection)
+        let session = SyncSession(replica: replica, configuration: configuration.session, now: now)
+        connections[connection] = Connection(session: session, dialer: peer, address: dialers[peer].address)
+        return [.log("connected to \(dialers[peer].address)")] + perform(session.start(now: now), on: connection, now: now)
+    }
+
+    /// Our dial of peer `peer` failed; try again after a backoff.
+    public func connectFailed(peer: Int, reason: String, now: Int64) -> [NodeAction] {
+        dialers[peer].failures += 1
+        let delay = PeerDialer.backoff(failures: dialers[peer].failures - 1, base: configuration.reconnectBase,
+                                       maximum: configuration.reconnectMaximum, random: random)
+        dialers[peer].state = .waiting(until: now + delay)
+        return dialers[peer].failures <= 3 || dialers[peer].failures % 10 == 0
+            ? [.log("cannot reach \(dialers[peer].address): \(reason); retrying in \(Double(delay) / 1000) s")] : []
+    }
+
+    public func received(connection: Int, bytes: [UInt8], now: Int64) -> [NodeAction] {
+        guard let conn = connections[connection] else { return [] }
+        return perform(conn.session.receive(bytes, now: now), on: connection, now: now)
+    }
+
+    /// The transport closed (by the peer, an error, or after our own close).
+    public func closed(connection: Int, now: Int64) -> [NodeAction] {
+        guard let conn = connections.removeValue(forKey: connection) else { return [] }
+        conn.session.transportClosed()
+        var actions: [NodeAction] = []
+        if var status = conn.status {
+            status.state = .disconnected
+            try? replica.savePeer(status)
+            actions.append(.log("disconnected from \(status.nodeID) (\(conn.address))"))
+        }
+        if let dialer = conn.dialer {
+            dialerVectors[dialer] = conn.session.peerHas
+            if case .connected(let c) = dialers[dialer].state, c == connection, !stopping {
+                let delay = PeerDialer.backoff(failures: dialers[dialer].failures, base: configuration.reconnectBase,
+                                               maximum: configuration.reconnectMaximum, random: random)
+                dialers[dialer].failures += 1
+                dialers[dialer].state = .waiting(until: now + delay)
+            }
+        }
+        pendingCheckDue = true
+        return actions
+    }
+
+    /// The embedding app wrote to the replica through this process: push after the debounce.
+    public func localWrite(now: Int64) -> [NodeAction] {
+        if pushAt == nil { pushAt = now + configuration.debounce }
+        pendingCheckDue = true
+        return []
+    }
+
+    /// Time passed: timers, reconnects, and writes other processes made to the file.
+    public func tick(now: Int64) -> [NodeAction] {
+        var actions: [NodeAction] = []
+        if now >= nextPoll {
+            nextPoll = now + configuration.changePollInterval
+            if let version = try? replica.database.dataVersion, version != lastDataVersion {
+                lastDataVersion = version
+                try? replica.reloadIdentity()
+                actions += localWrite(now: now)
+            }
+        }
+        if let due = pushAt, now >= due {
+            pushAt = nil
+            actions += pushAll(now: now)
+        }
+        for i in dialers.indices {
+            if case .waiting(let until) = dialers[i].state, now >= until, !stopping { actions += dial(i) }
+        }
+        for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {
+            actions += perform(conn.session.tick(now: now), on: id, now: now)
+        }
+        if pendingCheckDue && !stopping {
+            pendingCheckDue = false
+            updateFallback(now: now)
+        }
+        if let due = fallbackAt, now >= due {
+            fallbackAt = nil
+            actions.append(.log("fallback timer: retrying pending sync"))
+            for i in dialers.indices where dialers[i].state != .connecting {
+                if case .connected = dialers[i].state { continue }
+                dialers[i].failures = 0
+                actions += dial(i)
+            }
+            for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {
+                actions += perform(conn.session.requestResync(now: now) + conn.session.replicaChanged(now: now), on: id, now: now)
+            }
+            updateFallback(now: now)
+        }
+        return actions
+    }
+
+    /// The earliest time `tick` has work.
+    public var nextDeadline: Int64? {
+        var deadlines: [Int64] = [nextPoll]
+        if let pushAt { deadlines.append(pushAt) }
+        if let fallbackAt { deadlines.append(fallbackAt) }
+        for dialer in dialers { if case .waiting(let until) = dialer.state { deadlines.append(until) } }
+        for conn in connections.values { if let d = conn.session.nextDeadline { deadlines.append(d) } }
+        return deadlines.min()
+    }
+
+    /// Clean shutdown: tell every peer, close every connection, stop dialling.
+    public func shutdown(now: Int64) -> [NodeAction] {
+        stopping = true
+        var actions: [NodeAction] = [.log("shutting down")]
+        for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {
+            actions += perform(conn.session.close(code: .shuttingDown, message: "node shutting down"), on: id, now: now)
+        }
+        return actions
+    }
+
+    /// Changes some peer still lacks, summed over the peers we know.
+    public var pendingCount: Int {
+        var total = 0
+        for conn in connections.values { total += conn.session.pendingChangeCount() }
+        let own = (try? replica.ownOrigins()) ?? []
+        let watch = replica.identity.role == .watch
+        for i in dialers.indices {
+            if case .connected = dialers[i].state { continue }
+            total += (try? replica.pendingCount(above: dialerVectors[i], allowed: { !watch || own.contains($0) })) ?? 0
+        }
+        return total
+    }
+
+    /// The sessions' peers as they stand.
+    public var peerStatuses: [PeerStatus] {
+        connections.sorted { $0.key < $1.key }.compactMap { $0.value.status }
+    }
+
+    // MARK: - Internals
+
+    private func dial(_ i: Int) -> [NodeAction] {
+        if case .connected = dialers[i].state { return [] }
+        if dialers[i].state == .connecting { return [] }
+        dialers[i].state = .connecting
+        return [.connect(peer: i, address: dialers[i].address)]
+    }
+
+    private func pushAll(now: Int64) -> [NodeAction] {
+        var actions: [NodeAction] = []
+        for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {
+            actions += perform(conn.session.replicaChanged(now: now), on: id, now: now)
+        }
+        pendingCheckDue = true
+        return actions
+    }
+
+    private func updateFallback(now: Int64) {
+        if pendingCount > 0 {
+            if fallbackAt == nil { fallbackAt = now + configuration.fallbackInterval }
+        } else {
+            fallbackAt = nil
+        }
+    }
+
+    /// Turns a session's actions into node actions, keeping status and relaying new changes.
+    private func perform(_ sessionActions: [SessionAction], on id: Int, now: Int64) -> [NodeAction] {
+        var actions: [NodeAction] = []
+        for action in sessionActions {
+            switch action {
+            case .send(let bytes):
+                actions.append(.send(connection: id, bytes: bytes))
+            case .close(let reason):
+                actions.append(.log("closing connection to \(connections[id]?.status?.nodeID ?? connections[id]?.address ?? "?"): \(reason)"))
+                actions.append(.close(connection: id))
+            case .event(let event):
+                actions.append(.sessionEvent(connection: id, event))
+                actions += handle(event, on: id, now: now)
+            }
+        }
+        return actions
+    }
+
+    private func handle(_ event: SessionEvent, on id: Int, now: Int64) -> [NodeAction] {
+        guard let conn = connections[id] else { return [] }
+        let wall = replica.now
+        switch event {
+        case .handshake(let peer, _):
+            var actions: [NodeAction] = []
+            if let duplicate = duplicateConnection(of: peer.nodeID, besides: id) {
+                actions = perform(connections[duplicate]!.session.close(code: .duplicateConnection,
+                                                                       message: "already connected to \(peer.nodeID)"), on: duplicate, now: now)
+                if duplicate == id { return actions }
+            }
+            if let dialer = conn.dialer { dialers[dialer].failures = 0 }
+            conn.status = PeerStatus(nodeID: peer.nodeID, role: peer.role, address: conn.address,
+                                     direction: conn.dialer == nil ? "inbound" : "outbound", state: .syncing, lastConnected: wall,
+                                     vector: peer.vector)
+            saveStatus(conn)
+            return actions + [.log("peer \(peer.nodeID) (\(peer.role.rawValue), \(conn.address), \(conn.dialer == nil ? "inbound" : "outbound")) connected")]
+        case .applied(_, let changes, let outcome):
+            conn.status?.entriesReceived += changes
+            conn.receivedAll = false
+            var actions: [NodeAction] = []
+            if changes > 0 {
+                let conflictText = outcome.conflicts > 0 ? ", \(outcome.conflicts) conflict(s) resolved" : ""
+                actions.append(.log("received \(changes) change(s) from \(conn.status?.nodeID ?? conn.address): \(outcome.applied) applied\(conflictText)"))
+                // Relay: what one peer sent, the others may lack.
+                for (other, otherConn) in connections.sorted(by: { $0.key < $1.key }) where other != id {
+                    actions += perform(otherConn.session.replicaChanged(now: now), on: other, now: now)
+                }
+            }
+            pendingCheckDue = true
+            return actions
+        case .sent(_, let changes):
+            conn.status?.entriesSent += changes
+            conn.sentAll = false
+            return []
+        case .acknowledged(_, let changes):
+            pendingCheckDue = true
+            return changes > 0 ? [.log("\(conn.status?.nodeID ?? conn.address) acknowledged \(changes) change(s)")] : []
+        case .sentAll:
+            conn.sentAll = true
+            return markSynced(conn)
+        case .receivedAll:
+            conn.receivedAll = true
+            return markSynced(conn)
+        case .incarnationRotated(let old, let new):
+            return [.log("this replica was restored from an older copy: continuing under incarnation \(new) (was \(old))")]
+        case .clockSkew(let peerMs, let localMs):
+            return [.log("warning: \(conn.address)'s clock is \((peerMs - localMs) / 1000) s ahead of ours")]
+        case .peerError(let code, let message):
+            return [.log("peer \(conn.status?.nodeID ?? conn.address) reported error \(code): \(message)")]
+        case .protocolError(let error):
+            return [.log("protocol error with \(conn.status?.nodeID ?? conn.address): \(error)")]
+        }
+    }
+
+    private func markSynced(_ conn: Connection) -> [NodeAction] {
+        guard conn.sentAll && conn.receivedAll, conn.status != nil else { return [] }
+        let wasSynced = conn.status?.state == .synced
+        conn.status?.state = .synced
+        conn.status?.lastSync = replica.now
+        saveStatus(conn)
+        return wasSynced ? [] : [.log("in sync with \(conn.status!.nodeID) (sent \(conn.status!.entriesSent), received \(conn.status!.entriesReceived))")]
+    }
+
+    private func saveStatus(_ conn: Connection) {
+        guard var status = conn.status else { return }
+        status.pending = conn.session.pendingChangeCount()
+        status.vector = conn.session.peerHas
+        conn.status = status
+        try? replica.savePeer(status)
+    }
+
+    /// Another open connection to the same node that should yield to this one, if any. Of two
+    /// connections between the same nodes, both sides keep the one dialled by the smaller node ID.
+    private func duplicateConnection(of nodeID: String, besides id: Int) -> Int? {
+        guard let other = connections.first(where: { $0.key != id && $0.value.status?.nodeID == nodeID })?.key else { return nil }
+        let me = replica.identity.nodeID
+        func dialledByKeeper(_ c: Int) -> Bool {
+            let dialler = connections[c]!.dialer != nil ? me : nodeID
+            return dialler == min(me, nodeID)
+        }
+        // Close the other one unless it is the keeper and this one is not.
+        if dialledByKeeper(other) && !dialledByKeeper(id) { return id }
+        return other
+    }
+}

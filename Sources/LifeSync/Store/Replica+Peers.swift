@@ -1,0 +1,44 @@
+extension Replica {
+    /// Saves what the node knows of a peer (one row per peer node).
+    public func savePeer(_ peer: PeerStatus) throws {
+        try database.run("""
+            INSERT INTO peers(node_id, role, address, direction, state, last_connected, last_sync, entries_sent,
+                              entries_received, pending, vector, updated_at)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+            ON CONFLICT(node_id) DO UPDATE SET role = ?2, address = ?3, direction = ?4, state = ?5, last_connected = ?6,
+                last_sync = ?7, entries_sent = ?8, entries_received = ?9, pending = ?10, vector = ?11, updated_at = ?12
+            """, [.text(peer.nodeID), .text(peer.role.rawValue), .text(peer.address), .text(peer.direction),
+                  .text(peer.state.rawValue), peer.lastConnected.map { .text($0.iso8601) } ?? .null,
+                  peer.lastSync.map { .text($0.iso8601) } ?? .null, .integer(Int64(peer.entriesSent)),
+                  .integer(Int64(peer.entriesReceived)), .integer(Int64(peer.pending)), .text(peer.vector.description),
+                  .text(now.iso8601)])
+    }
+
+    /// Every peer this node has met, by node ID.
+    public func peers() throws -> [PeerStatus] {
+        try database.rows("""
+            SELECT node_id, role, address, direction, state, last_connected, last_sync, entries_sent, entries_received, pending, vector
+            FROM peers ORDER BY node_id
+            """) { row in
+            PeerStatus(nodeID: row.string(0), role: Role(rawValue: row.string(1)) ?? .phone, address: row.string(2),
+                       direction: row.string(3), state: PeerStatus.State(rawValue: row.string(4)) ?? .disconnected,
+                       lastConnected: row.optionalString(5).flatMap { try? Timestamp(iso8601: $0) },
+                       lastSync: row.optionalString(6).flatMap { try? Timestamp(iso8601: $0) },
+                       entriesSent: Int(row.int64(7)), entriesReceived: Int(row.int64(8)), pending: Int(row.int64(9)),
+                       vector: VersionVector(storedText: row.string(10)) ?? VersionVector())
+        }
+    }
+
+    /// Changes this replica holds above `vector` in the origins `allowed` admits: what a peer with
+    /// that vector still lacks.
+    public func pendingCount(above vector: VersionVector, allowed: (String) -> Bool = { _ in true }) throws -> Int {
+        var total = 0
+        for entry in try replicaVector().entries where entry.sequence > vector[entry.origin] && allowed(entry.origin) {
+            total += Int(try database.firstRow("""
+                SELECT (SELECT count(*) FROM entries WHERE origin = ?1 AND origin_seq > ?2)
+                     + (SELECT count(*) FROM tombstones WHERE origin = ?1 AND origin_seq > ?2)
+                """, [.text(entry.origin), .integer(Int64(vector[entry.origin]))], { $0.int64(0) }) ?? 0)
+        }
+        return total
+    }
+}

@@ -1,0 +1,56 @@
+import Glibc
+import LifeSync
+import LifeSyncRuntime
+
+/// Set by SIGINT/SIGTERM; the serve loop polls it every 100 ms.
+nonisolated(unsafe) private var stopSignal: Int32 = 0
+
+extension LifeSyncCommandLine {
+    static let serveCommand = Command(
+        spec: CommandSpec(
+            name: "serve", summary: "run the node: listen for peers, dial peers, keep the replica in sync",
+            options: [
+                CommandSpec.dbOption,
+                OptionSpec(name: "--listen", kind: .value, valueName: "HOST:PORT", help: "where to accept peers (port 0 picks one)"),
+                OptionSpec(name: "--peer", kind: .repeated, valueName: "HOST:PORT", help: "a peer to dial and keep connected (repeatable)"),
+                OptionSpec(name: "--receive-entries", kind: .flag, help: "on a watch: also receive entries from peers"),
+                OptionSpec(name: "--debounce-ms", kind: .value, valueName: "MS", help: "coalesce local writes for this long (default 500)"),
+                OptionSpec(name: "--fallback-ms", kind: .value, valueName: "MS", help: "retry interval while something is pending (default 300000)"),
+                OptionSpec(name: "--reconnect-max-ms", kind: .value, valueName: "MS", help: "cap of the reconnect backoff (default 30000)"),
+            ],
+            details: """
+            Writes made with other lifesync commands to the same replica while it serves are noticed and
+            synced within about a second. SIGINT or SIGTERM shuts down cleanly.
+            Example: lifesync serve --db phone.sqlite --listen 127.0.0.1:7002 --peer 127.0.0.1:7003
+            """),
+        run: { arguments, context in
+            let replica = try context.openReplica(arguments)
+            let configuration = try nodeConfiguration(arguments)
+            for peer in configuration.peers { _ = try SocketAddress(parsing: peer) }
+            let role = replica.identity.role.rawValue
+            let console = context.console
+            let server = try NodeServer(replica: replica, configuration: configuration, listen: arguments.value("--listen")) { line in
+                console.print("\(Timestamp(millisecondsSince1970: SystemClock().nowMilliseconds()).iso8601) [\(role)] \(line)")
+            }
+            signal(SIGINT) { _ in stopSignal = 1 }
+            signal(SIGTERM) { _ in stopSignal = 1 }
+            console.print("node \(replica.identity.nodeID) (\(role)) serving \(replica.path)"
+                          + (server.listeningAddress.map { " on \($0)" } ?? "") + (configuration.peers.isEmpty ? "" : ", peers \(configuration.peers.joined(separator: " "))"))
+            server.run(externalStop: { stopSignal != 0 })
+            console.print("\(Timestamp(millisecondsSince1970: SystemClock().nowMilliseconds()).iso8601) [\(role)] stopped")
+            return 0
+        })
+
+    static func nodeConfiguration(_ arguments: ParsedArguments) throws -> NodeConfiguration {
+        guard arguments.value("--listen") != nil || !arguments.all("--peer").isEmpty else {
+            throw CLIError.usage("give --listen HOST:PORT, --peer HOST:PORT, or both", command: arguments.spec)
+        }
+        if let listen = arguments.value("--listen") { _ = try SocketAddress(parsing: listen) }
+        var configuration = NodeConfiguration(peers: arguments.all("--peer"))
+        configuration.session.watchReceivesEntries = arguments.flag("--receive-entries")
+        configuration.debounce = Int64(try arguments.integer("--debounce-ms", default: 500, range: 0...600_000))
+        configuration.fallbackInterval = Int64(try arguments.integer("--fallback-ms", default: 300_000, range: 100...86_400_000))
+        configuration.reconnectMaximum = Int64(try arguments.integer("--reconnect-max-ms", default: 30_000, range: 100...3_600_000))
+        return configuration
+    }
+}

@@ -1,0 +1,75 @@
+import Glibc
+
+/// Thin wrappers over the POSIX socket calls the node uses. Every socket is non-blocking and
+/// close-on-exec; connections get TCP_NODELAY (frames are small and latency matters).
+enum Socket {
+    static func listen(on address: SocketAddress, backlog: Int32 = 64) throws(RuntimeError) -> Int32 {
+        var lastError = "no address"
+        for candidate in try address.resolve(passive: true) {
+            let fd = socket(candidate.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { lastError = errnoText(); continue }
+            var one: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+            var storage = candidate.storage
+            let bound = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, candidate.length) } }
+            if bound == 0, Glibc.listen(fd, backlog) == 0 { return fd }
+            lastError = errnoText()
+            close(fd)
+        }
+        throw RuntimeError("cannot listen on \(address): \(lastError)")
+    }
+
+    /// The address a socket is bound to (what port 0 became).
+    static func localAddress(_ fd: Int32) -> String {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let rc = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return rc == 0 ? SocketAddress.describe(storage) : "?"
+    }
+
+    /// Accepts one pending connection, or nil when there is none.
+    static func accept(_ listener: Int32) -> (fd: Int32, remote: String)? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let fd = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listener, $0, &length) }
+        }
+        guard fd >= 0 else { return nil }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        configure(fd)
+        return (fd, SocketAddress.describe(storage))
+    }
+
+    /// Starts a non-blocking connect; the caller polls for POLLOUT and then calls `finishConnect`.
+    static func startConnect(to address: SocketAddress) throws(RuntimeError) -> Int32 {
+        var lastError = "no address"
+        for candidate in try address.resolve(passive: false) {
+            let fd = socket(candidate.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { lastError = errnoText(); continue }
+            var storage = candidate.storage
+            let rc = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, candidate.length) } }
+            if rc == 0 || errno == EINPROGRESS {
+                configure(fd)
+                return fd
+            }
+            lastError = errnoText()
+            close(fd)
+        }
+        throw RuntimeError(lastError)
+    }
+
+    /// The outcome of a non-blocking connect, once the socket is writable: nil on success.
+    static func finishConnect(_ fd: Int32) -> String? {
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 else { return errnoText() }
+        return error == 0 ? nil : errnoText(error)
+    }
+
+    private static func configure(_ fd: Int32) {
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+}

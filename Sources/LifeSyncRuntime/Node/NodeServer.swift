@@ -1,0 +1,212 @@
+import Glibc
+import LifeSync
+
+/// Runs a `NodeCore` over real TCP: one thread, one poll(2) loop over the listening socket and
+/// every connection, non-blocking sockets with per-connection output buffers. The replica is
+/// only ever touched from this thread.
+///
+/// ```swift
+/// let server = try NodeServer(replica: replica, configuration: config, listen: "127.0.0.1:0") { print($0) }
+/// print(server.listeningAddress!)     // "127.0.0.1:41234"
+/// server.run()                         // until requestStop()
+/// ```
+public final class NodeServer: @unchecked Sendable {
+    private final class Connection {
+        let fd: Int32
+        let id: Int
+        let remote: String
+        /// Set while a dial is in progress.
+        var dialing: (peer: Int, deadline: Int64)?
+        var output: [UInt8] = []
+        var outputOffset = 0
+        var closeWhenFlushed = false
+
+        init(fd: Int32, id: Int, remote: String) {
+            self.fd = fd
+            self.id = id
+            self.remote = remote
+        }
+
+        var hasOutput: Bool { outputOffset < output.count }
+    }
+
+    public let core: NodeCore
+    private let log: (String) -> Void
+    private var listener: Int32 = -1
+    public private(set) var listeningAddress: String?
+    private var connections: [Int: Connection] = [:]
+    private var nextConnectionID = 1
+    private let stopFlag = Lock()
+    private var stopRequested = false
+    /// How long a dial may take before it counts as failed.
+    public var connectTimeout: Int64 = 5_000
+    /// Bytes read per connection per readiness: bounds how much one peer can make us hold.
+    private let readSize = 256 * 1024
+
+    /// Binds the listening socket (if `listen` is given) so the port is known before `run`.
+    public init(replica: Replica, configuration: NodeConfiguration, listen: String?, log: @escaping (String) -> Void) throws {
+        core = NodeCore(replica: replica, configuration: configuration, random: SystemRandom(), now: MonotonicClock.milliseconds())
+        self.log = log
+        if let listen {
+            let address = try SocketAddress(parsing: listen)
+            listener = try Socket.listen(on: address)
+            listeningAddress = Socket.localAddress(listener)
+        }
+    }
+
+    deinit {
+        for connection in connections.values { close(connection.fd) }
+        if listener >= 0 { close(listener) }
+    }
+
+    /// Asks `run` to shut down cleanly; safe from any thread or a signal-watching loop.
+    public func requestStop() {
+        stopFlag.withLock { stopRequested = true }
+    }
+
+    private var shouldStop: Bool { stopFlag.withLock { stopRequested } }
+
+    /// Runs until `requestStop()` or `externalStop()` returns true, then closes every peer cleanly.
+    public func run(externalStop: () -> Bool = { false }) {
+        execute(core.start(now: MonotonicClock.milliseconds()))
+        while !shouldStop && !externalStop() {
+            pollOnce(maximumWait: 100)
+        }
+        execute(core.shutdown(now: MonotonicClock.milliseconds()))
+        // Give the ERROR frames a moment to leave, bounded.
+        let deadline = MonotonicClock.milliseconds() + 500
+        while connections.values.contains(where: { $0.hasOutput }) && MonotonicClock.milliseconds() < deadline {
+            pollOnce(maximumWait: 20)
+        }
+        for connection in connections.values { close(connection.fd) }
+        connections.removeAll()
+        if listener >= 0 { close(listener); listener = -1 }
+    }
+
+    /// One round: wait for readiness (bounded by the core's next deadline), handle it, tick.
+    private func pollOnce(maximumWait: Int64) {
+        var now = MonotonicClock.milliseconds()
+        let wait = max(0, min(maximumWait, (core.nextDeadline ?? now + maximumWait) - now))
+        let ordered = connections.values.sorted { $0.id < $1.id }
+        var fds: [pollfd] = []
+        if listener >= 0 { fds.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0)) }
+        for connection in ordered {
+            var events = Int16(POLLIN)
+            if connection.dialing != nil || connection.hasOutput { events |= Int16(POLLOUT) }
+            fds.append(pollfd(fd: connection.fd, events: events, revents: 0))
+        }
+        _ = poll(&fds, nfds_t(fds.count), Int32(wait))
+        now = MonotonicClock.milliseconds()
+        var index = 0
+        if listener >= 0 {
+            if fds[0].revents & Int16(POLLIN) != 0 { acceptAll(now: now) }
+            index = 1
+        }
+        for connection in ordered {
+            let revents = fds[index].revents
+            index += 1
+            guard connections[connection.id] != nil else { continue }
+            if let dialing = connection.dialing {
+                if revents & (Int16(POLLOUT) | Int16(POLLERR) | Int16(POLLHUP)) != 0 {
+                    connection.dialing = nil
+                    if let failure = Socket.finishConnect(connection.fd) {
+                        drop(connection)
+                        execute(core.connectFailed(peer: dialing.peer, reason: failure, now: now))
+                    } else {
+                        execute(core.connected(connection: connection.id, peer: dialing.peer, now: now))
+                    }
+                } else if now > dialing.deadline {
+                    drop(connection)
+                    execute(core.connectFailed(peer: dialing.peer, reason: "timed out", now: now))
+                }
+                continue
+            }
+            if revents & Int16(POLLOUT) != 0 { flush(connection, now: now) }
+            if revents & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 { read(connection, now: now) }
+        }
+        execute(core.tick(now: MonotonicClock.milliseconds()))
+    }
+
+    private func acceptAll(now: Int64) {
+        while let (fd, remote) = Socket.accept(listener) {
+            let connection = Connection(fd: fd, id: nextConnectionID, remote: remote)
+            nextConnectionID += 1
+            connections[connection.id] = connection
+            execute(core.accepted(connection: connection.id, remote: remote, now: now))
+        }
+    }
+
+    private func read(_ connection: Connection, now: Int64) {
+        var buffer = [UInt8](repeating: 0, count: readSize)
+        let got = recv(connection.fd, &buffer, buffer.count, 0)
+        if got > 0 {
+            execute(core.received(connection: connection.id, bytes: Array(buffer[0..<got]), now: now))
+        } else if got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            drop(connection)
+            execute(core.closed(connection: connection.id, now: now))
+        }
+    }
+
+    private func flush(_ connection: Connection, now: Int64) {
+        while connection.hasOutput {
+            let sent = connection.output.withUnsafeBytes { raw in
+                send(connection.fd, raw.baseAddress! + connection.outputOffset, connection.output.count - connection.outputOffset, Int32(MSG_NOSIGNAL))
+            }
+            if sent > 0 {
+                connection.outputOffset += sent
+            } else if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+                return
+            } else {
+                drop(connection)
+                execute(core.closed(connection: connection.id, now: now))
+                return
+            }
+        }
+        connection.output.removeAll(keepingCapacity: true)
+        connection.outputOffset = 0
+        if connection.closeWhenFlushed {
+            drop(connection)
+            execute(core.closed(connection: connection.id, now: now))
+        }
+    }
+
+    private func drop(_ connection: Connection) {
+        guard connections.removeValue(forKey: connection.id) != nil else { return }
+        close(connection.fd)
+    }
+
+    /// Carries out the core's actions.
+    private func execute(_ actions: [NodeAction]) {
+        for action in actions {
+            switch action {
+            case .connect(let peer, let address):
+                do {
+                    let fd = try Socket.startConnect(to: try SocketAddress(parsing: address))
+                    let connection = Connection(fd: fd, id: nextConnectionID, remote: address)
+                    nextConnectionID += 1
+                    connection.dialing = (peer, MonotonicClock.milliseconds() + connectTimeout)
+                    connections[connection.id] = connection
+                } catch {
+                    execute(core.connectFailed(peer: peer, reason: "\(error)", now: MonotonicClock.milliseconds()))
+                }
+            case .send(let id, let bytes):
+                guard let connection = connections[id] else { continue }
+                connection.output += bytes
+                flush(connection, now: MonotonicClock.milliseconds())
+            case .close(let id):
+                guard let connection = connections[id] else { continue }
+                if connection.hasOutput {
+                    connection.closeWhenFlushed = true
+                    shutdown(connection.fd, Int32(SHUT_RD))
+                } else {
+                    drop(connection)
+                    execute(core.closed(connection: id, now: MonotonicClock.milliseconds()))
+                }
+            case .log(let line):
+                log(line)
+            case .sessionEvent:
+                break
+            }
+        }
+    }
+}
