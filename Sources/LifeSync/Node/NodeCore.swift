@@ -283,6 +283,7 @@ public final class NodeCore {
             return []
         case .acknowledged(_, let changes):
             pendingCheckDue = true
+            saveStatus(conn)
             return changes > 0 ? [.log("\(conn.status?.nodeID ?? conn.address) acknowledged \(changes) change(s)")] : []
         case .sentAll:
             conn.sentAll = true

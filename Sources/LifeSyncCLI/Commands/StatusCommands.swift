@@ -49,6 +49,7 @@ struct ReplicaStatus {
     var tombstones: Int
     var conflicts: Int
     var origins: [(origin: String, nodeID: String?, role: Role?, sequence: UInt64)]
+    var peers: [PeerStatus]
 
     init(replica: Replica) throws {
         identity = replica.identity
@@ -57,7 +58,18 @@ struct ReplicaStatus {
         tombstones = try replica.tombstoneCount()
         conflicts = try replica.conflicts().count
         origins = try replica.knownOrigins()
+        // What each peer still lacks, computed now from its last known vector (the serving node
+        // may be stopped, and writes may have happened since it saved the row).
+        let own = try replica.ownOrigins()
+        let watch = replica.identity.role == .watch
+        peers = try replica.peers().map { peer in
+            var peer = peer
+            peer.pending = peer.role == .watch ? 0 : try replica.pendingCount(above: peer.vector, allowed: { !watch || own.contains($0) })
+            return peer
+        }
     }
+
+    var pendingTotal: Int { peers.map(\.pending).max() ?? 0 }
 
     var json: JSONValue {
         .object([
@@ -68,6 +80,8 @@ struct ReplicaStatus {
             ("entries", .number(Double(entries))),
             ("tombstones", .number(Double(tombstones))),
             ("conflicts", .number(Double(conflicts))),
+            ("pending", .number(Double(pendingTotal))),
+            ("peers", .array(peers.map(\.json))),
             ("vector", .object(origins.filter { $0.sequence > 0 }.map { ($0.origin, .number(Double($0.sequence))) })),
             ("origins", .array(origins.map { origin in
                 .object([("origin", .string(origin.origin)), ("node_id", origin.nodeID.map(JSONValue.string) ?? .null),
@@ -85,6 +99,11 @@ struct ReplicaStatus {
         for origin in origins {
             let who = origin.origin == identity.incarnation ? "this node" : (origin.nodeID ?? "unknown node")
             lines.append("  \(origin.origin)  \(origin.sequence)  (\(who))")
+        }
+        lines.append(peers.isEmpty ? "peers:      none met yet" : "peers:")
+        for peer in peers {
+            let last = peer.lastSync.map { "last sync \($0.iso8601)" } ?? "never synced"
+            lines.append("  \(peer.nodeID) \(peer.role.rawValue) \(peer.address) \(peer.direction) \(peer.state.rawValue), \(last), sent \(peer.entriesSent), received \(peer.entriesReceived), pending \(peer.pending)")
         }
         return lines
     }

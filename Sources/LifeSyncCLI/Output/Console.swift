@@ -1,7 +1,7 @@
 import Glibc
 
 /// Where a command writes. The binary uses the process's streams; tests capture the text.
-public final class Console {
+public final class Console: @unchecked Sendable {
     private let writeOut: (String) -> Void
     private let writeErr: (String) -> Void
     /// Standard input, read whole, for `-` arguments.

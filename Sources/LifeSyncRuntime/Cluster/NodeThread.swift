@@ -1,0 +1,44 @@
+import Foundation
+import LifeSync
+
+/// A `NodeServer` running on a thread of its own: how the demo and the loopback tests run
+/// several nodes in one process. `stop()` shuts the node down cleanly and waits for it.
+public final class NodeThread: @unchecked Sendable {
+    public let server: NodeServer
+    private let finished = DispatchSemaphore(value: 0)
+    private var stopped = false
+
+    /// Opens the replica at `path` on the node's own connection and starts serving.
+    public init(path: String, configuration: NodeConfiguration, listen: String?, log: @escaping @Sendable (String) -> Void) throws {
+        let replica = try Replica(path: path, clock: SystemClock(), random: SystemRandom())
+        server = try NodeServer(replica: replica, configuration: configuration, listen: listen, log: log)
+        let server = self.server, finished = self.finished
+        let thread = Thread {
+            server.run()
+            finished.signal()
+        }
+        thread.name = "lifesync-node-\(replica.identity.role.rawValue)"
+        thread.start()
+    }
+
+    public var listeningAddress: String? { server.listeningAddress }
+
+    public func stop() {
+        guard !stopped else { return }
+        stopped = true
+        server.requestStop()
+        finished.wait()
+    }
+
+    deinit { stop() }
+}
+
+/// Polls `condition` every 50 ms until it holds or `timeout` seconds pass; returns whether it held.
+public func waitUntil(timeout: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = MonotonicClock.seconds() + timeout
+    while MonotonicClock.seconds() < deadline {
+        if try condition() { return true }
+        usleep(50_000)
+    }
+    return try condition()
+}
