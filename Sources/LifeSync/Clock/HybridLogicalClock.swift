@@ -54,11 +54,17 @@ public struct HybridLogicalClock: Sendable {
         return last
     }
 
+    /// Moves past a stamp from a trusted source (this replica's own file), with no drift bound.
+    public mutating func catchUp(to stamp: HLCTimestamp) {
+        if stamp > last { last = stamp }
+    }
+
     /// Takes in a stamp seen from a peer. Returns false when the stamp was beyond the drift bound
     /// and the clock advanced only to the bound.
     @discardableResult
     public mutating func observe(_ remote: HLCTimestamp, now: Int64) -> Bool {
-        let bound = HLCTimestamp(milliseconds: max(now, 0) + maximumDrift, counter: 0xFFFF)
+        let boundMilliseconds = min(max(now, 0), Int64(1) << 46) + maximumDrift
+        let bound = HLCTimestamp(milliseconds: boundMilliseconds, counter: 0xFFFF)
         let accepted = min(remote, bound)
         if accepted > last { last = accepted }
         return remote <= bound

@@ -81,3 +81,13 @@ public struct Location: Equatable, Sendable {
         self.placeName = placeName
     }
 }
+
+extension LogEntry {
+    /// Equal in everything but `recorded_at`, which an import fills with "now" when a record
+    /// leaves it out: re-importing the same file must find the same entries.
+    public func isSameContent(as other: LogEntry) -> Bool {
+        var copy = other
+        copy.recordedAt = recordedAt
+        return self == copy
+    }
+}

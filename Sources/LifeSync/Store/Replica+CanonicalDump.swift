@@ -5,14 +5,14 @@ extension Replica {
     /// vectors that joined in writes a replica happened to see) is left out.
     public func canonicalDump() throws -> String {
         let live = try database.rows("""
-            SELECT hlc, origin, origin_seq, id, timestamp, recorded_at, source, device_id, category, data
+            SELECT hlc, origin, origin_seq, vv, id, timestamp, recorded_at, source, device_id, category, data
             FROM entries ORDER BY id
             """) { row -> String in
-            let fields = (3...9).map { row.optionalString(Int32($0)) ?? "" }
-            return "E \(row.int64(0)) \(row.string(1)) \(row.int64(2)) " + fields.joined(separator: "\u{1F}")
+            let fields = (4...10).map { row.optionalString(Int32($0)) ?? "" }
+            return "E \(row.int64(0)) \(row.string(1)) \(row.int64(2)) \(row.string(3)) " + fields.joined(separator: "\u{1F}")
         }
-        let dead = try database.rows("SELECT hlc, origin, origin_seq, id FROM tombstones ORDER BY id") {
-            "T \($0.int64(0)) \($0.string(1)) \($0.int64(2)) \($0.string(3))"
+        let dead = try database.rows("SELECT hlc, origin, origin_seq, vv, id FROM tombstones ORDER BY id") {
+            "T \($0.int64(0)) \($0.string(1)) \($0.int64(2)) \($0.string(3)) \($0.string(4))"
         }
         return (live + dead).joined(separator: "\n")
     }

@@ -52,7 +52,7 @@ extension Replica {
                 if try store(id: entry.id, entry: entry, stamp: stamp, previous: nil, ifAbsent: true) {
                     sequence += 1
                     written += 1
-                } else if try self.entry(id: entry.id) != entry {
+                } else if !(try self.entry(id: entry.id).isSameContent(as: entry)) {
                     throw refuse("\(entry.id) already exists with other content")
                 }
             }
@@ -106,7 +106,7 @@ extension Replica {
         let sequence = try nextSequence()
         var stampTime = hlc.tick(now: clock.nowMilliseconds())
         if let previous, previous.stamp.hlc >= stampTime {
-            hlc.observe(previous.stamp.hlc.successor, now: Int64.max / 2)
+            hlc.catchUp(to: previous.stamp.hlc.successor)
             stampTime = previous.stamp.hlc.successor
         }
         var vector = previous?.stamp.vector ?? VersionVector()

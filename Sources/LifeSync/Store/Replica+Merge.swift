@@ -47,22 +47,19 @@ extension Replica {
         switch Merge.decide(local: local.stamp, remote: change.stamp) {
         case .identical:
             outcome.unchanged += 1
-        case .keepLocal(let vector, let conflict):
-            if vector != local.stamp.vector { try storeVector(id: change.id, place: local.place, vector: vector) }
+        case .keepLocal(let conflict):
             if conflict {
                 try recordConflict(id: change.id, loser: change.stamp, loserEntry: change.entry, winner: local.stamp)
                 outcome.conflicts += 1
             }
             outcome.unchanged += 1
-        case .takeRemote(let vector, let conflict):
+        case .takeRemote(let conflict):
             if conflict {
                 let localEntry = local.place == .live ? try entry(id: change.id) : nil
                 try recordConflict(id: change.id, loser: local.stamp, loserEntry: localEntry, winner: change.stamp)
                 outcome.conflicts += 1
             }
-            var stamp = change.stamp
-            stamp.vector = vector
-            try store(id: change.id, entry: change.entry, stamp: stamp, previous: local.place)
+            try store(id: change.id, entry: change.entry, stamp: change.stamp, previous: local.place)
             outcome.applied += 1
         }
     }

@@ -93,10 +93,4 @@ extension Replica {
             return true
         }
     }
-
-    /// Replaces only the version vector of a record whose content stays (a merge the local side won).
-    func storeVector(id: String, place: StoredPlace, vector: VersionVector) throws {
-        let table = place == .live ? "entries" : "tombstones"
-        try database.run("UPDATE \(table) SET vv = ? WHERE id = ?", [.text(vector.description), .text(id)])
-    }
 }

@@ -87,11 +87,15 @@ public final class Replica {
         let database: Database
         do {
             database = try Database(path: path, create: create)
-            // Reading the schema is the first thing that touches the file's contents.
+            // Reading the schema is the first thing that touches the file's contents. Nothing is
+            // written before we know the file is ours (or empty and we were asked to create).
             let tables = try database.rows("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.string(0) }
-            if try database.userVersion == 0, !tables.isEmpty, !tables.contains("meta") {
+            if !tables.isEmpty, !tables.contains("meta") {
                 throw ReplicaError.notAReplica(path: path, reason: "it is a SQLite database of another program (tables: \(tables.prefix(5).joined(separator: ", ")))")
             }
+            let version = try database.userVersion
+            if version > Schema.currentVersion { throw ReplicaError.newerSchema(found: version, supported: Schema.currentVersion) }
+            if tables.isEmpty, !create { throw ReplicaError.notInitialized(path: path) }
             try database.execute("PRAGMA journal_mode = WAL")
             // FULL: a batch we acknowledge must survive a power cut, not only a crash.
             try database.execute("PRAGMA synchronous = FULL")
@@ -126,7 +130,7 @@ public final class Replica {
     func refreshClock() throws {
         if let text = try database.firstRow("SELECT value FROM meta WHERE key = 'hlc'", [], { $0.string(0) }),
            let raw = Int64(text) {
-            hlc.observe(HLCTimestamp(rawValue: raw), now: Int64.max / 2)
+            hlc.catchUp(to: HLCTimestamp(rawValue: raw))
         }
     }
 

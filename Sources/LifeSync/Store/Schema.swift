@@ -86,12 +86,14 @@ enum Schema {
 
     /// Brings `db` to the current version, all steps in one transaction.
     static func migrate(_ db: Database) throws {
-        let found = try db.userVersion
-        guard found <= currentVersion else {
-            throw ReplicaError.newerSchema(found: found, supported: currentVersion)
-        }
-        guard found < currentVersion else { return }
+        // Read the version under the write lock, so two processes creating the same file at once
+        // do not both run the first step.
         try db.transaction {
+            let found = try db.userVersion
+            guard found <= currentVersion else {
+                throw ReplicaError.newerSchema(found: found, supported: currentVersion)
+            }
+            guard found < currentVersion else { return }
             for step in migrations[found...] { try db.execute(step) }
             try db.setUserVersion(currentVersion)
         }

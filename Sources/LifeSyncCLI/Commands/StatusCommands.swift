@@ -50,6 +50,8 @@ struct ReplicaStatus {
     var conflicts: Int
     var origins: [(origin: String, nodeID: String?, role: Role?, sequence: UInt64)]
     var peers: [PeerStatus]
+    /// SHA-256 of the canonical dump: two full replicas have converged when these are equal.
+    var stateHash: String
 
     init(replica: Replica) throws {
         identity = replica.identity
@@ -58,6 +60,7 @@ struct ReplicaStatus {
         tombstones = try replica.tombstoneCount()
         conflicts = try replica.conflicts().count
         origins = try replica.knownOrigins()
+        stateHash = try replica.canonicalHash()
         // What each peer still lacks, computed now from its last known vector (the serving node
         // may be stopped, and writes may have happened since it saved the row).
         let own = try replica.ownOrigins()
@@ -81,6 +84,7 @@ struct ReplicaStatus {
             ("tombstones", .number(Double(tombstones))),
             ("conflicts", .number(Double(conflicts))),
             ("pending", .number(Double(pendingTotal))),
+            ("state_hash", .string(stateHash)),
             ("peers", .array(peers.map(\.json))),
             ("vector", .object(origins.filter { $0.sequence > 0 }.map { ($0.origin, .number(Double($0.sequence))) })),
             ("origins", .array(origins.map { origin in
@@ -95,6 +99,7 @@ struct ReplicaStatus {
                      "incarnation \(identity.incarnation)",
                      "replica     \(path)",
                      "entries     \(entries) live, \(tombstones) deleted, \(conflicts) conflicts kept",
+                     "state hash  \(stateHash)",
                      "vector:"]
         for origin in origins {
             let who = origin.origin == identity.incarnation ? "this node" : (origin.nodeID ?? "unknown node")
