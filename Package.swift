@@ -29,8 +29,9 @@ let package = Package(
         .target(name: "LifeSyncCLI", dependencies: ["LifeSync", "LifeSyncRuntime"]),
         .executableTarget(name: "lifesync", dependencies: ["LifeSyncCLI"]),
 
-        .target(name: "TestSupport", dependencies: ["LifeSync"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["LifeSync", "LifeSyncRuntime"], path: "Tests/TestSupport"),
         .testTarget(name: "LifeSyncTests", dependencies: ["LifeSync", "TestSupport"]),
+        .testTarget(name: "LifeSyncRuntimeTests", dependencies: ["LifeSync", "LifeSyncRuntime", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
     ]
 )

@@ -25,8 +25,11 @@ ip netns del "$tag-probe"
 cleanup() {
     for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
     sleep 0.3
-    for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null; done
-    for ns in "$ns_watch" "$ns_phone" "$ns_mac"; do ip netns del "$ns" 2>/dev/null; done
+    # Anything still running inside our namespaces goes too, whatever started it.
+    for ns in "$ns_watch" "$ns_phone" "$ns_mac"; do
+        for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
+        ip netns del "$ns" 2>/dev/null
+    done
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -62,7 +65,8 @@ W="$work/watch.sqlite" P="$work/phone.sqlite" M="$work/mac.sqlite"
 
 serve() { # namespace db log args...
     local ns=$1 db=$2 log=$3; shift 3
-    in_ns "$ns" "$LIFESYNC" serve --db "$db" --reconnect-max-ms 1000 "$@" >"$log" 2>&1 &
+    # ip execs lifesync in place, so $! is the node's own pid.
+    ip netns exec "$ns" "$LIFESYNC" serve --db "$db" --reconnect-max-ms 1000 "$@" >"$log" 2>&1 </dev/null &
     pids+=($!)
 }
 serve "$ns_phone" "$P" "$work/phone.log" --listen 0.0.0.0:7000

@@ -34,6 +34,12 @@ extension LifeSyncCommandLine {
             }
             signal(SIGINT) { _ in stopSignal = 1 }
             signal(SIGTERM) { _ in stopSignal = 1 }
+            // A parent may have left these blocked (test runners do); a node must always stop on them.
+            var mask = sigset_t()
+            sigemptyset(&mask)
+            sigaddset(&mask, SIGINT)
+            sigaddset(&mask, SIGTERM)
+            pthread_sigmask(SIG_UNBLOCK, &mask, nil)
             console.print("node \(replica.identity.nodeID) (\(role)) serving \(replica.path)"
                           + (server.listeningAddress.map { " on \($0)" } ?? "") + (configuration.peers.isEmpty ? "" : ", peers \(configuration.peers.joined(separator: " "))"))
             server.run(externalStop: { stopSignal != 0 })

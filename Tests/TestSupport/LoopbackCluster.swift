@@ -1,0 +1,62 @@
+import Foundation
+import LifeSync
+import LifeSyncRuntime
+
+/// Nodes on loopback in this process, each on its own thread with its own replica file, plus
+/// separate connections to those files for the test to write and read (as the CLI would).
+public final class LoopbackCluster: @unchecked Sendable {
+    public let directory = TemporaryDirectory("lifesync-cluster")
+    public private(set) var nodes: [String: NodeThread] = [:]
+    public private(set) var logs: [String: [String]] = [:]
+    private let logLock = NSLock()
+
+    public init() {}
+
+    public func path(_ name: String) -> String { directory.file("\(name).sqlite") }
+
+    /// Creates the replica `name` with `role`.
+    @discardableResult
+    public func create(_ name: String, role: Role) throws -> Replica {
+        try Replica.create(path: path(name), role: role, clock: SystemClock(), random: SystemRandom())
+    }
+
+    /// A fresh connection to `name`'s replica.
+    public func open(_ name: String) throws -> Replica {
+        try Replica(path: path(name), clock: SystemClock(), random: SystemRandom())
+    }
+
+    /// Starts node `name` listening on `listen` (port 0 picks one) and dialling `peers`.
+    @discardableResult
+    public func start(_ name: String, listen: String? = "127.0.0.1:0", peers: [String] = [],
+                      configure: (inout NodeConfiguration) -> Void = { _ in }) throws -> NodeThread {
+        var configuration = NodeConfiguration(peers: peers)
+        configuration.reconnectBase = 100
+        configuration.reconnectMaximum = 500
+        configuration.debounce = 50
+        configure(&configuration)
+        let node = try NodeThread(path: path(name), configuration: configuration, listen: listen) { [weak self] line in
+            guard let self else { return }
+            self.logLock.lock(); self.logs[name, default: []].append(line); self.logLock.unlock()
+        }
+        nodes[name] = node
+        return node
+    }
+
+    public func stop(_ name: String) {
+        nodes.removeValue(forKey: name)?.stop()
+    }
+
+    public func log(_ name: String) -> [String] {
+        logLock.lock(); defer { logLock.unlock() }
+        return logs[name] ?? []
+    }
+
+    /// The port node `name` listens on.
+    public func port(_ name: String) -> UInt16 {
+        UInt16(nodes[name]!.listeningAddress!.split(separator: ":").last!)!
+    }
+
+    public func address(_ name: String) -> String { nodes[name]!.listeningAddress! }
+
+    deinit { for node in nodes.values { node.stop() } }
+}
