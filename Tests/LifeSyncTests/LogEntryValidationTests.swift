@@ -444,3 +444,26 @@ private func location(_ members: [(String, JSONValue)]) -> JSONValue { dataWith(
         }
     }
 }
+
+@Suite struct CanonicalDataTests {
+    /// The direct writer must produce exactly the canonical text of the JSON tree, or replicas
+    /// that store through different paths would disagree.
+    @Test func directCanonicalJSONMatchesTheTree() {
+        let random = SeededRandom(seed: 5)
+        for i in 0..<500 {
+            var data = LogData()
+            if random.next(below: 2) == 0 { data.text = ["plain", "with \"quotes\" and \\ and \n", "ünïcödé ☕", ""][Int(random.next(below: 4))] + "\(i)" }
+            if random.next(below: 2) == 0 {
+                data.metric = Metric(name: "m\(i)", value: Double(random.next(below: 100)) / 7, unit: random.next(below: 2) == 0 ? "kg" : nil,
+                                     scaleMin: random.next(below: 2) == 0 ? 0 : nil, scaleMax: random.next(below: 2) == 0 ? 100 : nil)
+            }
+            if random.next(below: 2) == 0 {
+                data.location = Location(latitude: random.nextUnit() * 180 - 90, longitude: random.nextUnit() * 360 - 180,
+                                         accuracy: random.next(below: 2) == 0 ? 5.5 : nil, altitude: random.next(below: 2) == 0 ? -3 : nil,
+                                         placeName: random.next(below: 2) == 0 ? "Café \"Zur Post\"" : nil)
+            }
+            if random.next(below: 2) == 0 { data.tags = (0..<Int(random.next(below: 4))).map { "t\($0)" } }
+            #expect(data.canonicalJSON == data.json.canonicalText)
+        }
+    }
+}

@@ -32,18 +32,23 @@ public enum Identifier {
 
     /// True for a lowercase `8-4-4-4-12` hex UUID with version 4 and the RFC 4122 variant.
     public static func isUUIDv4(_ text: Substring) -> Bool {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 36 else { return false }
-        for (i, b) in bytes.enumerated() {
-            if i == 8 || i == 13 || i == 18 || i == 23 {
+        let utf8 = text.utf8
+        guard utf8.count == 36 else { return false }
+        var i = 0
+        for b in utf8 {
+            switch i {
+            case 8, 13, 18, 23:
                 if b != UInt8(ascii: "-") { return false }
-            } else if !((b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x66)) {
-                return false
+            case 14:
+                if b != UInt8(ascii: "4") { return false }
+            case 19:
+                if !(b == UInt8(ascii: "8") || b == UInt8(ascii: "9") || b == UInt8(ascii: "a") || b == UInt8(ascii: "b")) { return false }
+            default:
+                if !((b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x66)) { return false }
             }
+            i += 1
         }
-        let variant = bytes[19]
-        return bytes[14] == UInt8(ascii: "4")
-            && [UInt8(ascii: "8"), UInt8(ascii: "9"), UInt8(ascii: "a"), UInt8(ascii: "b")].contains(variant)
+        return true
     }
 
     /// The role of a well-formed identifier, or nil when `text` is not `{role}_{uuid-v4}`.

@@ -70,13 +70,17 @@ extension LogEntry {
     /// Entry IDs are `{prefix}_{uuid-v4}`, lowercase; the prefix is the creating role for our own
     /// devices, or a short lowercase word for other sources (`drafts_…`).
     static func validateEntryID(_ id: String, field: String) throws(ValidationError) {
-        guard let underscore = id.firstIndex(of: "_") else {
-            throw ValidationError(field: field, reason: "must look like {role}_{uuid-v4}, got \"\(id.prefix(80))\"")
+        // Byte-wise: this runs for every change a peer sends.
+        let utf8 = id.utf8
+        var prefixLength = 0
+        var prefixOK = true
+        for b in utf8 {
+            if b == UInt8(ascii: "_") { break }
+            if !((b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39)) { prefixOK = false; break }
+            prefixLength += 1
         }
-        let prefix = id[..<underscore]
-        let prefixOK = !prefix.isEmpty && prefix.count <= 16
-            && prefix.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) }
-        guard prefixOK, Identifier.isUUIDv4(id[id.index(after: underscore)...]) else {
+        guard prefixOK, prefixLength > 0, prefixLength <= 16, prefixLength < utf8.count,
+              Identifier.isUUIDv4(Substring(id).dropFirst(prefixLength + 1)) else {
             throw ValidationError(field: field, reason: "must look like {role}_{uuid-v4} in lowercase, got \"\(id.prefix(80))\"")
         }
     }
@@ -176,12 +180,14 @@ extension String {
 struct FieldReader {
     private let members: [(String, JSONValue)]
     private let path: String
-    private var used = Set<String>()
+    /// Which members were read, by position (objects with more than 64 members are refused).
+    private var used: UInt64 = 0
 
     init(_ json: JSONValue, path: String) throws(ValidationError) {
         guard case .object(let members) = json else {
             throw ValidationError(field: path, reason: "must be a JSON object, got \(json.typeName)")
         }
+        guard members.count <= 64 else { throw ValidationError(field: path, reason: "has \(members.count) members; no LifeLog object has that many") }
         self.members = members
         self.path = path
     }
@@ -189,8 +195,9 @@ struct FieldReader {
     private func name(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
 
     mutating func optional(_ key: String) throws(ValidationError) -> JSONValue? {
-        used.insert(key)
-        guard let value = members.first(where: { $0.0 == key })?.1 else { return nil }
+        guard let index = members.firstIndex(where: { $0.0 == key }) else { return nil }
+        used |= 1 << UInt64(index)
+        let value = members[index].1
         if case .null = value { return nil }
         return value
     }
@@ -217,8 +224,8 @@ struct FieldReader {
     }
 
     func refuseUnknown() throws(ValidationError) {
-        if let unknown = members.first(where: { !used.contains($0.0) }) {
-            throw ValidationError(field: name(unknown.0), reason: "unknown field")
+        for (index, member) in members.enumerated() where used & (1 << UInt64(index)) == 0 {
+            throw ValidationError(field: name(member.0), reason: "unknown field")
         }
     }
 }

@@ -15,6 +15,8 @@ public final class NodeCore {
         var status: PeerStatus?
         var sentAll = false
         var receivedAll = false
+        /// Closed because the same two nodes already had another connection.
+        var closedAsDuplicate = false
 
         init(session: SyncSession, dialer: Int?, address: String) {
             self.session = session
@@ -103,9 +105,18 @@ public final class NodeCore {
             try? replica.savePeer(status)
             actions.append(.log("disconnected from \(status.nodeID) (\(conn.address))"))
         }
+        // A dialler that stood down for this peer's own connection dials again now.
+        if let nodeID = conn.status?.nodeID, !stopping {
+            for i in dialers.indices where dialers[i].state == .covered && dialers[i].nodeID == nodeID {
+                dialers[i].state = .waiting(until: now)
+            }
+        }
         if let dialer = conn.dialer {
             dialerVectors[dialer] = conn.session.peerHas
-            if case .connected(let c) = dialers[dialer].state, c == connection, !stopping {
+            if case .connected(let c) = dialers[dialer].state, c == connection, !stopping,
+               conn.closedAsDuplicate, let nodeID = dialers[dialer].nodeID, isConnected(nodeID) {
+                dialers[dialer].state = .covered
+            } else if case .connected(let c) = dialers[dialer].state, c == connection, !stopping {
                 let delay = PeerDialer.backoff(failures: dialers[dialer].failures, base: configuration.reconnectBase,
                                                maximum: configuration.reconnectMaximum, random: random)
                 dialers[dialer].failures += 1
@@ -151,7 +162,7 @@ public final class NodeCore {
         if let due = fallbackAt, now >= due {
             fallbackAt = nil
             actions.append(.log("fallback timer: retrying pending sync"))
-            for i in dialers.indices where dialers[i].state != .connecting {
+            for i in dialers.indices where dialers[i].state != .connecting && dialers[i].state != .covered {
                 if case .connected = dialers[i].state { continue }
                 dialers[i].failures = 0
                 actions += dial(i)
@@ -192,6 +203,7 @@ public final class NodeCore {
         let watch = replica.identity.role == .watch
         for i in dialers.indices {
             if case .connected = dialers[i].state { continue }
+            if dialers[i].state == .covered { continue }
             total += (try? replica.pendingCount(above: dialerVectors[i], allowed: { !watch || own.contains($0) })) ?? 0
         }
         return total
@@ -252,7 +264,9 @@ public final class NodeCore {
         switch event {
         case .handshake(let peer, _):
             var actions: [NodeAction] = []
+            if let dialer = conn.dialer { dialers[dialer].nodeID = peer.nodeID }
             if let duplicate = duplicateConnection(of: peer.nodeID, besides: id) {
+                connections[duplicate]!.closedAsDuplicate = true
                 actions = perform(connections[duplicate]!.session.close(code: .duplicateConnection,
                                                                        message: "already connected to \(peer.nodeID)"), on: duplicate, now: now)
                 if duplicate == id { return actions }
@@ -296,6 +310,7 @@ public final class NodeCore {
         case .clockSkew(let peerMs, let localMs):
             return [.log("warning: \(conn.address)'s clock is \((peerMs - localMs) / 1000) s ahead of ours")]
         case .peerError(let code, let message):
+            if code == ErrorCode.duplicateConnection.rawValue { conn.closedAsDuplicate = true }
             return [.log("peer \(conn.status?.nodeID ?? conn.address) reported error \(code): \(message)")]
         case .protocolError(let error):
             return [.log("protocol error with \(conn.status?.nodeID ?? conn.address): \(error)")]
@@ -317,6 +332,11 @@ public final class NodeCore {
         status.vector = conn.session.peerHas
         conn.status = status
         try? replica.savePeer(status)
+    }
+
+    /// Whether an open, handshaken connection to `nodeID` exists.
+    private func isConnected(_ nodeID: String) -> Bool {
+        connections.values.contains { $0.status?.nodeID == nodeID && $0.session.state == .open }
     }
 
     /// Another open connection to the same node that should yield to this one, if any. Of two

@@ -6,11 +6,15 @@ struct PeerDialer {
         case connecting
         case connected(connection: Int)
         case waiting(until: Int64)
+        /// The peer is connected through a connection it dialled to us: no need to dial it.
+        case covered
     }
 
     let address: String
     var state: State = .idle
     var failures = 0
+    /// The node at this address, once a handshake told us.
+    var nodeID: String?
 
     init(address: String) { self.address = address }
 

@@ -15,17 +15,13 @@ extension Replica {
 
     /// The stored version of record `id`, live or deleted, or nil when the replica never saw it.
     func storedVersion(id: String) throws -> StoredVersion? {
-        if let live = try database.firstRow("SELECT hlc, origin, origin_seq, vv FROM entries WHERE id = ?", [.text(id)], {
-            try Replica.stamp(from: $0, deleted: false)
-        }) {
-            return StoredVersion(stamp: live, place: .live)
+        try database.firstRow("""
+            SELECT hlc, origin, origin_seq, vv, 0 FROM entries WHERE id = ?1
+            UNION ALL SELECT hlc, origin, origin_seq, vv, 1 FROM tombstones WHERE id = ?1
+            """, [.text(id)]) { row in
+            let deleted = row.int64(4) != 0
+            return StoredVersion(stamp: try Replica.stamp(from: row, deleted: deleted), place: deleted ? .tombstone : .live)
         }
-        if let dead = try database.firstRow("SELECT hlc, origin, origin_seq, vv FROM tombstones WHERE id = ?", [.text(id)], {
-            try Replica.stamp(from: $0, deleted: true)
-        }) {
-            return StoredVersion(stamp: dead, place: .tombstone)
-        }
-        return nil
     }
 
     /// Reads `hlc, origin, origin_seq, vv` from the first four columns.
@@ -74,7 +70,7 @@ extension Replica {
             statement.bind(entry.source, at: 4)
             statement.bind(entry.deviceId, at: 5)
             statement.bind(entry.category, at: 6)
-            statement.bind(entry.data.json.canonicalText, at: 7)
+            statement.bind(entry.data.canonicalJSON, at: 7)
             statement.bind(now, at: 8)
             statement.bind(stamp.hlc.rawValue, at: 9)
             statement.bind(stamp.origin, at: 10)

@@ -18,17 +18,20 @@ extension JSONValue {
     }
 
     public static func parse(bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
-        var parser = JSONParser(bytes: bytes)
-        return try parser.parseDocument()
+        try bytes.withUnsafeBufferPointer { (buffer) throws(JSONParseError) -> JSONValue in
+            var parser = JSONParser(bytes: buffer)
+            return try parser.parseDocument()
+        }
     }
 }
 
-/// A recursive-descent parser over UTF-8 bytes.
+/// A recursive-descent parser over UTF-8 bytes. It reads the caller's buffer in place: parsing
+/// runs for every entry a peer sends, so it avoids copying.
 struct JSONParser {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {
         skipSpace()
@@ -84,7 +87,10 @@ struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
             let keyOffset = index
             let key = try parseString()
-            guard seen.insert(key).inserted else {
+            // Small objects (every entry's) check duplicates by a scan; large ones by a set.
+            let duplicate = members.count < 16 ? members.contains { $0.0 == key } : !seen.insert(key).inserted
+            if members.count == 15 { seen = Set(members.map(\.0)); seen.insert(key) }
+            guard !duplicate else {
                 throw JSONParseError(message: "duplicate member \"\(key)\"", offset: keyOffset)
             }
             skipSpace()
@@ -118,22 +124,39 @@ struct JSONParser {
 
     private mutating func parseString() throws(JSONParseError) -> String {
         index += 1
-        var out: [UInt8] = []
-        var start = index
+        let start = index
+        var ascii = true
+        // Fast path: no escapes, so the string is a slice of the input.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                index += 1
+                if ascii { return String(decoding: slice, as: UTF8.self) }
+                guard let string = String(validating: slice, as: UTF8.self) else { throw fail("string is not valid UTF-8") }
+                return string
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw fail("control character in a string") }
+            if byte >= 0x80 { ascii = false }
+            index += 1
+        }
+        var out = Array(bytes[start..<index])
+        var runStart = index
         while true {
             guard index < bytes.count else { throw fail("unterminated string") }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                out.append(contentsOf: bytes[start..<index])
+                out.append(contentsOf: bytes[runStart..<index])
                 index += 1
                 break
             }
             if byte < 0x20 { throw fail("control character in a string") }
             if byte == UInt8(ascii: "\\") {
-                out.append(contentsOf: bytes[start..<index])
+                out.append(contentsOf: bytes[runStart..<index])
                 index += 1
                 try parseEscape(into: &out)
-                start = index
+                runStart = index
                 continue
             }
             index += 1
@@ -215,7 +238,7 @@ struct JSONParser {
             guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number: digit expected in exponent") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
-        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         guard let value = Double(text), value.isFinite else {
             throw JSONParseError(message: "number out of range", offset: start)
         }

@@ -5,16 +5,16 @@ struct BatchBuilder {
     var maximumBytes: Int
 
     /// Returns nil when there is nothing to send. `allowed` filters origins (role policy).
-    func next(from replica: Replica, sentUpTo: VersionVector, allowed: (String) -> Bool) throws -> (changes: [Change], through: VersionVector)? {
+    func next(from replica: Replica, sentUpTo: VersionVector, allowed: (String) -> Bool) throws -> (changes: [EncodedChange], through: VersionVector)? {
         try replica.readSnapshot {
             let vector = try replica.replicaVector()
-            var changes: [Change] = []
+            var changes: [EncodedChange] = []
             var through = VersionVector()
             var bytes = 0
             for entry in vector.entries where entry.sequence > sentUpTo[entry.origin] && allowed(entry.origin) {
                 let room = maximumChanges - changes.count
                 guard room > 0, bytes < maximumBytes else { break }
-                let rows = try replica.changes(origin: entry.origin, after: sentUpTo[entry.origin], limit: room)
+                let rows = try replica.encodedChanges(origin: entry.origin, after: sentUpTo[entry.origin], limit: room)
                 var taken = 0
                 for change in rows {
                     let size = BatchBuilder.approximateSize(change)
@@ -37,9 +37,8 @@ struct BatchBuilder {
         }
     }
 
-    /// Enough to keep a batch under its byte bound without encoding it twice.
-    static func approximateSize(_ change: Change) -> Int {
-        guard let entry = change.entry else { return 120 }
-        return 400 + (entry.data.text?.utf8.count ?? 0) + (entry.data.tags?.reduce(0) { $0 + $1.utf8.count + 3 } ?? 0)
+    /// The change's bytes in a BATCH, near enough: its entry plus the fixed fields and vector.
+    static func approximateSize(_ change: EncodedChange) -> Int {
+        change.entryJSON.count + 64 + 10 * change.stamp.vector.entries.count
     }
 }

@@ -187,9 +187,10 @@ public final class SyncSession {
         case .caughtUp:
             actions.append(.event(.receivedAll))
         case .syncRequest(let vector):
+            // The peer's word on what it holds; what is in flight is still on its way and is not
+            // sent again.
             peerHas = vector
-            sentUpTo = vector
-            inFlight.removeAll()
+            sentUpTo = inFlight.reduce(vector) { $0.joined(with: $1.through) }
             reportedSentAll = false
             pump(now: now, actions: &actions)
         case .ping(let nonce):
@@ -291,7 +292,7 @@ public final class SyncSession {
     private func pump(now: Int64, actions: inout [SessionAction]) {
         let builder = BatchBuilder(maximumChanges: configuration.batchMaximumChanges, maximumBytes: configuration.batchMaximumBytes)
         while inFlight.count < configuration.window {
-            let next: (changes: [Change], through: VersionVector)?
+            let next: (changes: [EncodedChange], through: VersionVector)?
             do {
                 next = try builder.next(from: replica, sentUpTo: sentUpTo, allowed: mayForward)
             } catch {
@@ -305,8 +306,7 @@ public final class SyncSession {
                 guard let nodeID = known.nodeID, let role = known.role else { return nil }
                 return OriginInfo(origin: known.origin, nodeID: nodeID, role: role)
             }
-            let batch = Batch(id: id, origins: origins, changes: next.changes, through: next.through)
-            actions.append(.send(Message.batch(batch).encoded()))
+            actions.append(.send(Message.encodedBatch(id: id, origins: origins, changes: next.changes, through: next.through)))
             actions.append(.event(.sent(batchID: id, changes: next.changes.count)))
             sentUpTo = sentUpTo.joined(with: next.through)
             inFlight.append((id, next.through, next.changes.count))

@@ -39,7 +39,7 @@ extension Message {
             w.u64(UInt64(bitPattern: hello.clock.rawValue))
             Message.writeVector(hello.vector, to: &w)
         case .batch(let batch):
-            Message.writeBatch(batch, to: &w)
+            Message.writeBatch(id: batch.id, origins: batch.origins, changes: batch.changes.map(\.encoded), through: batch.through, to: &w)
         case .ack(let ack):
             w.u64(ack.batchID)
             w.u32(ack.applied)
@@ -92,28 +92,35 @@ extension Message {
         }
     }
 
-    static func writeBatch(_ batch: Batch, to w: inout ByteWriter) {
+    /// A whole BATCH frame from changes already encoded (the session's sending path).
+    public static func encodedBatch(id: UInt64, origins: [OriginInfo], changes: [EncodedChange], through: VersionVector) -> [UInt8] {
+        var w = ByteWriter(capacity: changes.reduce(64) { $0 + $1.entryJSON.count + 96 })
+        writeBatch(id: id, origins: origins, changes: changes, through: through, to: &w)
+        return Framing.frame(.batch, w.bytes)
+    }
+
+    static func writeBatch(id: UInt64, origins: [OriginInfo], changes: [EncodedChange], through: VersionVector, to w: inout ByteWriter) {
         // The origin table: every origin the batch names, ascending, each once.
         var names = Set<String>()
-        for change in batch.changes {
+        for change in changes {
             names.insert(change.stamp.origin)
             for entry in change.stamp.vector.entries { names.insert(entry.origin) }
         }
-        for entry in batch.through.entries { names.insert(entry.origin) }
+        for entry in through.entries { names.insert(entry.origin) }
         let table = names.sorted()
         var index: [String: UInt16] = [:]
         for (i, name) in table.enumerated() { index[name] = UInt16(i) }
-        let known = Dictionary(batch.origins.map { ($0.origin, $0) }, uniquingKeysWith: { a, _ in a })
+        let known = Dictionary(origins.map { ($0.origin, $0) }, uniquingKeysWith: { a, _ in a })
 
-        w.u64(batch.id)
+        w.u64(id)
         w.u16(UInt16(table.count))
         for name in table {
             w.string(name)
             w.string(known[name]?.nodeID ?? "")
             w.u8(known[name]?.role?.wireCode ?? 0)
         }
-        w.u32(UInt32(batch.changes.count))
-        for change in batch.changes {
+        w.u32(UInt32(changes.count))
+        for change in changes {
             w.u8(1)
             w.u8(change.stamp.deleted ? 1 : 0)
             w.string(change.id)
@@ -125,10 +132,10 @@ extension Message {
                 w.u16(index[entry.origin]!)
                 w.u64(entry.sequence)
             }
-            w.blob(change.entry.map { Array($0.json.canonicalText.utf8) } ?? [])
+            w.blob(change.entryJSON)
         }
-        w.u16(UInt16(batch.through.entries.count))
-        for entry in batch.through.entries {
+        w.u16(UInt16(through.entries.count))
+        for entry in through.entries {
             w.u16(index[entry.origin]!)
             w.u64(entry.sequence)
         }

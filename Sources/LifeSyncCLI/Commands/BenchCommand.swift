@@ -6,7 +6,7 @@ extension LifeSyncCommandLine {
     static let benchCommand = Command(
         spec: CommandSpec(
             name: "bench", summary: "measure throughput against a raw baseline in the same run",
-            positionals: ["import"],
+            positionals: ["import|sync"],
             options: [OptionSpec(name: "--count", kind: .value, valueName: "N", help: "entries to generate (default 100000)"),
                       OptionSpec(name: "--dir", kind: .value, valueName: "DIR", help: "where to put the bench databases (default: a temporary folder)"),
                       CommandSpec.jsonFlag],
@@ -14,6 +14,10 @@ extension LifeSyncCommandLine {
             import   imports N generated entries into a new replica (validation, HLC stamps, version vectors,
                      change log) and, in the same run, inserts the same rows with one raw prepared SQLite
                      statement into the LifeLog schema; prints both rates and their ratio.
+            sync     replicates N entries written offline on a watch to a fresh phone over loopback TCP (two
+                     `lifesync serve` processes; the watch is killed and restarted half-way), next to raw
+                     SQLite inserts of the same rows; prints the rates, the phone's peak RSS and how many
+                     entries it received twice.
             """),
         run: { arguments, context in
             let which = arguments.positional(0)!
@@ -25,8 +29,11 @@ extension LifeSyncCommandLine {
             case "import":
                 let report = try ImportBench.run(count: count, directory: dir)
                 context.console.print(arguments.flag("--json") ? report.json.prettyText : report.text)
+            case "sync":
+                let report = try SyncBench.run(count: count, directory: dir)
+                context.console.print(arguments.flag("--json") ? report.json.prettyText : report.text)
             default:
-                throw CLIError.usage("unknown benchmark '\(which)' (available: import)", command: arguments.spec)
+                throw CLIError.usage("unknown benchmark '\(which)' (available: import, sync)", command: arguments.spec)
             }
             return 0
         })

@@ -1,0 +1,96 @@
+import Foundation
+import LifeSync
+import LifeSyncRuntime
+
+/// Replicates entries written offline on a watch to a fresh phone over loopback TCP, with both
+/// nodes as real `lifesync serve` processes, and in the same run inserts the same rows with raw
+/// SQLite. Half-way the watch is killed (SIGKILL) and restarted: whatever the phone receives
+/// beyond the entries themselves was sent twice.
+enum SyncBench {
+    static func run(count: Int, directory: String) throws -> BenchReport {
+        let binary = try selfExecutable()
+        let entries = BenchWorkload.entries(count: count)
+        let rawPath = directory + "/raw.sqlite", watchPath = directory + "/watch.sqlite", phonePath = directory + "/phone.sqlite"
+        for path in [rawPath, watchPath, phonePath] { ImportBench.removeDatabase(path) }
+        let rawSeconds = try RawSQLiteBaseline.insert(RawSQLiteBaseline.rows(entries), path: rawPath, now: MonotonicClock.seconds)
+        ImportBench.removeDatabase(rawPath)
+
+        let watch = try Replica.create(path: watchPath, role: .watch, clock: SystemClock(), random: SystemRandom())
+        try watch.importEntries(entries)
+        let origin = watch.identity.incarnation
+        let phone = try Replica.create(path: phonePath, role: .phone, clock: SystemClock(), random: SystemRandom())
+        let port = try freeLoopbackPort()
+        let phoneProcess = try spawn(binary, ["serve", "--db", phonePath, "--listen", "127.0.0.1:\(port)"], log: directory + "/phone.log")
+        defer { phoneProcess.terminate(); phoneProcess.waitUntilExit() }
+        var watchProcess = try spawn(binary, ["serve", "--db", watchPath, "--peer", "127.0.0.1:\(port)", "--reconnect-max-ms", "200"], log: directory + "/watch.log")
+        defer { watchProcess.terminate(); watchProcess.waitUntilExit() }
+
+        let start = MonotonicClock.seconds()
+        func received() -> UInt64 { (try? phone.replicaVector()[origin]) ?? 0 }
+        guard waitUntil(timeout: 600, { received() >= UInt64(count / 2) }) else { throw CLIError.refused("bench sync: the phone stalled") }
+        kill(watchProcess.processIdentifier, SIGKILL)
+        watchProcess.waitUntilExit()
+        watchProcess = try spawn(binary, ["serve", "--db", watchPath, "--peer", "127.0.0.1:\(port)", "--reconnect-max-ms", "200"], log: directory + "/watch2.log")
+        guard waitUntil(timeout: 600, { received() >= UInt64(count) }) else { throw CLIError.refused("bench sync: the phone stalled") }
+        let syncSeconds = MonotonicClock.seconds() - start
+        let stored = try phone.liveEntryCount()
+        precondition(stored == count, "bench sync: the phone holds \(stored) of \(count) entries")
+        let rss = peakResidentMebibytes(phoneProcess.processIdentifier)
+        let phoneLog = (try? String(contentsOfFile: directory + "/phone.log", encoding: .utf8)) ?? ""
+        let receivedChanges = phoneLog.split(separator: "\n").compactMap { line -> Int? in
+            guard let range = line.range(of: "] received "), line.contains(" change(s) from ") else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
+        }.reduce(0, +)
+
+        let rawRate = Double(count) / rawSeconds, syncRate = Double(count) / syncSeconds
+        return BenchReport(title: "sync \(count) entries watch → fresh phone over loopback TCP (watch killed and restarted half-way)", figures: [
+            ("raw SQLite inserts (entries/s)", rawRate, "entries/s"),
+            ("replication (entries/s)", syncRate, "entries/s"),
+            ("ratio replication / raw", syncRate / rawRate, "x"),
+            ("phone peak RSS", rss, "MiB"),
+            ("entries received twice", Double(max(0, receivedChanges - count)), "entries"),
+        ])
+    }
+
+    static func selfExecutable() throws -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { throw CLIError.refused("cannot find the lifesync binary") }
+        return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func spawn(_ binary: String, _ arguments: [String], log: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        FileManager.default.createFile(atPath: log, contents: nil)
+        let handle = FileHandle(forWritingAtPath: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        return process
+    }
+
+    /// A port the kernel just had free on 127.0.0.1.
+    static func freeLoopbackPort() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard ok else { throw CLIError.refused("cannot find a free port on 127.0.0.1") }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    /// VmHWM of a live process, in MiB.
+    static func peakResidentMebibytes(_ pid: Int32) -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kib = Double(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
+        return kib / 1024
+    }
+}
