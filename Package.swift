@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "LifeSync", targets: ["LifeSync"]),
         .library(name: "LifeSyncRuntime", targets: ["LifeSyncRuntime"]),
+        .library(name: "LifeSyncSimulation", targets: ["LifeSyncSimulation"]),
         .executable(name: "lifesync", targets: ["lifesync"]),
     ],
     targets: [
@@ -25,12 +26,15 @@ let package = Package(
         .target(name: "LifeSync", dependencies: ["CSQLite", "CCrypto"], linkerSettings: [.linkedLibrary("m")]),
         // The thin shell: the system clock and randomness, sockets, files, the node daemon.
         .target(name: "LifeSyncRuntime", dependencies: ["LifeSync"]),
+        // Many nodes on virtual time with one seeded PRNG, driving the same core as the daemon.
+        .target(name: "LifeSyncSimulation", dependencies: ["LifeSync"], path: "Simulation"),
         // Command parsing and the commands themselves, kept out of main.swift so tests can call them.
-        .target(name: "LifeSyncCLI", dependencies: ["LifeSync", "LifeSyncRuntime"]),
+        .target(name: "LifeSyncCLI", dependencies: ["LifeSync", "LifeSyncRuntime", "LifeSyncSimulation"]),
         .executableTarget(name: "lifesync", dependencies: ["LifeSyncCLI"]),
 
         .target(name: "TestSupport", dependencies: ["LifeSync", "LifeSyncRuntime"], path: "Tests/TestSupport"),
         .testTarget(name: "LifeSyncTests", dependencies: ["LifeSync", "TestSupport"]),
+        .testTarget(name: "SimulationTests", dependencies: ["LifeSync", "LifeSyncSimulation", "TestSupport"]),
         .testTarget(name: "LifeSyncRuntimeTests", dependencies: ["LifeSync", "LifeSyncRuntime", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
     ]

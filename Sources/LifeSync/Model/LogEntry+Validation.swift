@@ -234,7 +234,7 @@ extension LogEntry {
     /// Validates a complete entry, as stored or as received from a peer: nothing is defaulted,
     /// every required field must be present.
     public static func validatedComplete(from json: JSONValue) throws(ValidationError) -> LogEntry {
-        for key in ["id", "timestamp", "recorded_at", "source", "device_id", "data"] where json[key] == nil {
+        for key in ["id", "timestamp", "recorded_at", "source", "device_id", "data"] where json[key] == nil || json[key] == .null {
             if case .object = json { throw ValidationError(field: key, reason: "is required") }
         }
         let unused = EntryDefaults(makeID: { "" }, recordedAt: Timestamp(millisecondsSince1970: 0), timestamp: nil, source: "", deviceId: "")

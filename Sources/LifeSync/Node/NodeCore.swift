@@ -37,6 +37,8 @@ public final class NodeCore {
     var nextPoll: Int64
     var lastDataVersion: Int64
     var pendingCheckDue = true
+    /// Connections closing as duplicates: further sends on them are dropped.
+    var silenced = Set<Int>()
     var stopping = false
     /// Last known vector of each dialled peer, to judge what is pending while it is away.
     var dialerVectors: [VersionVector]
@@ -97,6 +99,7 @@ public final class NodeCore {
 
     /// The transport closed (by the peer, an error, or after our own close).
     public func closed(connection: Int, now: Int64) -> [NodeAction] {
+        silenced.remove(connection)
         guard let conn = connections.removeValue(forKey: connection) else { return [] }
         conn.session.transportClosed()
         var actions: [NodeAction] = []
@@ -246,6 +249,8 @@ public final class NodeCore {
         for action in sessionActions {
             switch action {
             case .send(let bytes):
+                // A connection closed as a duplicate mid-list sends nothing after its ERROR.
+                if silenced.contains(id) { continue }
                 actions.append(.send(connection: id, bytes: bytes))
             case .close(let reason):
                 actions.append(.log("closing connection to \(connections[id]?.status?.nodeID ?? connections[id]?.address ?? "?"): \(reason)"))
@@ -269,6 +274,7 @@ public final class NodeCore {
                 connections[duplicate]!.closedAsDuplicate = true
                 actions = perform(connections[duplicate]!.session.close(code: .duplicateConnection,
                                                                        message: "already connected to \(peer.nodeID)"), on: duplicate, now: now)
+                silenced.insert(duplicate)
                 if duplicate == id { return actions }
             }
             if let dialer = conn.dialer { dialers[dialer].failures = 0 }

@@ -23,6 +23,8 @@ public final class Database {
         var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         flags |= SQLITE_OPEN_NOMUTEX
+        // `file:` URIs let the simulator keep each node's replica in shared memory.
+        if path.hasPrefix("file:") { flags |= SQLITE_OPEN_URI }
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"

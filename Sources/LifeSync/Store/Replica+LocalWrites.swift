@@ -105,14 +105,14 @@ extension Replica {
     func writeLocal(id: String, entry: LogEntry?, previous: StoredVersion?) throws {
         let sequence = try nextSequence()
         var stampTime = hlc.tick(now: clock.nowMilliseconds())
-        if let previous, previous.stamp.hlc >= stampTime {
+        if let previous, previous.stamp.hlc >= stampTime, !plantedBugs.contains(.stampIgnoresCausality) {
             hlc.catchUp(to: previous.stamp.hlc.successor)
             stampTime = previous.stamp.hlc.successor
         }
         var vector = previous?.stamp.vector ?? VersionVector()
         vector[identity.incarnation] = sequence
         let stamp = VersionStamp(hlc: stampTime, origin: identity.incarnation, sequence: sequence, vector: vector, deleted: entry == nil)
-        assert(previous.map { $0.stamp.precedes(stamp) } ?? true, "a local write must be stamped after the version it replaces")
+        assert(previous.map { $0.stamp.precedes(stamp) } ?? true || !plantedBugs.isEmpty, "a local write must be stamped after the version it replaces")
         try store(id: id, entry: entry, stamp: stamp, previous: previous?.place)
     }
 

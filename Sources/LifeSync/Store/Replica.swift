@@ -31,11 +31,13 @@ public final class Replica {
     let clock: WallClock
     let random: RandomSource
     var hlc: HybridLogicalClock
+    /// Deliberate defects, for the simulator's planted-bug tests only.
+    public var plantedBugs: PlantedBugs = []
 
     /// Opens an existing replica. Refuses a missing file, a file that is not SQLite, a SQLite
     /// file of another program, and a schema newer than this build.
     public convenience init(path: String, clock: WallClock, random: RandomSource) throws {
-        if path != ":memory:" && !Replica.fileExists(path) { throw ReplicaError.notInitialized(path: path) }
+        if path != ":memory:" && !path.hasPrefix("file:") && !Replica.fileExists(path) { throw ReplicaError.notInitialized(path: path) }
         let database = try Replica.openDatabase(path: path, create: false)
         guard let identity = try Replica.readIdentity(database) else {
             throw ReplicaError.notInitialized(path: path)
@@ -160,7 +162,16 @@ public final class Replica {
         }
     }
 
-    /// Remembers which node an origin belongs to (learned in a handshake or a batch).
+    /// Learns which node an origin belongs to from a batch: only an origin not known yet, so a
+    /// batch can never reassign an incarnation the handshake checks vouched for.
+    public func recordOriginIfUnknown(_ origin: String, nodeID: String, role: Role) throws {
+        try database.run("""
+            INSERT INTO replica_vector(origin, seq, node_id, role) VALUES (?, 0, ?, ?)
+            ON CONFLICT(origin) DO UPDATE SET node_id = excluded.node_id, role = excluded.role WHERE node_id IS NULL
+            """, [.text(origin), .text(nodeID), .text(role.rawValue)])
+    }
+
+    /// Remembers which node an origin belongs to (learned in a handshake).
     public func recordOrigin(_ origin: String, nodeID: String, role: Role) throws {
         try database.run("""
             INSERT INTO replica_vector(origin, seq, node_id, role) VALUES (?, 0, ?, ?)

@@ -4,12 +4,13 @@ import CCrypto
 /// deprecated in OpenSSL 3).
 ///
 /// ```swift
-/// var hasher = SHA256()
+/// let hasher = SHA256()
 /// hasher.update("abc".utf8)
 /// hasher.finalize().hex   // "ba7816bf…"
 /// ```
-public struct SHA256: ~Copyable {
+public final class SHA256 {
     private let context: OpaquePointer
+    private var finished = false
 
     public init() {
         guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
@@ -20,19 +21,22 @@ public struct SHA256: ~Copyable {
 
     deinit { EVP_MD_CTX_free(context) }
 
-    public mutating func update(_ buffer: UnsafeRawBufferPointer) {
+    public func update(_ buffer: UnsafeRawBufferPointer) {
+        precondition(!finished, "SHA256 used after finalize()")
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         let ok = EVP_DigestUpdate(context, base, buffer.count)
         precondition(ok == 1, "EVP_DigestUpdate failed")
     }
 
-    public mutating func update<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
+    public func update<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
         let array = Array(bytes)
         array.withUnsafeBytes { update($0) }
     }
 
     /// The digest of everything passed to `update`.
-    public consuming func finalize() -> Digest {
+    public func finalize() -> Digest {
+        precondition(!finished, "SHA256 finalized twice")
+        finished = true
         var out = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         let ok = EVP_DigestFinal_ex(context, &out, &length)
@@ -42,7 +46,7 @@ public struct SHA256: ~Copyable {
 
     /// The SHA-256 of `bytes` in one call.
     public static func hash<S: Sequence>(_ bytes: S) -> Digest where S.Element == UInt8 {
-        var hasher = SHA256()
+        let hasher = SHA256()
         hasher.update(bytes)
         return hasher.finalize()
     }

@@ -263,7 +263,7 @@ public final class SyncSession {
                 outcome = try replica.apply(batch.changes, through: batch.through)
             }
             for origin in batch.origins {
-                if let nodeID = origin.nodeID, let role = origin.role { try replica.recordOrigin(origin.origin, nodeID: nodeID, role: role) }
+                if let nodeID = origin.nodeID, let role = origin.role { try replica.recordOriginIfUnknown(origin.origin, nodeID: nodeID, role: role) }
             }
         } catch {
             throw WireError(.storageFailure, "could not store batch \(batch.id): \(error)")

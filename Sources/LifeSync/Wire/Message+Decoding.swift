@@ -2,7 +2,10 @@ extension Message {
     /// Limits on what a peer may send, checked while decoding (PROTOCOL.md §3).
     public enum Limits {
         public static let maximumChangesPerBatch = 10_000
-        public static let maximumEntryBytes = 256 * 1024
+        /// The largest canonical entry the validation rules allow is about 600 KB (64 KiB of text
+        /// that is all control characters, escaped six bytes each, plus 64 tags of 256): 1 MiB
+        /// leaves room, so nothing valid locally is refused by a peer.
+        public static let maximumEntryBytes = 1024 * 1024
         public static let maximumChunkBytes = 4 * 1024 * 1024
         public static let maximumStringBytes = 1024
     }

@@ -1,0 +1,81 @@
+import LifeSync
+
+extension Simulator {
+    /// Converged: every full replica is up and holds the same state, and each node's own writes
+    /// have reached every full replica.
+    func checkConvergence() -> Bool {
+        let full = names.filter { nodes[$0]!.role.isFullReplica }
+        guard full.allSatisfy({ nodes[$0]!.isUp }), let first = full.first else { return false }
+        guard let hashes = try? full.map({ try nodes[$0]!.replica!.canonicalHash() }), Set(hashes).count == 1 else { return false }
+        guard let vectors = try? full.map({ try nodes[$0]!.replica!.replicaVector() }) else { return false }
+        for name in names {
+            guard let replica = nodes[name]?.replica ?? (try? Replica(path: nodes[name]!.path, clock: nodes[name]!.clock, random: nodeRandom)) else { return false }
+            guard let own = try? replica.ownOrigins(), let vector = try? replica.replicaVector() else { return false }
+            for origin in own where vector[origin] > 0 {
+                if vectors.contains(where: { $0[origin] < vector[origin] }) { return false }
+            }
+        }
+        _ = first
+        return true
+    }
+}
+
+/// The invariants of DESIGN.md, checked against the write ledger once the run has settled.
+struct InvariantChecker {
+    let simulator: Simulator
+
+    func check() -> [String] {
+        let full = simulator.names.filter { simulator.nodes[$0]!.role.isFullReplica }
+        guard let reference = full.first.flatMap({ simulator.nodes[$0]?.replica }) else { return [] }
+        var violations: [String] = []
+        // Every loser any node kept.
+        var kept = Set<String>()
+        for name in simulator.names {
+            guard let replica = simulator.nodes[name]?.replica else { continue }
+            for conflict in (try? replica.conflicts()) ?? [] { kept.insert("\(conflict.entryID)|\(conflict.loser.origin)|\(conflict.loser.sequence)") }
+        }
+        for id in simulator.ledger.ids {
+            let writes = simulator.ledger.writes(to: id)
+            guard let final = try? reference.versionStamp(id: id) else {
+                violations.append("no acknowledged write lost: \(id) (written on \(writes[0].node)) is missing from the full replicas")
+                continue
+            }
+            // Accounted for: the final version, one it had seen, a kept loser, or one seen by a write
+            // that is itself accounted for (a local edit superseded by a later edit that lost).
+            var accounted = Set<String>()
+            for write in writes {
+                let w = write.stamp
+                if (w.origin == final.origin && w.sequence == final.sequence) || final.vector[w.origin] >= w.sequence
+                    || kept.contains("\(id)|\(w.origin)|\(w.sequence)") { accounted.insert(w.sequenceKey) }
+            }
+            var grew = true
+            while grew {
+                grew = false
+                for write in writes where !accounted.contains(write.stamp.sequenceKey) {
+                    if writes.contains(where: { accounted.contains($0.stamp.sequenceKey) && $0.stamp.vector[write.stamp.origin] >= write.stamp.sequence }) {
+                        accounted.insert(write.stamp.sequenceKey)
+                        grew = true
+                    }
+                }
+            }
+            for write in writes {
+                let w = write.stamp
+                let isFinal = w.origin == final.origin && w.sequence == final.sequence
+                // Invariant 3: a causally later write always wins.
+                if !isFinal && w.vector[final.origin] >= final.sequence {
+                    let kind = w.deleted && !final.deleted ? "no resurrection" : "causality"
+                    violations.append("\(kind): \(id): the write \(w.origin.prefix(8))#\(w.sequence) on \(write.node) had seen the final version \(final.origin.prefix(8))#\(final.sequence) but lost to it")
+                }
+                // Invariant 2: present, superseded by a causally later write, or kept as a loser.
+                if !accounted.contains(write.stamp.sequenceKey) {
+                    violations.append("no acknowledged write lost: \(id): the write \(w.origin.prefix(8))#\(w.sequence) on \(write.node) at \(write.time) ms is neither the final version (\(final.origin.prefix(8))#\(final.sequence)\(final.deleted ? " delete" : ""), vector \(final.vector.entries.map { "\($0.origin.prefix(8))=\($0.sequence)" })), nor seen by it, nor kept in a conflicts table")
+                }
+            }
+        }
+        return Array(violations.prefix(20))
+    }
+}
+
+extension VersionStamp {
+    var sequenceKey: String { "\(origin)#\(sequence)" }
+}

@@ -1,0 +1,73 @@
+import LifeSync
+
+/// What one simulated run does: the nodes, how long, how hostile. Every field has a default
+/// that makes the default scenario of `lifesync simulate`.
+public struct SimulationOptions: Sendable {
+    /// Node roles in order; names are `role` plus a number when a role repeats (watch1, watch2).
+    public var roles: [Role] = [.phone, .mac, .watch, .watch]
+    /// Simulated length of the safety phase (faults and writes), ms.
+    public var duration: Int64 = 120_000
+    /// The liveness phase must reach convergence within this long after healing, ms.
+    public var settleLimit: Int64 = 900_000
+    /// Local writes during the safety phase.
+    public var operations = 120
+    /// Whether to inject faults at all.
+    public var faults = true
+    /// Mean fault events during the safety phase.
+    public var faultCount = 12
+    /// One-way link latency bounds, ms.
+    public var latency: ClosedRange<Int64> = 1...80
+    /// Bytes per ms a link carries (bandwidth).
+    public var bandwidth: Int64 = 2_000
+    /// Largest clock offset a node starts with, ms (± this).
+    public var clockSkew: Int64 = 120_000
+    /// Defects to plant, for the tests that prove the checker can fail.
+    public var plantedBugs: PlantedBugs = []
+    /// Scripted events instead of (or on top of) random ones.
+    public var script: [ScriptedEvent] = []
+    /// When true, no random workload or faults: only the script.
+    public var scriptOnly = false
+
+    public init() {}
+
+    /// Node names for the roles, e.g. ["phone", "mac", "watch1", "watch2"].
+    public var nodeNames: [String] {
+        var counts: [Role: Int] = [:]
+        for role in roles { counts[role, default: 0] += 1 }
+        var seen: [Role: Int] = [:]
+        return roles.map { role in
+            seen[role, default: 0] += 1
+            return counts[role]! > 1 ? "\(role.rawValue)\(seen[role]!)" : role.rawValue
+        }
+    }
+}
+
+/// One step of a scripted scenario (`--scenario FILE`), at a simulated time in ms.
+public struct ScriptedEvent: Equatable, Sendable {
+    public enum Action: Equatable, Sendable {
+        /// A new entry written on the node.
+        case add(node: String)
+        /// An update of a random live entry the node holds.
+        case update(node: String)
+        case delete(node: String)
+        /// Cut the node off from everyone (both directions).
+        case isolate(node: String)
+        /// Traffic from `from` to `to` is dropped (one way).
+        case block(from: String, to: String)
+        case heal
+        case crash(node: String)
+        case restart(node: String)
+        /// Move the node's wall clock by `by` ms (negative: backwards).
+        case clockJump(node: String, by: Int64)
+        /// Remove the link between two nodes for good (no dialling either way).
+        case unlink(a: String, b: String)
+    }
+
+    public var time: Int64
+    public var action: Action
+
+    public init(time: Int64, action: Action) {
+        self.time = time
+        self.action = action
+    }
+}

@@ -1,0 +1,85 @@
+import LifeSync
+
+/// The simulated network: dials, in-order delivery with latency, bandwidth and retransmission
+/// delays, one-way and two-way partitions, and resets that cut a frame in half.
+extension Simulator {
+    func isBlocked(_ from: String, _ to: String) -> Bool { blocked.contains(Simulator.direction(from, to)) }
+
+    func completeDial(from name: String, peer: Int, to address: String) {
+        guard let dialer = nodes[name], let core = dialer.core else { return }
+        // A dial needs the target up and both directions open (SYN one way, SYN-ACK the other).
+        guard let target = nodes[address], let targetCore = target.core, !isBlocked(name, address), !isBlocked(address, name),
+              !unlinked.contains(Simulator.pair(name, address)) else {
+            trace.record(now, "dial \(name)->\(address) failed")
+            perform(core.connectFailed(peer: peer, reason: "unreachable", now: now), on: name)
+            return
+        }
+        let id = nextConnection
+        nextConnection += 1
+        let latency = options.latency.lowerBound + Int64(network.next(below: UInt64(options.latency.upperBound - options.latency.lowerBound + 1)))
+        connections[id] = Connection(dialer: name, acceptor: address, latency: latency)
+        trace.record(now, "connect \(id) \(name)->\(address) latency \(latency)")
+        perform(core.connected(connection: 2 * id, peer: peer, now: now), on: name)
+        perform(targetCore.accepted(connection: 2 * id + 1, remote: name, now: now), on: address)
+    }
+
+    /// Sends bytes from connection end `end` to the other end, in order, after latency and
+    /// serialisation; occasionally delayed as if a segment had been lost and retransmitted.
+    func send(_ bytes: [UInt8], from end: Int) {
+        guard let connection = connections[end / 2], connection.open else { return }
+        let fromDialer = end % 2 == 0
+        let (from, to) = fromDialer ? (connection.dialer, connection.acceptor) : (connection.acceptor, connection.dialer)
+        let direction = fromDialer ? 0 : 1
+        var arrival = now + connection.latency + Int64(bytes.count) / max(1, options.bandwidth)
+        if options.faults && !safetyOver && network.next(below: 100) < 2 {
+            arrival += 200 + Int64(network.next(below: 800))  // a lost segment, retransmitted
+            count("retransmission")
+        }
+        if isBlocked(from, to) {
+            // Held by TCP until the partition heals (or the connection dies first).
+            arrival = max(arrival, now + options.duration)
+        }
+        arrival = max(arrival, connection.lastArrival[direction])
+        connection.lastArrival[direction] = arrival
+        queue.push(.deliver(end: fromDialer ? end + 1 : end - 1, bytes: bytes), at: arrival)
+    }
+
+    /// Our side closes: the other side hears of it after the latency.
+    func closeConnection(of end: Int) {
+        guard let connection = connections[end / 2], connection.open else { return }
+        // Bytes already sent still arrive before the close (TCP's orderly shutdown).
+        let other = end % 2 == 0 ? end + 1 : end - 1
+        let direction = end % 2 == 0 ? 0 : 1
+        let closeAt = max(now + connection.latency, connection.lastArrival[direction]) + 1
+        connection.lastArrival[direction] = closeAt
+        queue.push(.closeEnd(end: other), at: closeAt)
+        queue.push(.closeEnd(end: end), at: now + 1)
+        scheduleOpenFlag(connection, closedAt: closeAt)
+    }
+
+    /// A connection stops delivering once both ends have heard of its close.
+    func scheduleOpenFlag(_ connection: Simulator.Connection, closedAt: Int64) {
+        // Deliveries check `open`; keep it open until the last in-flight byte has landed.
+        connection.lastArrival = connection.lastArrival.map { max($0, closedAt) }
+    }
+
+    /// A reset: the next bytes in flight arrive cut short, then both ends see the connection die.
+    func resetConnection(_ id: Int) {
+        guard let connection = connections[id], connection.open else { return }
+        connection.open = false
+        count("reset")
+        trace.record(now, "reset \(id)")
+        queue.push(.closeEnd(end: 2 * id), at: now + connection.latency)
+        queue.push(.closeEnd(end: 2 * id + 1), at: now + connection.latency)
+    }
+
+    /// Every open connection between the two groups is reset (as a partition eventually does).
+    func resetConnections(where cut: (String, String) -> Bool) {
+        for id in connections.keys.sorted() {
+            guard let c = connections[id], c.open else { continue }
+            if cut(c.dialer, c.acceptor) { resetConnection(id) }
+        }
+    }
+
+    func count(_ kind: String) { faultCounts[kind, default: 0] += 1 }
+}

@@ -1,0 +1,27 @@
+import LifeSync
+
+/// Every local write the simulation made and the node acknowledged (the call returned): what the
+/// invariant checker holds the replicas to.
+struct WriteLedger {
+    struct Write {
+        let node: String
+        let id: String
+        let stamp: VersionStamp
+        let time: Int64
+    }
+
+    private(set) var writes: [Write] = []
+
+    mutating func record(node: String, id: String, stamp: VersionStamp, time: Int64) {
+        writes.append(Write(node: node, id: id, stamp: stamp, time: time))
+    }
+
+    /// The writes to one record, in the order they were made.
+    func writes(to id: String) -> [Write] { writes.filter { $0.id == id } }
+
+    /// Record IDs in first-write order.
+    var ids: [String] {
+        var seen = Set<String>()
+        return writes.compactMap { seen.insert($0.id).inserted ? $0.id : nil }
+    }
+}

@@ -1,0 +1,43 @@
+import LifeSync
+import LifeSyncSimulation
+import Testing
+
+/// A checker that cannot fail is a defect: each planted bug must be reported as the invariant it
+/// breaks within a bounded number of seeds.
+@Suite struct PlantedBugTests {
+    /// The first violation found for `bug` within `seeds`, or nil.
+    static func firstViolation(_ bug: PlantedBugs, seeds: ClosedRange<UInt64> = 1...30, options: SimulationOptions = SimulationOptions()) -> String? {
+        var options = options
+        options.plantedBugs = bug
+        for seed in seeds {
+            let result = Simulator(seed: seed, options: options).run()
+            if let violation = result.violations.first { return violation }
+        }
+        return nil
+    }
+
+    @Test func acknowledgingBeforeCommitIsCaught() throws {
+        let violation = try #require(Self.firstViolation(.ackBeforeCommit))
+        #expect(violation.contains("liveness") || violation.contains("lost"), "\(violation)")
+    }
+
+    @Test func aRelayDroppingForeignChangesIsCaught() throws {
+        let violation = try #require(Self.firstViolation(.relayDropsForeignChanges))
+        #expect(violation.contains("liveness: full replicas did not converge"), "\(violation)")
+    }
+
+    @Test func stampingWithoutRegardForCausalityIsCaught() throws {
+        var options = SimulationOptions()
+        options.clockSkew = 600_000
+        var found: [String] = []
+        for seed in UInt64(1)...40 {
+            options.plantedBugs = .stampIgnoresCausality
+            found += Simulator(seed: seed, options: options).run().violations
+        }
+        #expect(found.contains { $0.hasPrefix("causality") || $0.hasPrefix("no resurrection") || $0.contains("liveness") }, "\(found.prefix(3))")
+    }
+
+    @Test func withoutPlantedBugsTheSameSeedsPass() {
+        for seed in UInt64(1)...30 { #expect(Simulator(seed: seed, options: SimulationOptions()).run().ok, "seed \(seed)") }
+    }
+}
