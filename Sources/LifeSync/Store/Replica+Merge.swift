@@ -24,8 +24,17 @@ extension Replica {
         try writeTransaction {
             var outcome = ApplyOutcome()
             let now = clock.nowMilliseconds()
+            // With no tombstones, a new live entry needs no lookup first: try the insert, and
+            // merge only when the ID turns out to be taken (the common case of a fresh replica).
+            var noTombstones = try tombstoneCount() == 0
             for change in changes {
+                if change.entry == nil { noTombstones = false }
                 if !hlc.observe(change.stamp.hlc, now: now) { outcome.clockSkewed += 1 }
+                if noTombstones, let entry = change.entry,
+                   try store(id: change.id, entry: entry, stamp: change.stamp, previous: nil, ifAbsent: true) {
+                    outcome.applied += 1
+                    continue
+                }
                 try merge(change, into: &outcome)
             }
             for entry in through.entries {
