@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "LifeSyncCLI", dependencies: ["LifeSync", "LifeSyncRuntime", "LifeSyncSimulation"]),
         .executableTarget(name: "lifesync", dependencies: ["LifeSyncCLI"]),
 
-        .target(name: "TestSupport", dependencies: ["LifeSync", "LifeSyncRuntime"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["LifeSync", "LifeSyncRuntime", "LifeSyncSimulation"], path: "Tests/TestSupport"),
         .testTarget(name: "LifeSyncTests", dependencies: ["LifeSync", "TestSupport"]),
         .testTarget(name: "SimulationTests", dependencies: ["LifeSync", "LifeSyncSimulation", "TestSupport"]),
         .testTarget(name: "LifeSyncRuntimeTests", dependencies: ["LifeSync", "LifeSyncRuntime", "TestSupport"]),

@@ -29,7 +29,7 @@ struct Command: Sendable {
 public enum LifeSyncCommandLine {
     static var commands: [Command] {
         [initCommand, addCommand, importCommand, getCommand, updateCommand, deleteCommand, listCommand,
-         exportCommand, statsCommand, statusCommand, conflictsCommand, serveCommand, demoCommand, simulateCommand, benchCommand]
+         exportCommand, statsCommand, statusCommand, conflictsCommand, attachCommand, recordingsCommand, serveCommand, demoCommand, simulateCommand, benchCommand]
     }
 
     static var overview: String {

@@ -1,35 +1,60 @@
+/// What kind of record a change is about (its code on the wire).
+public enum ChangeKind: UInt8, Sendable {
+    case entry = 1
+    case recording = 2
+}
+
 /// One replicated version of a record: what a replica reads from its log and a peer applies.
-/// A delete travels as a change with `stamp.deleted` and no entry.
+/// A delete travels as a change with `stamp.deleted` and no content.
 public struct Change: Equatable, Sendable {
     public var id: String
+    public var kind: ChangeKind
     public var stamp: VersionStamp
-    /// The entry's content; nil for a delete.
+    /// The entry's content (entry changes that are not deletes).
     public var entry: LogEntry?
+    /// The recording's metadata (recording changes that are not deletes).
+    public var recording: Recording?
 
     public init(id: String, stamp: VersionStamp, entry: LogEntry?) {
         precondition(stamp.deleted == (entry == nil), "a change carries an entry exactly when it is not a delete")
         self.id = id
+        self.kind = .entry
         self.stamp = stamp
         self.entry = entry
     }
+
+    public init(id: String, stamp: VersionStamp, recording: Recording?) {
+        precondition(stamp.deleted == (recording == nil), "a change carries metadata exactly when it is not a delete")
+        self.id = id
+        self.kind = .recording
+        self.stamp = stamp
+        self.recording = recording
+    }
+
+    /// The content as canonical JSON bytes (empty for a delete).
+    var payload: [UInt8] {
+        if let entry { return Array(entry.json.canonicalText.utf8) }
+        if let recording { return Array(recording.json.canonicalText.utf8) }
+        return []
+    }
 }
 
-/// A change ready for the wire: its entry already as canonical JSON bytes (empty for a delete).
-/// The sync path reads these straight from the replica's columns, without parsing the entry.
+/// A change ready for the wire: its content already as canonical JSON bytes (empty for a
+/// delete). The sync path reads these straight from the replica's columns, without parsing.
 public struct EncodedChange: Equatable, Sendable {
     public var id: String
+    public var kind: ChangeKind
     public var stamp: VersionStamp
-    public var entryJSON: [UInt8]
+    public var payload: [UInt8]
 
-    public init(id: String, stamp: VersionStamp, entryJSON: [UInt8]) {
+    public init(id: String, kind: ChangeKind = .entry, stamp: VersionStamp, payload: [UInt8]) {
         self.id = id
+        self.kind = kind
         self.stamp = stamp
-        self.entryJSON = entryJSON
+        self.payload = payload
     }
 }
 
 extension Change {
-    public var encoded: EncodedChange {
-        EncodedChange(id: id, stamp: stamp, entryJSON: entry.map { Array($0.json.canonicalText.utf8) } ?? [])
-    }
+    public var encoded: EncodedChange { EncodedChange(id: id, kind: kind, stamp: stamp, payload: payload) }
 }

@@ -28,6 +28,12 @@ public final class NodeCore {
     public let replica: Replica
     public let configuration: NodeConfiguration
     let random: RandomSource
+    /// Where recording bytes live; nil: this node transfers no recordings.
+    let storage: RecordingStorage?
+    /// When each transfer last logged its progress (one line every 2 s at most), and its start.
+    var progressLogged: [String: (at: Int64, started: Int64)] = [:]
+    /// Transfers under way, for `status`: recording ID → (done, total, sending).
+    public private(set) var transfers: [String: (done: UInt64, total: UInt64, sending: Bool)] = [:]
     var dialers: [PeerDialer]
     var connections: [Int: Connection] = [:]
     /// When a debounced push is due.
@@ -43,10 +49,11 @@ public final class NodeCore {
     /// Last known vector of each dialled peer, to judge what is pending while it is away.
     var dialerVectors: [VersionVector]
 
-    public init(replica: Replica, configuration: NodeConfiguration, random: RandomSource, now: Int64) {
+    public init(replica: Replica, configuration: NodeConfiguration, random: RandomSource, now: Int64, storage: RecordingStorage? = nil) {
         self.replica = replica
         self.configuration = configuration
         self.random = random
+        self.storage = storage
         dialers = configuration.peers.map(PeerDialer.init(address:))
         dialerVectors = Array(repeating: VersionVector(), count: configuration.peers.count)
         nextPoll = now
@@ -68,7 +75,7 @@ public final class NodeCore {
     /// A peer dialled us.
     public func accepted(connection: Int, remote: String, now: Int64) -> [NodeAction] {
         guard !stopping else { return [.close(connection: connection)] }
-        let session = SyncSession(replica: replica, configuration: configuration.session, now: now)
+        let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage)
         connections[connection] = Connection(session: session, dialer: nil, address: remote)
         return [.log("accepted connection from \(remote)")] + perform(session.start(now: now), on: connection, now: now)
     }
@@ -77,7 +84,7 @@ public final class NodeCore {
     public func connected(connection: Int, peer: Int, now: Int64) -> [NodeAction] {
         guard !stopping else { return [.close(connection: connection)] }
         dialers[peer].state = .connected(connection: connection)
-        let session = SyncSession(replica: replica, configuration: configuration.session, now: now)
+        let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage)
         connections[connection] = Connection(session: session, dialer: peer, address: dialers[peer].address)
         return [.log("connected to \(dialers[peer].address)")] + perform(session.start(now: now), on: connection, now: now)
     }
@@ -171,6 +178,7 @@ public final class NodeCore {
                 actions += dial(i)
             }
             for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {
+                conn.session.forgetFailedRecordings()
                 actions += perform(conn.session.requestResync(now: now) + conn.session.replicaChanged(now: now), on: id, now: now)
             }
             updateFallback(now: now)
@@ -212,6 +220,13 @@ public final class NodeCore {
         return total
     }
 
+    /// Recordings this node holds that no peer has confirmed yet (they keep the fallback timer
+    /// running until someone proves they hold them).
+    var unconfirmedRecordings: Int {
+        guard storage != nil, !dialers.isEmpty || !connections.isEmpty else { return 0 }
+        return (try? replica.unconfirmedRecordingCount()) ?? 0
+    }
+
     /// The sessions' peers as they stand.
     public var peerStatuses: [PeerStatus] {
         connections.sorted { $0.key < $1.key }.compactMap { $0.value.status }
@@ -236,7 +251,7 @@ public final class NodeCore {
     }
 
     private func updateFallback(now: Int64) {
-        if pendingCount > 0 {
+        if pendingCount + unconfirmedRecordings > 0 {
             if fallbackAt == nil { fallbackAt = now + configuration.fallbackInterval }
         } else {
             fallbackAt = nil
@@ -320,6 +335,38 @@ public final class NodeCore {
             return [.log("peer \(conn.status?.nodeID ?? conn.address) reported error \(code): \(message)")]
         case .protocolError(let error):
             return [.log("protocol error with \(conn.status?.nodeID ?? conn.address): \(error)")]
+        case .recordingProgress(let recording, let done, let total, let sending):
+            transfers[recording] = (done, total, sending)
+            let started = progressLogged[recording]?.started ?? now
+            guard done < total, now - (progressLogged[recording]?.at ?? -10_000) >= 2_000 else { return [] }
+            progressLogged[recording] = (now, started)
+            let rate = now > started ? Double(done) / Double(now - started) * 1000 / 1_048_576 : 0
+            let percent = total > 0 ? Int(done * 100 / total) : 100
+            return [.log("\(sending ? "sending" : "receiving") \(recording) \(sending ? "to" : "from") \(conn.status?.nodeID ?? conn.address): "
+                         + "\(percent)% (\(done / 1_048_576) of \(total / 1_048_576) MiB, \(String(Int(rate))) MiB/s)")]
+        case .recordingConfirmed(let recording):
+            transfers[recording] = nil
+            progressLogged[recording] = nil
+            pendingCheckDue = true
+            return [.log("\(conn.status?.nodeID ?? conn.address) confirmed \(recording) by checksum")]
+        case .recordingReceived(let recording, let size):
+            transfers[recording] = nil
+            progressLogged[recording] = nil
+            var actions: [NodeAction] = [.log("received \(recording) (\(size) bytes) from \(conn.status?.nodeID ?? conn.address), checksum verified")]
+            // A phone mirrors what it just received to its macs.
+            for (other, otherConn) in connections.sorted(by: { $0.key < $1.key }) where other != id {
+                actions += perform(otherConn.session.replicaChanged(now: now), on: other, now: now)
+            }
+            return actions
+        case .recordingResumed(let recording, let offset):
+            return [.log("resuming \(recording) from byte \(offset) (\(offset / 1_048_576) MiB already verified)")]
+        case .recordingCopyRemoved(let recording):
+            return [.log("removed the watch copy of \(recording): the phone confirmed it")]
+        case .recordingFailed(let recording, let reason, let sending):
+            transfers[recording] = nil
+            progressLogged[recording] = nil
+            pendingCheckDue = true
+            return [.log("transfer of \(recording) \(sending ? "to" : "from") \(conn.status?.nodeID ?? conn.address) failed: \(reason); it stays pending")]
         }
     }
 

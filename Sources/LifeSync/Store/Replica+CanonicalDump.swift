@@ -14,7 +14,17 @@ extension Replica {
         let dead = try database.rows("SELECT hlc, origin, origin_seq, vv, id FROM tombstones ORDER BY id") {
             "T \($0.int64(0)) \($0.string(1)) \($0.int64(2)) \($0.string(3)) \($0.string(4))"
         }
-        return (live + dead).joined(separator: "\n")
+        // A deleted recording's metadata may be a placeholder (the delete can arrive first): only
+        // its stamp is state.
+        let recordings = try database.rows("""
+            SELECT hlc, origin, origin_seq, vv, deleted, id, file_name, size, sha256, media_type, entry_id, origin_node, created_at
+            FROM recordings ORDER BY id
+            """) { row -> String in
+            let head = "R \(row.int64(0)) \(row.string(1)) \(row.int64(2)) \(row.string(3)) \(row.string(5))"
+            guard row.int64(4) == 0 else { return head + " deleted" }
+            return head + " " + (6...12).map { row.optionalString(Int32($0)) ?? "" }.joined(separator: "\u{1F}")
+        }
+        return (live + dead + recordings).joined(separator: "\n")
     }
 
     /// SHA-256 of ``canonicalDump()``, hex.

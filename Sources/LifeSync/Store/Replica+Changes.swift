@@ -3,7 +3,7 @@ extension Replica {
     /// the rows (live and deleted) whose latest write came from that origin. Writes that were
     /// superseded since are not listed: their successors are listed under their own origin.
     public func changes(origin: String, after sequence: UInt64, limit: Int) throws -> [Change] {
-        try database.rows("""
+        let entries = try database.rows("""
             SELECT hlc, origin, origin_seq, vv, 0, id, timestamp, recorded_at, source, device_id, category, data
               FROM entries WHERE origin = ?1 AND origin_seq > ?2
             UNION ALL
@@ -15,13 +15,44 @@ extension Replica {
             let stamp = try Replica.stamp(from: row, deleted: deleted)
             return Change(id: row.string(5), stamp: stamp, entry: deleted ? nil : try Replica.entry(from: row, offset: 5))
         }
+        let recordings = try recordingRows(origin: origin, after: sequence, limit: limit).map { row in
+            Change(id: row.id, stamp: row.stamp, recording: row.stamp.deleted ? nil : row.recording)
+        }
+        return Replica.mergeBySequence(entries, recordings, limit: limit)
+    }
+
+    /// Two logs of one origin, each ascending, merged and cut to `limit`.
+    static func mergeBySequence<T>(_ a: [T], _ b: [T], limit: Int, sequence: (T) -> UInt64) -> [T] {
+        guard !b.isEmpty else { return a }
+        guard !a.isEmpty else { return b }
+        var result: [T] = []
+        result.reserveCapacity(min(limit, a.count + b.count))
+        var i = 0, j = 0
+        while result.count < limit && (i < a.count || j < b.count) {
+            if j == b.count || (i < a.count && sequence(a[i]) < sequence(b[j])) { result.append(a[i]); i += 1 } else { result.append(b[j]); j += 1 }
+        }
+        return result
+    }
+
+    static func mergeBySequence(_ a: [Change], _ b: [Change], limit: Int) -> [Change] {
+        mergeBySequence(a, b, limit: limit) { $0.stamp.sequence }
+    }
+
+    /// The recording rows of one origin after `sequence`, ascending.
+    func recordingRows(origin: String, after sequence: UInt64, limit: Int) throws -> [(id: String, stamp: VersionStamp, recording: Recording)] {
+        try database.rows("""
+            SELECT id, file_name, size, sha256, media_type, entry_id, origin_node, created_at, deleted, hlc, origin, origin_seq, vv
+            FROM recordings WHERE origin = ?1 AND origin_seq > ?2 ORDER BY origin_seq LIMIT ?3
+            """, [.text(origin), .integer(Int64(sequence)), .integer(Int64(limit))]) { row in
+            (row.string(0), try Replica.stamp(from: row, deleted: row.int64(8) != 0, offset: 9), try Replica.recording(from: row))
+        }
     }
 
     /// The same changes as `changes(origin:after:limit:)`, with each entry as the canonical JSON a
     /// BATCH carries, assembled from the stored columns (which hold canonical forms already):
     /// the sender never parses what it sends.
     public func encodedChanges(origin: String, after sequence: UInt64, limit: Int) throws -> [EncodedChange] {
-        try database.rows("""
+        let entries = try database.rows("""
             SELECT hlc, origin, origin_seq, vv, 0, id, timestamp, recorded_at, source, device_id, category, data
               FROM entries WHERE origin = ?1 AND origin_seq > ?2
             UNION ALL
@@ -31,7 +62,7 @@ extension Replica {
             """, [.text(origin), .integer(Int64(sequence)), .integer(Int64(limit))]) { row in
             let deleted = row.int64(4) != 0
             let stamp = try Replica.stamp(from: row, deleted: deleted)
-            guard !deleted else { return EncodedChange(id: row.string(5), stamp: stamp, entryJSON: []) }
+            guard !deleted else { return EncodedChange(id: row.string(5), stamp: stamp, payload: []) }
             // Keys in sorted order, as JSONValue.canonicalText writes them.
             var out: [UInt8] = []
             out.reserveCapacity(256)
@@ -53,8 +84,13 @@ extension Replica {
             member("source", 8)
             member("timestamp", 6)
             out.append(UInt8(ascii: "}"))
-            return EncodedChange(id: row.string(5), stamp: stamp, entryJSON: out)
+            return EncodedChange(id: row.string(5), stamp: stamp, payload: out)
         }
+        let recordings = try recordingRows(origin: origin, after: sequence, limit: limit).map { row in
+            EncodedChange(id: row.id, kind: .recording, stamp: row.stamp,
+                          payload: row.stamp.deleted ? [] : Array(row.recording.json.canonicalText.utf8))
+        }
+        return Replica.mergeBySequence(entries, recordings, limit: limit) { $0.stamp.sequence }
     }
 
     /// Every change the replica holds that `vector` lacks, origin by origin: for tests and the

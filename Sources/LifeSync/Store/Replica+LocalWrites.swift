@@ -100,20 +100,27 @@ extension Replica {
         }
     }
 
-    /// Stamps and stores one local write. The new version is stamped after the one it
-    /// replaces, whatever the wall clock says: that is what makes a causally later write win.
+    /// Stamps and stores one local write.
     func writeLocal(id: String, entry: LogEntry?, previous: StoredVersion?) throws {
+        let stamp = try nextStamp(previous: previous?.stamp, deleted: entry == nil)
+        try store(id: id, entry: entry, stamp: stamp, previous: previous?.place)
+    }
+
+    /// The stamp of a new local write over `previous`: the next sequence number of this
+    /// incarnation, an HLC after the version it replaces whatever the wall clock says (that is
+    /// what makes a causally later write win), and the previous causal context plus itself.
+    func nextStamp(previous: VersionStamp?, deleted: Bool) throws -> VersionStamp {
         let sequence = try nextSequence()
         var stampTime = hlc.tick(now: clock.nowMilliseconds())
-        if let previous, previous.stamp.hlc >= stampTime, !plantedBugs.contains(.stampIgnoresCausality) {
-            hlc.catchUp(to: previous.stamp.hlc.successor)
-            stampTime = previous.stamp.hlc.successor
+        if let previous, previous.hlc >= stampTime, !plantedBugs.contains(.stampIgnoresCausality) {
+            hlc.catchUp(to: previous.hlc.successor)
+            stampTime = previous.hlc.successor
         }
-        var vector = previous?.stamp.vector ?? VersionVector()
+        var vector = previous?.vector ?? VersionVector()
         vector[identity.incarnation] = sequence
-        let stamp = VersionStamp(hlc: stampTime, origin: identity.incarnation, sequence: sequence, vector: vector, deleted: entry == nil)
-        assert(previous.map { $0.stamp.precedes(stamp) } ?? true || !plantedBugs.isEmpty, "a local write must be stamped after the version it replaces")
-        try store(id: id, entry: entry, stamp: stamp, previous: previous?.place)
+        let stamp = VersionStamp(hlc: stampTime, origin: identity.incarnation, sequence: sequence, vector: vector, deleted: deleted)
+        assert(previous.map { $0.precedes(stamp) } ?? true || !plantedBugs.isEmpty, "a local write must be stamped after the version it replaces")
+        return stamp
     }
 
     /// The last number this incarnation used.

@@ -8,6 +8,9 @@ public struct ApplyOutcome: Equatable, Sendable {
     public var conflicts = 0
     /// Remote HLCs beyond the drift bound (accepted, but the local clock was not dragged along).
     public var clockSkewed = 0
+    /// Recording files to remove: a user delete of a recording whose bytes this replica holds
+    /// won the merge. The caller removes them from storage.
+    public var recordingsToRemove: [String] = []
 
     public init() {}
 }
@@ -30,6 +33,10 @@ extension Replica {
             for change in changes {
                 if change.entry == nil { noTombstones = false }
                 if !hlc.observe(change.stamp.hlc, now: now) { outcome.clockSkewed += 1 }
+                if change.kind == .recording {
+                    try mergeRecording(change, into: &outcome)
+                    continue
+                }
                 if noTombstones, let entry = change.entry,
                    try store(id: change.id, entry: entry, stamp: change.stamp, previous: nil, ifAbsent: true) {
                     outcome.applied += 1

@@ -37,6 +37,7 @@ extension Replica {
             total += Int(try database.firstRow("""
                 SELECT (SELECT count(*) FROM entries WHERE origin = ?1 AND origin_seq > ?2)
                      + (SELECT count(*) FROM tombstones WHERE origin = ?1 AND origin_seq > ?2)
+                     + (SELECT count(*) FROM recordings WHERE origin = ?1 AND origin_seq > ?2)
                 """, [.text(entry.origin), .integer(Int64(vector[entry.origin]))], { $0.int64(0) }) ?? 0)
         }
         return total

@@ -80,6 +80,42 @@ enum Schema {
             updated_at TEXT NOT NULL
         );
         """,
+        // 3: recordings. The metadata replicates like an entry (a deleted one stays, with
+        // deleted = 1); what this replica holds of the bytes, and who confirmed them, is local.
+        """
+        CREATE TABLE recordings (
+            id TEXT PRIMARY KEY NOT NULL,
+            file_name TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            entry_id TEXT,
+            origin_node TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            deleted INTEGER NOT NULL DEFAULT 0,
+            hlc INTEGER NOT NULL,
+            origin TEXT NOT NULL,
+            origin_seq INTEGER NOT NULL,
+            vv TEXT NOT NULL
+        );
+        CREATE UNIQUE INDEX idx_recordings_origin_seq ON recordings(origin, origin_seq);
+        CREATE TABLE recording_files (
+            id TEXT PRIMARY KEY NOT NULL,
+            state TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            received INTEGER NOT NULL DEFAULT 0,
+            removed_at TEXT,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE recording_confirmations (
+            id TEXT NOT NULL,
+            node_id TEXT NOT NULL,
+            role TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            confirmed_at TEXT NOT NULL,
+            PRIMARY KEY (id, node_id)
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -3,6 +3,8 @@
 struct BatchBuilder {
     var maximumChanges: Int
     var maximumBytes: Int
+    /// Recording metadata never goes to a watch; its rows count as covered all the same.
+    var includeRecordings = true
 
     /// Returns nil when there is nothing to send. `allowed` filters origins (role policy).
     func next(from replica: Replica, sentUpTo: VersionVector, allowed: (String) -> Bool) throws -> (changes: [EncodedChange], through: VersionVector)? {
@@ -17,8 +19,9 @@ struct BatchBuilder {
                 let rows = try replica.encodedChanges(origin: entry.origin, after: sentUpTo[entry.origin], limit: room)
                 var taken = 0
                 for change in rows {
+                    if change.kind == .recording && !includeRecordings { taken += 1; continue }
                     let size = BatchBuilder.approximateSize(change)
-                    if taken > 0 || !changes.isEmpty, bytes + size > maximumBytes { break }
+                    if !changes.isEmpty, bytes + size > maximumBytes { break }
                     changes.append(change)
                     bytes += size
                     taken += 1
@@ -39,6 +42,6 @@ struct BatchBuilder {
 
     /// The change's bytes in a BATCH, near enough: its entry plus the fixed fields and vector.
     static func approximateSize(_ change: EncodedChange) -> Int {
-        change.entryJSON.count + 64 + 10 * change.stamp.vector.entries.count
+        change.payload.count + 64 + 10 * change.stamp.vector.entries.count
     }
 }

@@ -31,4 +31,16 @@ public enum SessionEvent: Equatable, Sendable {
     case peerError(code: UInt16, message: String)
     /// The peer broke the protocol; we sent an ERROR and close.
     case protocolError(WireError)
+    /// Recording bytes moved: `done` of `total`, sending or receiving.
+    case recordingProgress(id: String, done: UInt64, total: UInt64, sending: Bool)
+    /// The peer proved by checksum that it holds a recording we sent.
+    case recordingConfirmed(id: String)
+    /// An interrupted incoming transfer continues from `offset` (the end of its last whole chunk).
+    case recordingResumed(id: String, offset: UInt64)
+    /// A recording arrived whole, verified, and is in permanent storage.
+    case recordingReceived(id: String, size: UInt64)
+    /// A watch removed its copy after the phone's confirmation.
+    case recordingCopyRemoved(id: String)
+    /// A transfer failed (it stays pending and is retried later).
+    case recordingFailed(id: String, reason: String, sending: Bool)
 }

@@ -24,31 +24,38 @@ public final class SyncSession {
 
     public let replica: Replica
     public let configuration: SessionConfiguration
+    /// Where recording bytes live; nil for a node that does not transfer recordings.
+    let storage: RecordingStorage?
+    var incoming: IncomingTransfer?
+    var outgoing: OutgoingTransfer?
+    /// Recordings whose transfer failed in this session: retried in a later one.
+    var failedRecordings = Set<String>()
     public private(set) var state: State = .awaitingHello
     /// The peer's HELLO, once received.
     public private(set) var peer: Hello?
     /// What the peer is known to hold.
     public private(set) var peerHas = VersionVector()
     /// What has been sent (acknowledged or in flight).
-    private var sentUpTo = VersionVector()
-    private var inFlight: [(id: UInt64, through: VersionVector, changes: Int)] = []
-    private var nextBatchID: UInt64 = 1
-    private var decoder = FrameDecoder()
-    private var startedAt: Int64
-    private var lastReceived: Int64
-    private var lastSent: Int64
-    private var helloSent = false
+    var sentUpTo = VersionVector()
+    var inFlight: [(id: UInt64, through: VersionVector, changes: Int)] = []
+    var nextBatchID: UInt64 = 1
+    var decoder = FrameDecoder()
+    var startedAt: Int64
+    var lastReceived: Int64
+    var lastSent: Int64
+    var helloSent = false
     /// Whether "sent everything" was reported since the last change to send.
-    private var reportedSentAll = false
-    private var ownOrigins: Set<String> = []
+    var reportedSentAll = false
+    var ownOrigins: Set<String> = []
     /// Only with the planted bug `ackBeforeCommit`: rows acknowledged but not yet written.
-    private var deferredChanges: [Change] = []
+    var deferredChanges: [Change] = []
     public private(set) var changesSent = 0
     public private(set) var changesReceived = 0
 
-    public init(replica: Replica, configuration: SessionConfiguration, now: Int64) {
+    public init(replica: Replica, configuration: SessionConfiguration, now: Int64, storage: RecordingStorage? = nil) {
         self.replica = replica
         self.configuration = configuration
+        self.storage = storage
         startedAt = now
         lastReceived = now
         lastSent = now
@@ -56,7 +63,13 @@ public final class SyncSession {
 
     /// What this node asks of its peers.
     var capabilities: Capabilities {
-        replica.identity.role.isFullReplica || configuration.watchReceivesEntries ? [.receivesEntries] : []
+        var capabilities: Capabilities = replica.identity.role.isFullReplica || configuration.watchReceivesEntries ? [.receivesEntries] : []
+        if storage != nil {
+            capabilities.insert(.recordings)
+            // Recordings never flow to a watch.
+            if replica.identity.role != .watch { capabilities.insert(.receivesRecordings) }
+        }
+        return capabilities
     }
 
     /// The connection is up: send our HELLO.
@@ -129,6 +142,7 @@ public final class SyncSession {
         reportedSentAll = false
         var actions: [SessionAction] = []
         pump(now: now, actions: &actions)
+        offerNext(now: now, actions: &actions)
         return actions
     }
 
@@ -202,8 +216,16 @@ public final class SyncSession {
             state = .closed
             actions.append(.event(.peerError(code: code, message: text)))
             actions.append(.close(reason: "peer error \(code): \(text)"))
-        case .offer, .accept, .chunk, .confirm, .failure:
-            throw WireError(.unexpectedMessage, "recording transfer was not negotiated")
+        case .offer(let offer):
+            try receiveOffer(offer, now: now, actions: &actions)
+        case .chunk(let chunk):
+            try receiveChunk(chunk, now: now, actions: &actions)
+        case .accept(let id, let offset):
+            try receiveAccept(id: id, offset: offset, now: now, actions: &actions)
+        case .confirm(let id, let digest):
+            receiveConfirm(id: id, digest: digest, now: now, actions: &actions)
+        case .failure(let id, let code, let text):
+            receiveFailure(id: id, code: code, text: text, now: now, actions: &actions)
         }
     }
 
@@ -244,6 +266,7 @@ public final class SyncSession {
         state = .open
         actions.append(.event(.handshake(peer: hello, version: version)))
         pump(now: now, actions: &actions)
+        offerNext(now: now, actions: &actions)
     }
 
     private func receiveBatch(_ batch: Batch, now: Int64, actions: inout [SessionAction]) throws {
@@ -268,6 +291,7 @@ public final class SyncSession {
         } catch {
             throw WireError(.storageFailure, "could not store batch \(batch.id): \(error)")
         }
+        for fileName in outcome.recordingsToRemove { try? storage?.remove(fileName) }
         peerHas = peerHas.joined(with: batch.through)
         sentUpTo = sentUpTo.joined(with: batch.through)
         changesReceived += batch.changes.count
@@ -289,8 +313,9 @@ public final class SyncSession {
     }
 
     /// Sends batches while the window has room and there is something to send.
-    private func pump(now: Int64, actions: inout [SessionAction]) {
-        let builder = BatchBuilder(maximumChanges: configuration.batchMaximumChanges, maximumBytes: configuration.batchMaximumBytes)
+    func pump(now: Int64, actions: inout [SessionAction]) {
+        var builder = BatchBuilder(maximumChanges: configuration.batchMaximumChanges, maximumBytes: configuration.batchMaximumBytes)
+        builder.includeRecordings = peer?.role != .watch
         while inFlight.count < configuration.window {
             let next: (changes: [EncodedChange], through: VersionVector)?
             do {
@@ -322,7 +347,7 @@ public final class SyncSession {
         }
     }
 
-    private func fail(_ error: WireError) -> [SessionAction] {
+    func fail(_ error: WireError) -> [SessionAction] {
         guard state != .closed else { return [] }
         state = .closed
         return [.event(.protocolError(error)),

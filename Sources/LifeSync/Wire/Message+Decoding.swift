@@ -152,8 +152,8 @@ extension Message {
         changes.reserveCapacity(changeCount)
         var ids = Set<String>()
         for n in 0..<changeCount {
-            let kind = try r.u8("change kind")
-            guard kind == 1 else { throw WireError(.malformed, "change \(n): unknown kind \(kind)") }
+            let kindCode = try r.u8("change kind")
+            guard let kind = ChangeKind(rawValue: kindCode) else { throw WireError(.malformed, "change \(n): unknown kind \(kindCode)") }
             let flags = try r.u8("change flags")
             guard flags & ~1 == 0 else { throw WireError(.malformed, "change \(n): unknown flag bits \(flags)") }
             let deleted = flags & 1 == 1
@@ -178,20 +178,27 @@ extension Message {
                 throw WireError(.invalidChange, "change \(n): its version vector does not include its own write")
             }
             let payload = try r.blob("change entry", maximum: Limits.maximumEntryBytes)
-            var entry: LogEntry?
+            let stamp = VersionStamp(hlc: stampTime, origin: changeOrigin, sequence: sequence, vector: vector, deleted: deleted)
             if deleted {
-                guard payload.isEmpty else { throw WireError(.malformed, "change \(n): a delete carries an entry") }
-            } else {
-                do {
-                    let parsed = try LogEntry.validatedComplete(from: try JSONValue.parse(bytes: payload))
-                    guard parsed.id == entryID else { throw ValidationError(field: "id", reason: "differs from the change's id") }
-                    entry = parsed
-                } catch {
-                    throw WireError(.invalidChange, "change \(n) (\(entryID)): \(error)")
-                }
+                guard payload.isEmpty else { throw WireError(.malformed, "change \(n): a delete carries content") }
+                changes.append(kind == .entry ? Change(id: entryID, stamp: stamp, entry: nil) : Change(id: entryID, stamp: stamp, recording: nil))
+                continue
             }
-            changes.append(Change(id: entryID, stamp: VersionStamp(hlc: stampTime, origin: changeOrigin, sequence: sequence,
-                                                                   vector: vector, deleted: deleted), entry: entry))
+            do {
+                let json = try JSONValue.parse(bytes: payload)
+                switch kind {
+                case .entry:
+                    let parsed = try LogEntry.validatedComplete(from: json)
+                    guard parsed.id == entryID else { throw ValidationError(field: "id", reason: "differs from the change's id") }
+                    changes.append(Change(id: entryID, stamp: stamp, entry: parsed))
+                case .recording:
+                    let parsed = try Recording.validated(from: json)
+                    guard parsed.id == entryID else { throw ValidationError(field: "id", reason: "differs from the change's id") }
+                    changes.append(Change(id: entryID, stamp: stamp, recording: parsed))
+                }
+            } catch {
+                throw WireError(.invalidChange, "change \(n) (\(entryID)): \(error)")
+            }
         }
         let throughCount = try r.count16("through count", minimumItemSize: 10)
         var through = VersionVector()

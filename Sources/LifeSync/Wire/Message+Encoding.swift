@@ -21,12 +21,33 @@ extension Role {
 extension Message {
     /// The whole frame for this message: length, type, payload.
     public func encoded() -> [UInt8] {
-        Framing.frame(type, payload())
+        // The header is written in place and its length patched afterwards: a 1 MiB CHUNK is
+        // copied into its frame once, not twice.
+        var w = ByteWriter(capacity: 64 + (chunkDataCount ?? 0))
+        w.u32(0)
+        w.u8(type.rawValue)
+        writePayload(to: &w)
+        var bytes = w.bytes
+        let length = UInt32(bytes.count - Framing.headerSize)
+        precondition(Int(length) <= Framing.maximumFrameLength, "frame larger than the protocol maximum")
+        bytes[0] = UInt8(length >> 24); bytes[1] = UInt8((length >> 16) & 0xFF)
+        bytes[2] = UInt8((length >> 8) & 0xFF); bytes[3] = UInt8(length & 0xFF)
+        return bytes
+    }
+
+    private var chunkDataCount: Int? {
+        if case .chunk(let chunk) = self { return chunk.data.count }
+        return nil
     }
 
     /// The payload, without the length and type.
     public func payload() -> [UInt8] {
         var w = ByteWriter()
+        writePayload(to: &w)
+        return w.bytes
+    }
+
+    private func writePayload(to w: inout ByteWriter) {
         switch self {
         case .hello(let hello):
             w.raw(Hello.magic)
@@ -74,7 +95,6 @@ extension Message {
             w.u16(code)
             w.string(Message.truncated(message))
         }
-        return w.bytes
     }
 
     /// Error texts are capped at 1,024 bytes, cut at a character boundary.
@@ -94,7 +114,7 @@ extension Message {
 
     /// A whole BATCH frame from changes already encoded (the session's sending path).
     public static func encodedBatch(id: UInt64, origins: [OriginInfo], changes: [EncodedChange], through: VersionVector) -> [UInt8] {
-        var w = ByteWriter(capacity: changes.reduce(64) { $0 + $1.entryJSON.count + 96 })
+        var w = ByteWriter(capacity: changes.reduce(64) { $0 + $1.payload.count + 96 })
         writeBatch(id: id, origins: origins, changes: changes, through: through, to: &w)
         return Framing.frame(.batch, w.bytes)
     }
@@ -121,7 +141,7 @@ extension Message {
         }
         w.u32(UInt32(changes.count))
         for change in changes {
-            w.u8(1)
+            w.u8(change.kind.rawValue)
             w.u8(change.stamp.deleted ? 1 : 0)
             w.string(change.id)
             w.u16(index[change.stamp.origin]!)
@@ -132,7 +152,7 @@ extension Message {
                 w.u16(index[entry.origin]!)
                 w.u64(entry.sequence)
             }
-            w.blob(change.entryJSON)
+            w.blob(change.payload)
         }
         w.u16(UInt16(through.entries.count))
         for entry in through.entries {

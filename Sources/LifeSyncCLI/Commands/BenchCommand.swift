@@ -6,8 +6,9 @@ extension LifeSyncCommandLine {
     static let benchCommand = Command(
         spec: CommandSpec(
             name: "bench", summary: "measure throughput against a raw baseline in the same run",
-            positionals: ["import|sync"],
+            positionals: ["import|sync|transfer"],
             options: [OptionSpec(name: "--count", kind: .value, valueName: "N", help: "entries to generate (default 100000)"),
+                      OptionSpec(name: "--size-mib", kind: .value, valueName: "N", help: "transfer: recording size in MiB (default 1024)"),
                       OptionSpec(name: "--dir", kind: .value, valueName: "DIR", help: "where to put the bench databases (default: a temporary folder)"),
                       CommandSpec.jsonFlag],
             details: """
@@ -18,6 +19,8 @@ extension LifeSyncCommandLine {
                      `lifesync serve` processes; the watch is killed and restarted half-way), next to raw
                      SQLite inserts of the same rows; prints the rates, the phone's peak RSS and how many
                      entries it received twice.
+            transfer sends one recording (1 GiB by default) watch → phone over loopback and times start to
+                     confirmation next to one SHA-256 pass over the same file; prints the phone's peak RSS.
             """),
         run: { arguments, context in
             let which = arguments.positional(0)!
@@ -32,8 +35,12 @@ extension LifeSyncCommandLine {
             case "sync":
                 let report = try SyncBench.run(count: count, directory: dir)
                 context.console.print(arguments.flag("--json") ? report.json.prettyText : report.text)
+            case "transfer":
+                let size = try arguments.integer("--size-mib", default: 1024, range: 1...65_536)
+                let report = try TransferBench.run(mebibytes: size, directory: dir)
+                context.console.print(arguments.flag("--json") ? report.json.prettyText : report.text)
             default:
-                throw CLIError.usage("unknown benchmark '\(which)' (available: import, sync)", command: arguments.spec)
+                throw CLIError.usage("unknown benchmark '\(which)' (available: import, sync, transfer)", command: arguments.spec)
             }
             return 0
         })

@@ -1,4 +1,5 @@
 import LifeSync
+import LifeSyncRuntime
 
 extension LifeSyncCommandLine {
     static let getCommand = Command(
@@ -27,11 +28,23 @@ extension LifeSyncCommandLine {
         })
 
     static let deleteCommand = Command(
-        spec: CommandSpec(name: "delete", summary: "delete an entry (a tombstone that replicates)", positionals: ["ID"],
+        spec: CommandSpec(name: "delete", summary: "delete an entry or a recording (a tombstone that replicates)", positionals: ["ID"],
                           options: [CommandSpec.dbOption]),
         run: { arguments, context in
             let replica = try context.openReplica(arguments)
             let id = arguments.positional(0)!
+            if try replica.isRecording(id: id) {
+                // An explicit user delete: the one way a recording leaves every replica.
+                let fileName = try replica.deleteRecording(id: id)
+                if let storage = try? FileRecordingStorage(replicaPath: replica.path), storage.exists(fileName) {
+                    try storage.remove(fileName)
+                    if let file = try replica.recordingFile(id: id) {
+                        try replica.setRecordingFile(id: id, state: .removed, sha256: file.sha256, received: 0)
+                    }
+                }
+                context.console.print("deleted recording \(id)")
+                return 0
+            }
             try replica.delete(id: id)
             context.console.print("deleted \(id)")
             return 0

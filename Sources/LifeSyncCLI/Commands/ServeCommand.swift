@@ -14,6 +14,7 @@ extension LifeSyncCommandLine {
                 OptionSpec(name: "--listen", kind: .value, valueName: "HOST:PORT", help: "where to accept peers (port 0 picks one)"),
                 OptionSpec(name: "--peer", kind: .repeated, valueName: "HOST:PORT", help: "a peer to dial and keep connected (repeatable)"),
                 OptionSpec(name: "--receive-entries", kind: .flag, help: "on a watch: also receive entries from peers"),
+                OptionSpec(name: "--keep-recordings", kind: .flag, help: "on a watch: keep recordings after the phone confirmed them"),
                 OptionSpec(name: "--debounce-ms", kind: .value, valueName: "MS", help: "coalesce local writes for this long (default 500)"),
                 OptionSpec(name: "--fallback-ms", kind: .value, valueName: "MS", help: "retry interval while something is pending (default 300000)"),
                 OptionSpec(name: "--reconnect-max-ms", kind: .value, valueName: "MS", help: "cap of the reconnect backoff (default 30000)"),
@@ -54,6 +55,7 @@ extension LifeSyncCommandLine {
         if let listen = arguments.value("--listen") { _ = try SocketAddress(parsing: listen) }
         var configuration = NodeConfiguration(peers: arguments.all("--peer"))
         configuration.session.watchReceivesEntries = arguments.flag("--receive-entries")
+        configuration.session.transfer.keepRecordings = arguments.flag("--keep-recordings")
         configuration.debounce = Int64(try arguments.integer("--debounce-ms", default: 500, range: 0...600_000))
         configuration.fallbackInterval = Int64(try arguments.integer("--fallback-ms", default: 300_000, range: 100...86_400_000))
         configuration.reconnectMaximum = Int64(try arguments.integer("--reconnect-max-ms", default: 30_000, range: 100...3_600_000))

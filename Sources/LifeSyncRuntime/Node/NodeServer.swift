@@ -41,11 +41,13 @@ public final class NodeServer: @unchecked Sendable {
     /// How long a dial may take before it counts as failed.
     public var connectTimeout: Int64 = 5_000
     /// Bytes read per connection per readiness: bounds how much one peer can make us hold.
-    private let readSize = 256 * 1024
+    private var readBuffer = [UInt8](repeating: 0, count: 256 * 1024)
 
     /// Binds the listening socket (if `listen` is given) so the port is known before `run`.
+    /// Recordings live in a folder beside the replica (`<replica>.recordings`).
     public init(replica: Replica, configuration: NodeConfiguration, listen: String?, log: @escaping (String) -> Void) throws {
-        core = NodeCore(replica: replica, configuration: configuration, random: SystemRandom(), now: MonotonicClock.milliseconds())
+        let storage = replica.path == ":memory:" ? nil : try FileRecordingStorage(replicaPath: replica.path)
+        core = NodeCore(replica: replica, configuration: configuration, random: SystemRandom(), now: MonotonicClock.milliseconds(), storage: storage)
         self.log = log
         if let listen {
             let address = try SocketAddress(parsing: listen)
@@ -137,10 +139,9 @@ public final class NodeServer: @unchecked Sendable {
     }
 
     private func read(_ connection: Connection, now: Int64) {
-        var buffer = [UInt8](repeating: 0, count: readSize)
-        let got = recv(connection.fd, &buffer, buffer.count, 0)
+        let got = recv(connection.fd, &readBuffer, readBuffer.count, 0)
         if got > 0 {
-            execute(core.received(connection: connection.id, bytes: Array(buffer[0..<got]), now: now))
+            execute(core.received(connection: connection.id, bytes: Array(readBuffer[0..<got]), now: now))
         } else if got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
             drop(connection)
             execute(core.closed(connection: connection.id, now: now))

@@ -1,0 +1,91 @@
+/// A recording (a voice note, a file) as the replicas know it. The metadata replicates like an
+/// entry; the bytes follow by chunked transfer with SHA-256 acknowledgement (LifeAdmin §1.1).
+///
+/// ```json
+/// {"id": "watch_550e…", "file_name": "watch_550e….m4a", "size": 48213, "sha256": "9f86…",
+///  "media_type": "audio/mp4", "entry_id": null, "origin_node": "watch_1b4e…", "created_at": "…"}
+/// ```
+public struct Recording: Equatable, Sendable {
+    public var id: String
+    /// `{id}.{ext}`: the only name the file ever has in storage.
+    public var fileName: String
+    public var size: UInt64
+    /// Lowercase hex SHA-256 of the whole file.
+    public var sha256: String
+    public var mediaType: String
+    /// The entry this recording belongs to, if any.
+    public var entryID: String?
+    /// The node that attached it.
+    public var originNode: String
+    public var createdAt: Timestamp
+
+    public init(id: String, fileName: String, size: UInt64, sha256: String, mediaType: String, entryID: String?,
+                originNode: String, createdAt: Timestamp) {
+        self.id = id
+        self.fileName = fileName
+        self.size = size
+        self.sha256 = sha256
+        self.mediaType = mediaType
+        self.entryID = entryID
+        self.originNode = originNode
+        self.createdAt = createdAt
+    }
+
+    public var json: JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("id", .string(id)), ("file_name", .string(fileName)), ("size", .number(Double(size))),
+            ("sha256", .string(sha256)), ("media_type", .string(mediaType)), ("origin_node", .string(originNode)),
+            ("created_at", .string(createdAt.iso8601)),
+        ]
+        if let entryID { members.append(("entry_id", .string(entryID))) }
+        return .object(members)
+    }
+
+    /// The largest file a recording may be (2^53 bytes keeps the size exact in JSON).
+    static let maximumSize: Double = 9_007_199_254_740_992
+
+    /// Validates recording metadata from a peer or the store; every rule names its field.
+    public static func validated(from json: JSONValue) throws(ValidationError) -> Recording {
+        var fields = try FieldReader(json, path: "")
+        guard let id = try fields.optionalString("id") else { throw ValidationError(field: "id", reason: "is required") }
+        guard Identifier.isValid(id) else { throw ValidationError(field: "id", reason: "must be {role}_{uuid-v4} in lowercase") }
+        guard let fileName = try fields.optionalString("file_name") else { throw ValidationError(field: "file_name", reason: "is required") }
+        guard Recording.isSafeFileName(fileName, id: id) else {
+            throw ValidationError(field: "file_name", reason: "must be {id}.{ext} with a short lowercase extension, got \"\(fileName.prefix(80))\"")
+        }
+        guard let size = try fields.optionalNumber("size"), size >= 0, size == size.rounded(), size < maximumSize else {
+            throw ValidationError(field: "size", reason: "must be a whole number of bytes")
+        }
+        guard let sha = try fields.optionalString("sha256"), sha.utf8.count == 64,
+              sha.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
+            throw ValidationError(field: "sha256", reason: "must be 64 lowercase hex digits")
+        }
+        guard let mediaType = try fields.optionalString("media_type"), !mediaType.isEmpty, mediaType.count <= 128 else {
+            throw ValidationError(field: "media_type", reason: "must be a media type such as audio/mp4 (≤ 128 characters)")
+        }
+        let entryID = try fields.optionalString("entry_id")
+        if let entryID { try LogEntry.validateEntryID(entryID, field: "entry_id") }
+        guard let origin = try fields.optionalString("origin_node"), Identifier.isValid(origin) else {
+            throw ValidationError(field: "origin_node", reason: "must be a node ID {role}_{uuid-v4}")
+        }
+        guard let created = try fields.optionalTimestamp("created_at") else { throw ValidationError(field: "created_at", reason: "is required") }
+        try fields.refuseUnknown()
+        return Recording(id: id, fileName: fileName, size: UInt64(size), sha256: sha, mediaType: mediaType, entryID: entryID,
+                         originNode: origin, createdAt: created)
+    }
+
+    /// `{id}.{ext}`, the extension 1–10 lowercase letters or digits: a name that can never leave
+    /// the storage folder, whatever a peer sends.
+    public static func isSafeFileName(_ name: String, id: String) -> Bool {
+        guard name.hasPrefix(id + "."), Identifier.isValid(id) else { return false }
+        let ext = name.utf8.dropFirst(id.utf8.count + 1)
+        return !ext.isEmpty && ext.count <= 10 && ext.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) }
+    }
+
+    /// The extension for a user's file name: its lowercase letters and digits, else "bin".
+    public static func fileExtension(for path: String) -> String {
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return "bin" }
+        let ext = String(path[path.index(after: dot)...]).lowercased().filter { ($0.isLetter || $0.isNumber) && $0.isASCII }
+        return ext.isEmpty ? "bin" : String(ext.prefix(10))
+    }
+}

@@ -1,0 +1,200 @@
+/// What this replica holds of a recording's bytes.
+public enum RecordingFileState: String, Sendable {
+    /// The verified file is in permanent storage.
+    case present
+    /// Part of it has arrived (in a temporary file) and been checked chunk by chunk.
+    case partial
+    /// The local copy was removed: on a watch after a phone confirmed it, or by a user delete.
+    case removed
+}
+
+/// A recording as `lifesync recordings` lists it: metadata, local state, confirmations.
+public struct RecordingStatus: Equatable, Sendable {
+    public var recording: Recording
+    public var deleted: Bool
+    public var file: RecordingFileState?
+    public var received: UInt64
+    public var confirmedBy: [(nodeID: String, role: Role)]
+
+    public static func == (a: RecordingStatus, b: RecordingStatus) -> Bool {
+        a.recording == b.recording && a.deleted == b.deleted && a.file == b.file && a.received == b.received
+            && a.confirmedBy.map(\.nodeID) == b.confirmedBy.map(\.nodeID)
+    }
+
+    /// In words: pending until a peer confirmed it, synced after; what a receiver still awaits.
+    public var state: String {
+        if deleted { return "deleted" }
+        switch file {
+        case .present?: return confirmedBy.isEmpty ? "pending" : "synced"
+        case .partial?: return "transferring"
+        case .removed?: return "synced (local copy removed)"
+        case nil: return "awaiting bytes"
+        }
+    }
+}
+
+extension Replica {
+    /// Registers a recording whose verified file is already in this node's storage: a local write
+    /// that replicates, and the file marked present.
+    public func addRecording(_ recording: Recording) throws {
+        try writeTransaction {
+            if try storedRecording(id: recording.id) != nil {
+                throw ReplicaError.invalid(ValidationError(field: "id", reason: "recording \(recording.id) already exists"))
+            }
+            let stamp = try nextStamp(previous: nil, deleted: false)
+            try storeRecording(recording, id: recording.id, stamp: stamp)
+            try setRecordingFile(id: recording.id, state: .present, sha256: recording.sha256, received: recording.size)
+        }
+    }
+
+    /// Deletes a recording (an explicit user delete): a tombstone that replicates. Returns its
+    /// file name so the caller removes the file; the metadata stays, marked deleted.
+    @discardableResult
+    public func deleteRecording(id: String) throws -> String {
+        try writeTransaction {
+            guard let current = try storedRecording(id: id), !current.stamp.deleted, let recording = current.recording else {
+                throw ReplicaError.notFound(id: id)
+            }
+            let stamp = try nextStamp(previous: current.stamp, deleted: true)
+            try storeRecording(recording, id: id, stamp: stamp)
+            return recording.fileName
+        }
+    }
+
+    /// Whether `id` names a recording (live or deleted) rather than an entry.
+    public func isRecording(id: String) throws -> Bool { try storedRecording(id: id) != nil }
+
+    /// The recording's metadata, live or deleted, or nil.
+    public func recording(id: String) throws -> (recording: Recording, deleted: Bool)? {
+        guard let stored = try storedRecording(id: id), let recording = stored.recording else { return nil }
+        return (recording, stored.stamp.deleted)
+    }
+
+    /// Every recording this replica knows, oldest first, with what it holds of the bytes.
+    public func recordingStatuses() throws -> [RecordingStatus] {
+        let rows = try database.rows("""
+            SELECT r.id, r.file_name, r.size, r.sha256, r.media_type, r.entry_id, r.origin_node, r.created_at, r.deleted,
+                   f.state, f.received
+            FROM recordings r LEFT JOIN recording_files f ON f.id = r.id ORDER BY r.created_at, r.id
+            """) { row -> RecordingStatus in
+            let recording = try Replica.recording(from: row)
+            return RecordingStatus(recording: recording, deleted: row.int64(8) != 0,
+                                   file: row.optionalString(9).flatMap(RecordingFileState.init(rawValue:)),
+                                   received: UInt64(row.int64(10)), confirmedBy: [])
+        }
+        return try rows.map { status in
+            var status = status
+            status.confirmedBy = try confirmations(id: status.recording.id).map { ($0.nodeID, $0.role) }
+            return status
+        }
+    }
+
+    public func recordingFile(id: String) throws -> (state: RecordingFileState, sha256: String, received: UInt64)? {
+        try database.firstRow("SELECT state, sha256, received FROM recording_files WHERE id = ?", [.text(id)]) { row in
+            (RecordingFileState(rawValue: row.string(0)) ?? .removed, row.string(1), UInt64(row.int64(2)))
+        }
+    }
+
+    /// Records what this replica holds of a recording's bytes (not replicated).
+    public func setRecordingFile(id: String, state: RecordingFileState, sha256: String, received: UInt64) throws {
+        try database.run("""
+            INSERT INTO recording_files(id, state, sha256, received, removed_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            ON CONFLICT(id) DO UPDATE SET state = ?2, sha256 = ?3, received = ?4, removed_at = coalesce(?5, removed_at), updated_at = ?6
+            """, [.text(id), .text(state.rawValue), .text(sha256), .integer(Int64(received)),
+                  state == .removed ? .text(now.iso8601) : .null, .text(now.iso8601)])
+    }
+
+    /// A peer proved, by checksum, that it holds the recording.
+    public func recordConfirmation(id: String, nodeID: String, role: Role, sha256: String) throws {
+        try database.run("""
+            INSERT INTO recording_confirmations(id, node_id, role, sha256, confirmed_at) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT(id, node_id) DO UPDATE SET sha256 = excluded.sha256, confirmed_at = excluded.confirmed_at
+            """, [.text(id), .text(nodeID), .text(role.rawValue), .text(sha256), .text(now.iso8601)])
+    }
+
+    public func confirmations(id: String) throws -> [(nodeID: String, role: Role, sha256: String)] {
+        try database.rows("SELECT node_id, role, sha256 FROM recording_confirmations WHERE id = ? ORDER BY node_id", [.text(id)]) {
+            ($0.string(0), Role(rawValue: $0.string(1)) ?? .phone, $0.string(2))
+        }
+    }
+
+    /// Recordings whose bytes this replica holds and that `peer` has not confirmed, in the
+    /// order they were made. The role policy (who sends to whom) is the caller's.
+    public func recordingsToOffer(peerNodeID: String) throws -> [Recording] {
+        try database.rows("""
+            SELECT r.id, r.file_name, r.size, r.sha256, r.media_type, r.entry_id, r.origin_node, r.created_at
+            FROM recordings r JOIN recording_files f ON f.id = r.id
+            WHERE r.deleted = 0 AND f.state = 'present'
+              AND NOT EXISTS (SELECT 1 FROM recording_confirmations c WHERE c.id = r.id AND c.node_id = ?1 AND c.sha256 = r.sha256)
+            ORDER BY r.origin_seq, r.id
+            """, [.text(peerNodeID)]) { try Replica.recording(from: $0) }
+    }
+
+    /// Live recordings made on this node whose bytes no peer has confirmed yet.
+    public func unconfirmedRecordingCount() throws -> Int {
+        Int(try database.firstRow("""
+            SELECT count(*) FROM recordings r JOIN recording_files f ON f.id = r.id
+            WHERE r.deleted = 0 AND f.state = 'present' AND r.origin_node = ?
+              AND NOT EXISTS (SELECT 1 FROM recording_confirmations c WHERE c.id = r.id)
+            """, [.text(identity.nodeID)], { $0.int64(0) }) ?? 0)
+    }
+
+    // MARK: - Rows
+
+    struct StoredRecording {
+        var stamp: VersionStamp
+        var recording: Recording?
+    }
+
+    func storedRecording(id: String) throws -> StoredRecording? {
+        try database.firstRow("""
+            SELECT id, file_name, size, sha256, media_type, entry_id, origin_node, created_at, deleted, hlc, origin, origin_seq, vv
+            FROM recordings WHERE id = ?
+            """, [.text(id)]) { row in
+            let deleted = row.int64(8) != 0
+            return StoredRecording(stamp: try Replica.stamp(from: row, deleted: deleted, offset: 9), recording: try Replica.recording(from: row))
+        }
+    }
+
+    static func recording(from row: Statement) throws -> Recording {
+        do {
+            return Recording(id: row.string(0), fileName: row.string(1), size: UInt64(row.int64(2)), sha256: row.string(3),
+                             mediaType: row.string(4), entryID: row.optionalString(5), originNode: row.string(6),
+                             createdAt: try Timestamp(iso8601: row.string(7)))
+        } catch {
+            throw ReplicaError.storage("recording \(row.string(0)) in the replica is damaged: \(error)")
+        }
+    }
+
+    /// Writes a version of a recording's metadata; a delete keeps the metadata, marked deleted.
+    func storeRecording(_ recording: Recording, id: String, stamp: VersionStamp) throws {
+        try database.run("""
+            INSERT INTO recordings(id, file_name, size, sha256, media_type, entry_id, origin_node, created_at, deleted, hlc, origin, origin_seq, vv)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+            ON CONFLICT(id) DO UPDATE SET file_name = ?2, size = ?3, sha256 = ?4, media_type = ?5, entry_id = ?6, origin_node = ?7,
+                created_at = ?8, deleted = ?9, hlc = ?10, origin = ?11, origin_seq = ?12, vv = ?13
+            """, [.text(id), .text(recording.fileName), .integer(Int64(recording.size)), .text(recording.sha256), .text(recording.mediaType),
+                  recording.entryID.map { .text($0) } ?? .null, .text(recording.originNode), .text(recording.createdAt.iso8601),
+                  .integer(stamp.deleted ? 1 : 0), .integer(stamp.hlc.rawValue), .text(stamp.origin),
+                  .integer(Int64(stamp.sequence)), .text(stamp.vector.description)])
+    }
+
+    /// Merges a remote version of a recording's metadata. Returns the file name to remove when a
+    /// delete won over a live recording this replica holds bytes of.
+    func mergeRecording(_ change: Change, into outcome: inout ApplyOutcome) throws {
+        let local = try storedRecording(id: change.id)
+        let decision = local.map { Merge.decide(local: $0.stamp, remote: change.stamp) } ?? .takeRemote(conflict: false)
+        guard case .takeRemote = decision else { outcome.unchanged += 1; return }
+        // A delete carries no metadata: keep what we know, marked deleted (placeholders when the
+        // delete arrives first; a deleted recording's metadata is not part of the replicated state).
+        let recording = change.recording ?? local?.recording
+            ?? Recording(id: change.id, fileName: change.id + ".bin", size: 0, sha256: String(repeating: "0", count: 64),
+                         mediaType: "application/octet-stream", entryID: nil, originNode: "unknown", createdAt: Timestamp(millisecondsSince1970: 0))
+        try storeRecording(recording, id: change.id, stamp: change.stamp)
+        outcome.applied += 1
+        if change.stamp.deleted, local?.stamp.deleted == false, let file = try recordingFile(id: change.id), file.state != .removed {
+            try setRecordingFile(id: change.id, state: .removed, sha256: file.sha256, received: 0)
+            outcome.recordingsToRemove.append(recording.fileName)
+        }
+    }
+}

@@ -1,0 +1,255 @@
+/// Recording transfer inside a session (PROTOCOL.md §5.9–5.13, LifeAdmin §1.1): the sender
+/// offers with size, chunk size and whole-file SHA-256; the receiver accepts from where its
+/// verified bytes end; chunks carry their own SHA-256; the receiver hashes while writing, syncs,
+/// compares, moves the file into place and confirms with the hash it computed. The sender lets go
+/// of nothing until a matching confirmation.
+extension SyncSession {
+    /// Whether the role policy lets us send recording bytes to this peer: the phone is the source
+    /// of truth; watches and macs send to phones, phones mirror to macs, nothing goes to a watch.
+    var mayOfferRecordings: Bool {
+        guard storage != nil, let peer, peer.capabilities.contains(.recordings), peer.capabilities.contains(.receivesRecordings) else {
+            return false
+        }
+        switch replica.identity.role {
+        case .watch: return peer.role == .phone
+        case .phone, .mac: return peer.role != .watch
+        }
+    }
+
+    /// Lets recordings that failed in this session be tried again (the fallback timer's retry).
+    public func forgetFailedRecordings() { failedRecordings.removeAll() }
+
+    /// Offers the next recording the peer lacks, one at a time.
+    func offerNext(now: Int64, actions: inout [SessionAction]) {
+        guard state == .open, outgoing == nil, mayOfferRecordings, let storage, let peer else { return }
+        guard let candidates = try? replica.recordingsToOffer(peerNodeID: peer.nodeID) else { return }
+        guard let recording = candidates.first(where: { !failedRecordings.contains($0.id) && storage.exists($0.fileName) }),
+              let digest = Hex.decode(recording.sha256) else { return }
+        outgoing = OutgoingTransfer(recording: recording)
+        lastSent = now
+        actions.append(.send(Message.offer(Offer(recordingID: recording.id, fileName: recording.fileName, mediaType: recording.mediaType,
+                                                  size: recording.size, chunkSize: configuration.transfer.chunkSize, sha256: digest)).encoded()))
+    }
+
+    // MARK: - Sending
+
+    func receiveAccept(id: String, offset: UInt64, now: Int64, actions: inout [SessionAction]) throws {
+        guard var transfer = outgoing, transfer.id == id else { return }  // about a transfer we gave up
+        let size = transfer.recording.size
+        guard offset <= size, transfer.accepted || offset % UInt64(configuration.transfer.chunkSize) == 0 || offset == size else {
+            throw WireError(.malformed, "ACCEPT offset \(offset) of \(id) is not a chunk boundary within \(size) bytes")
+        }
+        if !transfer.accepted {
+            transfer.accepted = true
+            transfer.sent = offset
+        }
+        transfer.acknowledged = max(transfer.acknowledged, offset)
+        outgoing = transfer
+        actions.append(.event(.recordingProgress(id: id, done: transfer.acknowledged, total: size, sending: true)))
+        sendChunks(now: now, actions: &actions)
+    }
+
+    /// Sends chunks while fewer than `window` are unacknowledged.
+    func sendChunks(now: Int64, actions: inout [SessionAction]) {
+        guard var transfer = outgoing, transfer.accepted, let storage else { return }
+        let chunk = UInt64(configuration.transfer.chunkSize)
+        let size = transfer.recording.size
+        while transfer.sent < size && transfer.sent - transfer.acknowledged < chunk * UInt64(configuration.transfer.window) {
+            let count = Int(min(chunk, size - transfer.sent))
+            let bytes: [UInt8]
+            do {
+                bytes = try storage.read(transfer.recording.fileName, offset: transfer.sent, count: count)
+                guard bytes.count == count else { throw RecordingStorageError("the file is shorter than its metadata says") }
+            } catch {
+                // Our own copy is unreadable: give this recording up for the session, keep it pending.
+                failedRecordings.insert(transfer.id)
+                outgoing = nil
+                actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.storageFailure.rawValue,
+                                                     message: "sender cannot read its copy: \(error)").encoded()))
+                actions.append(.event(.recordingFailed(id: transfer.id, reason: "cannot read the local copy: \(error)", sending: true)))
+                offerNext(now: now, actions: &actions)
+                return
+            }
+            actions.append(.send(Message.chunk(Chunk(recordingID: transfer.id, offset: transfer.sent,
+                                                     sha256: SHA256.hash(bytes).bytes, data: bytes)).encoded()))
+            transfer.sent += UInt64(count)
+            lastSent = now
+        }
+        outgoing = transfer
+        if transfer.sent == size && configuration.plantedBugs.contains(.watchRemovesBeforeConfirmation) {
+            removeWatchCopy(transfer.recording, actions: &actions)  // PLANTED BUG: before the confirmation
+        }
+    }
+
+    func receiveConfirm(id: String, digest: [UInt8], now: Int64, actions: inout [SessionAction]) {
+        guard let transfer = outgoing, transfer.id == id, let peer else { return }
+        outgoing = nil
+        guard Hex.encode(digest) == transfer.recording.sha256 else {
+            // A confirmation that does not match proves nothing: the recording stays pending.
+            failedRecordings.insert(id)
+            actions.append(.event(.recordingFailed(id: id, reason: "the confirmation's checksum does not match", sending: true)))
+            offerNext(now: now, actions: &actions)
+            return
+        }
+        do {
+            try replica.recordConfirmation(id: id, nodeID: peer.nodeID, role: peer.role, sha256: transfer.recording.sha256)
+        } catch {
+            failedRecordings.insert(id)
+            actions.append(.event(.recordingFailed(id: id, reason: "could not record the confirmation: \(error)", sending: true)))
+            return
+        }
+        actions.append(.event(.recordingConfirmed(id: id)))
+        // The only automatic removal there is: a watch's copy, once a phone has proved it holds it.
+        if replica.identity.role == .watch && peer.role == .phone && !configuration.transfer.keepRecordings {
+            removeWatchCopy(transfer.recording, actions: &actions)
+        }
+        offerNext(now: now, actions: &actions)
+    }
+
+    private func removeWatchCopy(_ recording: Recording, actions: inout [SessionAction]) {
+        guard let storage, storage.exists(recording.fileName) else { return }
+        do {
+            try replica.setRecordingFile(id: recording.id, state: .removed, sha256: recording.sha256, received: 0)
+            try storage.remove(recording.fileName)
+            actions.append(.event(.recordingCopyRemoved(id: recording.id)))
+        } catch {
+            actions.append(.event(.recordingFailed(id: recording.id, reason: "could not remove the watch copy: \(error)", sending: true)))
+        }
+    }
+
+    func receiveFailure(id: String, code: UInt16, text: String, now: Int64, actions: inout [SessionAction]) {
+        if let transfer = outgoing, transfer.id == id {
+            outgoing = nil
+            failedRecordings.insert(id)
+            actions.append(.event(.recordingFailed(id: id, reason: "peer refused (\(code)): \(text)", sending: true)))
+            offerNext(now: now, actions: &actions)
+        } else if incoming?.id == id {
+            incoming = nil  // the sender gave up (it could not read its copy)
+        }
+    }
+
+    // MARK: - Receiving
+
+    func receiveOffer(_ offer: Offer, now: Int64, actions: inout [SessionAction]) throws {
+        guard let storage, capabilities.contains(.receivesRecordings) else {
+            throw WireError(.unexpectedMessage, "OFFER to a node that does not receive recordings")
+        }
+        func refuse(_ failure: TransferFailure, _ text: String) {
+            actions.append(.send(Message.failure(recordingID: offer.recordingID, code: failure.rawValue, message: text).encoded()))
+            actions.append(.event(.recordingFailed(id: offer.recordingID, reason: text, sending: false)))
+        }
+        incoming = nil
+        guard offer.size <= configuration.transfer.maximumSize else {
+            return refuse(.tooLarge, "\(offer.size) bytes exceed the maximum \(configuration.transfer.maximumSize)")
+        }
+        guard Recording.isSafeFileName(offer.fileName, id: offer.recordingID) else {
+            return refuse(.badName, "file name must be {id}.{ext}, got \"\(offer.fileName.prefix(80))\"")
+        }
+        let sha = Hex.encode(offer.sha256)
+        if let file = try? replica.recordingFile(id: offer.recordingID), file.sha256 == sha,
+           file.state == .present, storage.exists(offer.fileName) {
+            try? replica.recordConfirmation(id: offer.recordingID, nodeID: peer!.nodeID, role: peer!.role, sha256: sha)
+            actions.append(.send(Message.confirm(recordingID: offer.recordingID, sha256: offer.sha256).encoded()))
+            return
+        }
+        // Resume from the end of the last whole chunk of an earlier attempt at the same bytes.
+        let chunk = UInt64(offer.chunkSize)
+        var resume: UInt64 = 0
+        if let file = try? replica.recordingFile(id: offer.recordingID), file.state == .partial, file.sha256 == sha {
+            resume = min(storage.temporarySize(offer.recordingID), offer.size) / chunk * chunk
+        }
+        var transfer = IncomingTransfer(offer: offer, received: resume)
+        do {
+            var offset: UInt64 = 0
+            while offset < resume {
+                let piece = try storage.readTemporary(offer.recordingID, offset: offset, count: Int(min(chunk, resume - offset)))
+                guard !piece.isEmpty else { throw RecordingStorageError("temporary file shorter than expected") }
+                transfer.hasher.update(piece)
+                offset += UInt64(piece.count)
+            }
+            if resume == 0 { storage.discardTemporary(offer.recordingID) }
+            try replica.setRecordingFile(id: offer.recordingID, state: .partial, sha256: sha, received: resume)
+        } catch {
+            storage.discardTemporary(offer.recordingID)
+            return refuse(.storageFailure, "cannot prepare the temporary file: \(error)")
+        }
+        incoming = transfer
+        if resume > 0 { actions.append(.event(.recordingResumed(id: offer.recordingID, offset: resume))) }
+        actions.append(.send(Message.accept(recordingID: offer.recordingID, offset: resume).encoded()))
+        if transfer.isComplete { finishIncoming(now: now, actions: &actions) }
+    }
+
+    func receiveChunk(_ chunk: Chunk, now: Int64, actions: inout [SessionAction]) throws {
+        guard let storage, var transfer = incoming, transfer.id == chunk.recordingID else { return }  // after a refusal
+        func refuse(_ failure: TransferFailure, _ text: String, discard: Bool) {
+            incoming = nil
+            if discard {
+                storage.discardTemporary(transfer.id)
+                try? replica.setRecordingFile(id: transfer.id, state: .partial, sha256: Hex.encode(transfer.offer.sha256), received: 0)
+            }
+            actions.append(.send(Message.failure(recordingID: transfer.id, code: failure.rawValue, message: text).encoded()))
+            actions.append(.event(.recordingFailed(id: transfer.id, reason: text, sending: false)))
+        }
+        guard chunk.offset == transfer.received, transfer.received + UInt64(chunk.data.count) <= transfer.offer.size, !chunk.data.isEmpty else {
+            return refuse(.outOfOrder, "chunk at \(chunk.offset) (\(chunk.data.count) bytes), expected \(transfer.received)", discard: false)
+        }
+        // Caught at this chunk: the verified prefix stays, and the sender retries from it.
+        guard SHA256.hash(chunk.data).bytes == chunk.sha256 else {
+            return refuse(.corruptChunk, "chunk at \(chunk.offset) does not match its checksum", discard: false)
+        }
+        do {
+            try storage.writeTemporary(transfer.id, offset: chunk.offset, bytes: chunk.data)
+        } catch {
+            return refuse(.storageFailure, "cannot write: \(error)", discard: true)
+        }
+        transfer.hasher.update(chunk.data)
+        transfer.received += UInt64(chunk.data.count)
+        transfer.chunksSinceProgress += 1
+        if transfer.chunksSinceProgress >= 16 {
+            transfer.chunksSinceProgress = 0
+            try? replica.setRecordingFile(id: transfer.id, state: .partial, sha256: Hex.encode(transfer.offer.sha256), received: transfer.received)
+        }
+        incoming = transfer
+        lastSent = now
+        actions.append(.send(Message.accept(recordingID: transfer.id, offset: transfer.received).encoded()))
+        actions.append(.event(.recordingProgress(id: transfer.id, done: transfer.received, total: transfer.offer.size, sending: false)))
+        if transfer.isComplete { finishIncoming(now: now, actions: &actions) }
+    }
+
+    /// Syncs, compares the whole-file hash, moves the file into place, confirms.
+    private func finishIncoming(now: Int64, actions: inout [SessionAction]) {
+        guard let storage, let transfer = incoming else { return }
+        incoming = nil
+        let expected = Hex.encode(transfer.offer.sha256)
+        let computed = transfer.hasher.finalize()
+        guard computed.hex == expected else {
+            storage.discardTemporary(transfer.id)
+            try? replica.setRecordingFile(id: transfer.id, state: .partial, sha256: expected, received: 0)
+            actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.checksumMismatch.rawValue,
+                                                 message: "the file's SHA-256 is \(computed.hex), expected \(expected)").encoded()))
+            actions.append(.event(.recordingFailed(id: transfer.id, reason: "whole-file checksum mismatch", sending: false)))
+            return
+        }
+        do {
+            try storage.syncTemporary(transfer.id)
+            try storage.promoteTemporary(transfer.id, to: transfer.offer.fileName)
+            try replica.setRecordingFile(id: transfer.id, state: .present, sha256: expected, received: transfer.offer.size)
+            // The sender holds these very bytes too: no need to offer them back.
+            if let peer { try replica.recordConfirmation(id: transfer.id, nodeID: peer.nodeID, role: peer.role, sha256: expected) }
+        } catch {
+            storage.discardTemporary(transfer.id)
+            actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.storageFailure.rawValue,
+                                                 message: "cannot store the file: \(error)").encoded()))
+            actions.append(.event(.recordingFailed(id: transfer.id, reason: "cannot store: \(error)", sending: false)))
+            return
+        }
+        actions.append(.send(Message.confirm(recordingID: transfer.id, sha256: computed.bytes).encoded()))
+        actions.append(.event(.recordingReceived(id: transfer.id, size: transfer.offer.size)))
+    }
+}
+
+/// A storage failure in words.
+public struct RecordingStorageError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,22 @@
+/// A recording arriving: the offer, how much of it is verified, and the running hash — the
+/// whole-file SHA-256 is computed while the chunks arrive, so the file is never read twice
+/// (only a resumed transfer re-reads the prefix it already holds, once).
+struct IncomingTransfer {
+    let offer: Offer
+    var received: UInt64
+    let hasher = SHA256()
+    var chunksSinceProgress = 0
+
+    var id: String { offer.recordingID }
+    var isComplete: Bool { received == offer.size }
+}
+
+/// A recording being sent: what the receiver acknowledged and what has been sent.
+struct OutgoingTransfer {
+    let recording: Recording
+    var accepted = false
+    var acknowledged: UInt64 = 0
+    var sent: UInt64 = 0
+
+    var id: String { recording.id }
+}

@@ -1,0 +1,47 @@
+/// Where a node keeps recording bytes. The core never touches files itself: the daemon passes
+/// a folder on disk (`FileRecordingStorage`), the simulator an in-memory one with injected
+/// faults. Names are always checked `{id}.{ext}` before they get here.
+///
+/// Permanent files are only ever written whole (a verified temporary file renamed into place),
+/// so no partial file is ever visible; `remove` is called only for an explicit user delete and,
+/// on a watch, after a phone confirmed the recording.
+public protocol RecordingStorage: AnyObject {
+    func exists(_ fileName: String) -> Bool
+    /// `count` bytes of a permanent file from `offset` (fewer at its end).
+    func read(_ fileName: String, offset: UInt64, count: Int) throws -> [UInt8]
+    func remove(_ fileName: String) throws
+    /// Bytes in the temporary file of an incoming recording (0 when there is none).
+    func temporarySize(_ id: String) -> UInt64
+    func readTemporary(_ id: String, offset: UInt64, count: Int) throws -> [UInt8]
+    /// Writes at `offset`, dropping anything the file held beyond it.
+    func writeTemporary(_ id: String, offset: UInt64, bytes: [UInt8]) throws
+    /// Flushes the temporary file to stable storage.
+    func syncTemporary(_ id: String) throws
+    /// Moves the verified temporary file into permanent storage under `fileName`, atomically.
+    func promoteTemporary(_ id: String, to fileName: String) throws
+    func discardTemporary(_ id: String)
+}
+
+/// Transfer tunables (PROTOCOL.md §5.9–5.13). Sizes in bytes.
+public struct TransferConfiguration: Sendable {
+    public var chunkSize: UInt32 = 1 << 20
+    /// Chunks sent ahead of the receiver's last acknowledgement.
+    public var window = 4
+    /// Offers above this are refused with a FAILURE, nothing written.
+    public var maximumSize: UInt64 = 4 << 30
+    /// On a watch: keep the local copy after a phone confirmed it (default: remove it).
+    public var keepRecordings = false
+
+    public init() {}
+}
+
+/// FAILURE codes of the transfer messages.
+public enum TransferFailure: UInt16, Sendable {
+    case tooLarge = 1
+    case badName = 2
+    case corruptChunk = 3
+    case checksumMismatch = 4
+    case storageFailure = 5
+    case outOfOrder = 6
+    case notAccepted = 7
+}

@@ -1,0 +1,159 @@
+import Glibc
+import LifeSync
+
+/// Recording bytes in a folder beside the replica (`phone.sqlite.recordings/`): permanent files
+/// named `{id}.{ext}`, incoming ones in `.incoming/{id}.part` until verified and renamed into
+/// place. Every name is checked before it becomes a path, so nothing a peer sends can point
+/// outside the folder.
+public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
+    public let folder: String
+    let incoming: String
+
+    /// The folder for the replica at `replicaPath`, created if needed.
+    public init(replicaPath: String) throws {
+        folder = replicaPath + ".recordings"
+        incoming = folder + "/.incoming"
+        for path in [folder, incoming] where mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw RuntimeError("cannot create \(path): \(errnoText())")
+        }
+    }
+
+    public func path(of fileName: String) throws -> String {
+        guard FileRecordingStorage.isPlainName(fileName) else { throw RecordingStorageError("refusing the file name \"\(fileName.prefix(80))\"") }
+        return folder + "/" + fileName
+    }
+
+    func temporaryPath(_ id: String) throws -> String {
+        guard Identifier.isValid(id) else { throw RecordingStorageError("refusing the recording ID \"\(id.prefix(80))\"") }
+        return incoming + "/" + id + ".part"
+    }
+
+    /// One path component, no dot files, no separators.
+    static func isPlainName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 128 && !name.hasPrefix(".") && !name.contains("/") && !name.contains("\0")
+    }
+
+    public func exists(_ fileName: String) -> Bool {
+        guard let path = try? path(of: fileName) else { return false }
+        return access(path, F_OK) == 0
+    }
+
+    public func read(_ fileName: String, offset: UInt64, count: Int) throws -> [UInt8] {
+        try readFile(try path(of: fileName), offset: offset, count: count)
+    }
+
+    public func remove(_ fileName: String) throws {
+        let path = try path(of: fileName)
+        guard unlink(path) == 0 || errno == ENOENT else { throw RecordingStorageError("cannot remove \(path): \(errnoText())") }
+    }
+
+    public func temporarySize(_ id: String) -> UInt64 {
+        guard let path = try? temporaryPath(id) else { return 0 }
+        var info = stat()
+        return stat(path, &info) == 0 ? UInt64(info.st_size) : 0
+    }
+
+    public func readTemporary(_ id: String, offset: UInt64, count: Int) throws -> [UInt8] {
+        try readFile(try temporaryPath(id), offset: offset, count: count)
+    }
+
+    public func writeTemporary(_ id: String, offset: UInt64, bytes: [UInt8]) throws {
+        let path = try temporaryPath(id)
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw RecordingStorageError("cannot open \(path): \(errnoText())") }
+        defer { close(fd) }
+        guard ftruncate(fd, off_t(offset)) == 0 else { throw RecordingStorageError("cannot truncate \(path): \(errnoText())") }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, bytes.count - written, off_t(offset) + off_t(written)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw RecordingStorageError("cannot write \(path): \(errnoText())") }
+            written += n
+        }
+    }
+
+    public func syncTemporary(_ id: String) throws {
+        let path = try temporaryPath(id)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw RecordingStorageError("cannot open \(path): \(errnoText())") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw RecordingStorageError("cannot sync \(path): \(errnoText())") }
+    }
+
+    public func promoteTemporary(_ id: String, to fileName: String) throws {
+        let from = try temporaryPath(id), to = try path(of: fileName)
+        guard rename(from, to) == 0 else { throw RecordingStorageError("cannot move \(from) to \(to): \(errnoText())") }
+        syncFolder()
+    }
+
+    public func discardTemporary(_ id: String) {
+        if let path = try? temporaryPath(id) { unlink(path) }
+    }
+
+    /// Copies a user's file into storage as `fileName`, hashing as it copies, synced and renamed
+    /// into place: the node never depends on the original afterwards. Returns size and SHA-256.
+    public func importFile(from source: String, as fileName: String, id: String) throws -> (size: UInt64, sha256: String) {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw RecordingStorageError("cannot read \(source): \(errnoText())") }
+        defer { close(input) }
+        let temporary = try temporaryPath(id)
+        let output = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard output >= 0 else { throw RecordingStorageError("cannot create \(temporary): \(errnoText())") }
+        var closed = false
+        defer { if !closed { close(output) } }
+        let hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var size: UInt64 = 0
+        do {
+            while true {
+                let got = Glibc.read(input, &buffer, buffer.count)
+                if got < 0 && errno == EINTR { continue }
+                guard got >= 0 else { throw RecordingStorageError("cannot read \(source): \(errnoText())") }
+                if got == 0 { break }
+                var written = 0
+                while written < got {
+                    let n = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, got - written) }
+                    if n < 0 && errno == EINTR { continue }
+                    guard n > 0 else { throw RecordingStorageError("cannot write \(temporary): \(errnoText())") }
+                    written += n
+                }
+                buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
+                size += UInt64(got)
+            }
+            guard fsync(output) == 0 else { throw RecordingStorageError("cannot sync \(temporary): \(errnoText())") }
+            close(output)
+            closed = true
+            try promoteTemporary(id, to: fileName)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        return (size, hasher.finalize().hex)
+    }
+
+    private func readFile(_ path: String, offset: UInt64, count: Int) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw RecordingStorageError("cannot open \(path): \(errnoText())") }
+        defer { close(fd) }
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var got = 0
+            while got < count {
+                let n = pread(fd, buffer.baseAddress! + got, count - got, off_t(offset) + off_t(got))
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 { failure = errno; break }
+                if n == 0 { break }
+                got += n
+            }
+            initialized = got
+        }
+        guard failure == 0 else { throw RecordingStorageError("cannot read \(path): \(errnoText(failure))") }
+        return bytes
+    }
+
+    /// Makes the rename durable.
+    private func syncFolder() {
+        let fd = open(folder, O_RDONLY | O_CLOEXEC)
+        if fd >= 0 { fsync(fd); close(fd) }
+    }
+}
