@@ -77,7 +77,10 @@ public final class NodeCore {
         guard !stopping else { return [.close(connection: connection)] }
         let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage)
         connections[connection] = Connection(session: session, dialer: nil, address: remote)
-        return [.log("accepted connection from \(remote)")] + perform(session.start(now: now), on: connection, now: now)
+        // The acceptor answers the dialler's HELLO rather than sending its own at once, so the
+        // vector it advertises includes whatever a previous connection of the same peer was
+        // still delivering (a restarted sender is not sent a stale vector).
+        return [.log("accepted connection from \(remote)")]
     }
 
     /// Our dial of peer `peer` succeeded.
@@ -215,6 +218,8 @@ public final class NodeCore {
         for i in dialers.indices {
             if case .connected = dialers[i].state { continue }
             if dialers[i].state == .covered { continue }
+            // A peer that takes no entries (a watch) is owed nothing.
+            if dialers[i].receivesEntries == false { continue }
             total += (try? replica.pendingCount(above: dialerVectors[i], allowed: { !watch || own.contains($0) })) ?? 0
         }
         return total
@@ -284,7 +289,10 @@ public final class NodeCore {
         switch event {
         case .handshake(let peer, _):
             var actions: [NodeAction] = []
-            if let dialer = conn.dialer { dialers[dialer].nodeID = peer.nodeID }
+            if let dialer = conn.dialer {
+                dialers[dialer].nodeID = peer.nodeID
+                dialers[dialer].receivesEntries = peer.capabilities.contains(.receivesEntries)
+            }
             if let duplicate = duplicateConnection(of: peer.nodeID, besides: id) {
                 connections[duplicate]!.closedAsDuplicate = true
                 actions = perform(connections[duplicate]!.session.close(code: .duplicateConnection,

@@ -15,6 +15,8 @@ struct PeerDialer {
     var failures = 0
     /// The node at this address, once a handshake told us.
     var nodeID: String?
+    /// Whether the peer asked for entries in its last HELLO (a watch does not, by default).
+    var receivesEntries: Bool?
 
     init(address: String) { self.address = address }
 

@@ -1,0 +1,489 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+// MARK: - Real `lifesync serve` processes
+
+struct ServeError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A port on 127.0.0.1 that was free a moment ago: bind a throwaway socket to port 0, read the
+/// port the kernel chose, close it. (`serve` cannot print a port 0 choice before it starts, and
+/// peers need the address up front.) A clash with another program is handled by the caller.
+func freeLoopbackPort() throws -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw ServeError("socket: \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    guard bound == 0 else { throw ServeError("bind: \(String(cString: strerror(errno)))") }
+    let named = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    guard named == 0 else { throw ServeError("getsockname: \(String(cString: strerror(errno)))") }
+    return UInt16(bigEndian: address.sin_port)
+}
+
+/// A socket listening on 127.0.0.1 (some free port) for as long as the value lives.
+final class HeldPort {
+    let fd: Int32
+    let port: UInt16
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ServeError("socket failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard ok else { close(fd); throw ServeError("cannot hold a port: \(String(cString: strerror(errno)))") }
+        self.fd = fd
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    deinit { close(fd) }
+}
+
+/// Polls `condition` every `interval` seconds for at most `timeout` seconds.
+@discardableResult
+func eventually(timeout: Double, interval: Double = 0.05, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    var rounds = 0
+    while Date() < deadline && rounds < 100_000 {
+        rounds += 1
+        if try condition() { return true }
+        usleep(UInt32(interval * 1_000_000))
+    }
+    return try condition()
+}
+
+/// One node: a replica file and the `lifesync serve` process that runs it (restartable).
+final class ServeNode {
+    let name: String
+    let role: String
+    let db: String
+    let nodeID: String
+    private let directory: TemporaryDirectory
+    private(set) var port: UInt16 = 0
+    private(set) var process: Process?
+    private(set) var runs = 0
+    private(set) var peers: [String] = []
+    private(set) var listens = true
+
+    var address: String { "127.0.0.1:\(port)" }
+
+    init(_ name: String, role: String, in directory: TemporaryDirectory) throws {
+        self.name = name
+        self.role = role
+        self.directory = directory
+        db = directory.file("\(name).sqlite")
+        let created = try LifeSyncBinary.run(["init", "--role", role, "--db", db])
+        guard created.status == 0 else { throw ServeError("init \(name): \(created.stderr)") }
+        nodeID = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private var outFile: String { directory.file("\(name)-\(runs).out") }
+    private var errFile: String { directory.file("\(name)-\(runs).err") }
+
+    /// What the current (or last) run printed.
+    var stdout: String { (try? String(contentsOfFile: outFile, encoding: .utf8)) ?? "" }
+    var stderr: String { (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? "" }
+    /// Everything every run printed, for failure messages.
+    var allOutput: String {
+        (1...max(1, runs)).map { run in
+            ((try? String(contentsOfFile: directory.file("\(name)-\(run).out"), encoding: .utf8)) ?? "")
+                + ((try? String(contentsOfFile: directory.file("\(name)-\(run).err"), encoding: .utf8)) ?? "")
+        }.joined(separator: "\n--- restart ---\n")
+    }
+
+    var isRunning: Bool { process?.isRunning ?? false }
+
+    /// Starts `serve`, listening on a fresh free port (or the previous one with `samePort`), and
+    /// waits until it prints that it serves. A port someone else grabbed meanwhile is retried.
+    func start(peers: [String] = [], listen: Bool = true, samePort: Bool = false, extra: [String] = []) throws {
+        precondition(!isRunning, "\(name) is already running")
+        self.peers = peers
+        listens = listen
+        for attempt in 1...6 {
+            if listen && (!samePort || port == 0) { port = try freeLoopbackPort() }
+            runs += 1
+            _ = FileManager.default.createFile(atPath: outFile, contents: nil)
+            _ = FileManager.default.createFile(atPath: errFile, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: LifeSyncBinary.path)
+            var arguments = ["serve", "--db", db, "--reconnect-max-ms", "1000", "--debounce-ms", "100"]
+            if listen { arguments += ["--listen", address] }
+            for peer in peers { arguments += ["--peer", peer] }
+            process.arguments = arguments + extra
+            var environment = ProcessInfo.processInfo.environment
+            environment.removeValue(forKey: "LIFESYNC_DB")
+            process.environment = environment
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = FileHandle(forWritingAtPath: outFile)
+            process.standardError = FileHandle(forWritingAtPath: errFile)
+            try process.run()
+            self.process = process
+            let up = eventually(timeout: 10, interval: 0.02) { stdout.contains(" serving ") || !process.isRunning }
+            if up && process.isRunning { return }
+            if !process.isRunning && stderr.contains("cannot listen") && attempt < 6 {
+                usleep(200_000)
+                continue
+            }
+            kill9()
+            throw ServeError("\(name) did not start serving: status \(process.isRunning ? -1 : process.terminationStatus), stderr: \(stderr)")
+        }
+        throw ServeError("\(name): no free port after 6 attempts")
+    }
+
+    /// `kill -9`: no chance to clean up.
+    func kill9() {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        try? waitBounded([process], timeout: 10)
+    }
+
+    /// SIGTERM and wait at most `timeout` seconds; returns how long the exit took (nil: it did not).
+    @discardableResult
+    func terminate(timeout: Double = 2) -> Double? {
+        guard let process, process.isRunning else { return nil }
+        let start = Date()
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = start.addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        if process.isRunning {
+            kill9()
+            return nil
+        }
+        process.waitUntilExit()
+        return Date().timeIntervalSince(start)
+    }
+
+    /// Whatever state it is in: gone afterwards.
+    func stop() { kill9() }
+
+    /// `status --json`, parsed.
+    func status() throws -> [String: Any] {
+        let result = try LifeSyncBinary.run(["status", "--json", "--db", db], timeout: 20)
+        guard result.status == 0, let object = try parseJSON(result.stdout) as? [String: Any] else {
+            throw ServeError("status \(name): \(result.status) \(result.stderr)")
+        }
+        return object
+    }
+
+    /// A number from the sqlite3 shell (cheap enough to poll).
+    func scalar(_ sql: String) -> Int? {
+        guard let result = try? SQLiteShell.run(db, sql, timeout: 10), result.status == 0 else { return nil }
+        return Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    var entryCount: Int? { scalar("SELECT count(*) FROM entries") }
+}
+
+/// Every node of a test, so a `defer` can kill them all whatever happened.
+final class ServeGroup {
+    let directory = TemporaryDirectory("lifesync-serve")
+    private(set) var nodes: [ServeNode] = []
+
+    func node(_ name: String, role: String) throws -> ServeNode {
+        let node = try ServeNode(name, role: role, in: directory)
+        nodes.append(node)
+        return node
+    }
+
+    func stopAll() { for node in nodes { node.stop() } }
+
+    deinit { stopAll() }
+}
+
+/// NDJSON of `count` entries with fresh IDs of `prefix`.
+private func entries(_ prefix: String, count: Int, label: String) -> (ids: [String], text: String) {
+    let ids = (0..<count).map { _ in newEntryID(prefix) }
+    let lines = ids.enumerated().map { i, id in
+        #"{"id": "\#(id)", "timestamp": "2026-11-22T\#(String(format: "%02d", (i / 60) % 24)):\#(String(format: "%02d", i % 60)):00Z", "category": "\#(label)", "data": {"text": "\#(label) \#(i)"}}"#
+    }
+    return (ids, lines.joined(separator: "\n") + "\n")
+}
+
+/// `lifesync import` into a node's file (the node may be serving).
+@discardableResult
+private func importEntries(_ node: ServeNode, _ prefix: String, count: Int, label: String) throws -> [String] {
+    let batch = entries(prefix, count: count, label: label)
+    let result = try LifeSyncBinary.run(["import", "-", "--db", node.db], input: batch.text, timeout: 60)
+    try #require(result.status == 0, "import into \(node.name): \(result.stderr)")
+    #expect(result.stdout == "imported \(count) entries\n")
+    return batch.ids
+}
+
+private func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peers"] as? [[String: Any]] ?? [] }
+
+// MARK: - Tests
+
+@Suite(.serialized) struct ServeProcessTests {
+    @Test(.timeLimit(.minutes(1)))
+    func twoNodesConvergeAndKeepSyncingWhileServing() throws {
+        let group = ServeGroup()
+        defer { group.stopAll() }
+        let phone = try group.node("phone", role: "phone")
+        let mac = try group.node("mac", role: "mac")
+        let phoneIDs = try importEntries(phone, "phone", count: 200, label: "phone")
+        let macIDs = try importEntries(mac, "mac", count: 100, label: "mac")
+
+        try phone.start()
+        try mac.start(peers: [phone.address])
+        var last: (Any?, Any?) = (nil, nil)
+        let converged = try eventually(timeout: 20, interval: 0.2) {
+            let a = try phone.status(), b = try mac.status()
+            last = (a["entries"], b["entries"])
+            return integer(a["entries"]) == 300 && integer(b["entries"]) == 300 && (a["state_hash"] as? String) == (b["state_hash"] as? String)
+        }
+        #expect(converged, "entries \(last); phone log:\n\(phone.allOutput)\nmac log:\n\(mac.allOutput)")
+        for id in [phoneIDs[0], phoneIDs[199], macIDs[0], macIDs[99]] {
+            #expect(try LifeSyncBinary.run(["get", id, "--db", mac.db]).status == 0)
+            #expect(try LifeSyncBinary.run(["get", id, "--db", phone.db]).status == 0)
+        }
+
+        // Writes by other commands while both serve: noticed and synced, deletes included.
+        let added = try LifeSyncBinary.run(["add", "--db", mac.db, "--text", "written while serving"])
+        try #require(added.status == 0, "\(added.stderr)")
+        let newID = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(eventually(timeout: 10) { phone.scalar("SELECT count(*) FROM entries WHERE id = '\(newID)'") == 1 },
+                "the phone never got \(newID)")
+        let deleted = try LifeSyncBinary.run(["delete", phoneIDs[5], "--db", phone.db])
+        #expect(deleted.status == 0, "\(deleted.stderr)")
+        #expect(eventually(timeout: 10) { mac.scalar("SELECT count(*) FROM tombstones WHERE id = '\(phoneIDs[5])'") == 1 })
+        #expect(try eventually(timeout: 10, interval: 0.2) {
+            try phone.status()["state_hash"] as? String == mac.status()["state_hash"] as? String
+        })
+        #expect(mac.entryCount == 300 && phone.entryCount == 300)
+
+        // Both stop cleanly.
+        for node in [mac, phone] {
+            #expect(node.terminate() != nil, "\(node.name) did not stop on SIGTERM")
+            #expect(node.process?.terminationStatus == 0)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func threeNodesConvergeThroughTheRelay() throws {
+        let group = ServeGroup()
+        defer { group.stopAll() }
+        let phone = try group.node("phone", role: "phone")
+        let mac = try group.node("mac", role: "mac")
+        let watch = try group.node("watch", role: "watch")
+        let watchIDs = try importEntries(watch, "watch", count: 50, label: "mood")
+        try importEntries(mac, "mac", count: 30, label: "mac")
+        try importEntries(phone, "phone", count: 20, label: "phone")
+
+        try phone.start()
+        try mac.start(peers: [phone.address])
+        try watch.start(peers: [phone.address], listen: false)
+        let converged = try eventually(timeout: 25, interval: 0.2) {
+            let a = try phone.status(), b = try mac.status()
+            return integer(a["entries"]) == 100 && integer(b["entries"]) == 100 && (a["state_hash"] as? String) == (b["state_hash"] as? String)
+        }
+        #expect(converged, "phone:\n\(phone.allOutput)\nmac:\n\(mac.allOutput)\nwatch:\n\(watch.allOutput)")
+        // The watch's entries went watch → phone → mac, keeping their origin; the watch receives none.
+        let watchIncarnation = try #require(try watch.status()["incarnation"] as? String)
+        #expect(integer((try mac.status()["vector"] as? [String: Any])?[watchIncarnation]) == 50)
+        #expect(mac.scalar("SELECT count(*) FROM entries WHERE origin = '\(watchIncarnation)'") == 50)
+        #expect(mac.scalar("SELECT count(*) FROM entries WHERE id IN ('\(watchIDs[0])', '\(watchIDs[49])')") == 2)
+        #expect(watch.entryCount == 50)
+
+        // A write on the mac reaches the phone; one on the watch reaches the mac.
+        let onWatch = try LifeSyncBinary.run(["add", "--db", watch.db, "--category", "mood", "--text", "late"])
+        try #require(onWatch.status == 0, "\(onWatch.stderr)")
+        let lateID = onWatch.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(eventually(timeout: 10) { mac.scalar("SELECT count(*) FROM entries WHERE id = '\(lateID)'") == 1 })
+        for node in [watch, mac, phone] { #expect(node.terminate() != nil && node.process?.terminationStatus == 0) }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aNodeKilledMidSyncConvergesAfterRestartWithNothingLostOrDoubled() throws {
+        let group = ServeGroup()
+        defer { group.stopAll() }
+        let watch = try group.node("watch", role: "watch")
+        let phone = try group.node("phone", role: "phone")
+        let ids = try importEntries(watch, "watch", count: 20_000, label: "stream")
+        let watchIncarnation = try #require(try watch.status()["incarnation"] as? String)
+        let watermark = "SELECT seq FROM replica_vector WHERE origin = '\(watchIncarnation)'"
+
+        try phone.start()
+        try watch.start(peers: [phone.address], listen: false)
+
+        // Kill the receiver while batches stream in.
+        #expect(eventually(timeout: 20, interval: 0.005) { (phone.entryCount ?? 0) > 0 }, "nothing arrived:\n\(watch.allOutput)\n\(phone.allOutput)")
+        phone.kill9()
+        let atKill = try #require(phone.entryCount)
+        #expect(atKill > 0 && atKill < 20_000, "the kill should land mid-stream (the phone held \(atKill))")
+        // What was acknowledged is whole: batches commit all or nothing, the watermark never runs ahead of the rows.
+        #expect(phone.scalar(watermark) == atKill, "watermark \(phone.scalar(watermark) ?? -1) vs \(atKill) rows")
+        #expect(phone.scalar("SELECT count(DISTINCT id) FROM entries") == atKill)
+        #expect(try SQLiteShell.run(phone.db, "PRAGMA integrity_check").stdout == "ok\n")
+
+        // Restart it on the same address: the watch reconnects and resumes.
+        try phone.start(samePort: true)
+        #expect(eventually(timeout: 20, interval: 0.005) { (phone.entryCount ?? 0) > atKill })
+        // Now kill the sender mid-stream too, and restart it.
+        watch.kill9()
+        let atSenderKill = phone.entryCount ?? 0
+        #expect(atSenderKill < 20_000, "the sender should die mid-stream (the phone held \(atSenderKill))")
+        // Restart it once the phone saw the old connection end (batches the dead watch had already
+        // written to the socket are applied before that; see NodeCoreTests for the race otherwise).
+        #expect(eventually(timeout: 5, interval: 0.01) { phone.stdout.contains("disconnected from \(watch.nodeID)") })
+        try watch.start(peers: [phone.address], listen: false)
+
+        let done = eventually(timeout: 30, interval: 0.1) { phone.entryCount == 20_000 }
+        #expect(done, "phone holds \(phone.entryCount ?? -1) of 20000 (killed at \(atKill), sender killed at \(atSenderKill))\nwatch:\n\(watch.allOutput.suffix(3000))\nphone:\n\(phone.allOutput.suffix(3000))")
+        usleep(300_000)
+        #expect(phone.terminate() != nil)
+        #expect(watch.terminate() != nil)
+
+        #expect(phone.scalar("SELECT count(*) FROM entries") == 20_000)
+        #expect(phone.scalar("SELECT count(DISTINCT id) FROM entries") == 20_000)
+        #expect(phone.scalar("SELECT count(DISTINCT origin_seq) FROM entries") == 20_000)
+        #expect(phone.scalar("SELECT count(*) FROM tombstones") == 0)
+        #expect(phone.scalar(watermark) == 20_000)
+        let stored = try SQLiteShell.run(phone.db, "SELECT id FROM entries ORDER BY id").lines
+        #expect(stored == ids.sorted(), "the phone's IDs differ from the imported ones")
+        #expect(try SQLiteShell.run(phone.db, "PRAGMA integrity_check").stdout == "ok\n")
+        #expect(try SQLiteShell.run(watch.db, "PRAGMA integrity_check").stdout == "ok\n")
+        #expect(watch.entryCount == 20_000)
+        // Each resumed session sent only what the phone lacked: every batch it received was new to it.
+        var received = 0
+        for line in phone.allOutput.split(separator: "\n") where line.contains("] received ") {
+            let words = line.split(separator: " ")
+            guard let at = words.firstIndex(of: "received"), at + 1 < words.count, let got = Int(words[at + 1]),
+                  let appliedAt = words.firstIndex(of: "applied"), appliedAt > 0, let applied = Int(words[appliedAt - 1]) else {
+                Issue.record("unexpected log line: \(line)")
+                continue
+            }
+            #expect(got == applied, "the phone was sent changes it already held: \(line)\nphone:\n\(phone.allOutput)\nwatch:\n\(watch.allOutput)")
+            received += got
+        }
+        #expect(received > 0 && received <= 20_000, "received \(received) in logged batches")
+        let status = try phone.status()
+        #expect(integer(status["entries"]) == 20_000)
+        #expect(integer((status["vector"] as? [String: Any])?[watchIncarnation]) == 20_000)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func sigtermStopsServeCleanlyWithinTwoSeconds() throws {
+        let group = ServeGroup()
+        defer { group.stopAll() }
+        let phone = try group.node("phone", role: "phone")
+        let mac = try group.node("mac", role: "mac")
+        try phone.start()
+        try mac.start(peers: [phone.address])
+        #expect(eventually(timeout: 10) { mac.stdout.contains("in sync with") })
+
+        // With a peer connected, and alone.
+        for node in [phone, mac] {
+            let took = node.terminate(timeout: 2)
+            #expect(took != nil, "\(node.name) still ran 2 s after SIGTERM")
+            #expect(node.process?.terminationReason == .exit)
+            #expect(node.process?.terminationStatus == 0, "\(node.name) exited \(node.process?.terminationStatus ?? -1): \(node.stderr)")
+            let lines = node.stdout.split(separator: "\n")
+            #expect(lines.last?.hasSuffix("stopped") == true, "\(node.name) printed:\n\(node.stdout)")
+            #expect(!node.stderr.contains("Fatal error"))
+        }
+        // The mac noticed the phone leave before it was stopped itself.
+        #expect(mac.stdout.contains("disconnected from \(phone.nodeID)") || mac.stdout.contains("peer \(phone.nodeID) reported error"),
+                "\(mac.stdout)")
+        // A clean stop leaves a sound file.
+        #expect(try SQLiteShell.run(phone.db, "PRAGMA integrity_check").stdout == "ok\n")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func serveRefusesBadArguments() throws {
+        let group = ServeGroup()
+        defer { group.stopAll() }
+        let db = try group.node("phone", role: "phone").db
+
+        expectRefused(try LifeSyncBinary.run(["serve", "--db", db, "--listen", "nonsense"], timeout: 10),
+                      status: 1, mentioning: ["nonsense", "HOST:PORT"])
+        expectRefused(try LifeSyncBinary.run(["serve", "--db", db, "--listen", "127.0.0.1:99999"], timeout: 10),
+                      status: 1, mentioning: ["127.0.0.1:99999", "port"])
+        expectRefused(try LifeSyncBinary.run(["serve", "--db", db, "--listen", ":7000"], timeout: 10),
+                      status: 1, mentioning: ["host"])
+        expectRefused(try LifeSyncBinary.run(["serve", "--db", db, "--peer", "nonsense"], timeout: 10),
+                      status: 1, mentioning: ["nonsense"])
+
+        // A port another program listens on.
+        let held = try HeldPort()
+        let busy = try LifeSyncBinary.run(["serve", "--db", db, "--listen", "127.0.0.1:\(held.port)"], timeout: 10)
+        expectRefused(busy, status: 1, mentioning: ["cannot listen", "127.0.0.1:\(held.port)", "in use"])
+
+        // Neither --listen nor --peer: a usage error.
+        let nothing = try LifeSyncBinary.run(["serve", "--db", db], timeout: 10)
+        expectRefused(nothing, status: 2, mentioning: ["--listen", "--peer"])
+        #expect(nothing.stderr.contains("Usage: lifesync serve"))
+
+        // Nothing was written by the refused runs.
+        let status = try #require(try parseJSON(try LifeSyncBinary.run(["status", "--json", "--db", db]).stdout) as? [String: Any])
+        #expect(peerList(status).isEmpty)
+        #expect(integer(status["entries"]) == 0)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func statusWhileServingShowsThePeers() throws {
+        let group = ServeGroup()
+        defer { group.stopAll() }
+        let phone = try group.node("phone", role: "phone")
+        let mac = try group.node("mac", role: "mac")
+        try importEntries(phone, "phone", count: 40, label: "phone")
+        try importEntries(mac, "mac", count: 15, label: "mac")
+        try phone.start()
+        try mac.start(peers: [phone.address])
+
+        func peer(of node: ServeNode) throws -> [String: Any]? { peerList(try node.status()).first }
+        let synced = try eventually(timeout: 20, interval: 0.2) {
+            try peer(of: phone)?["state"] as? String == "synced" && peer(of: mac)?["state"] as? String == "synced"
+        }
+        #expect(synced, "phone:\n\(phone.allOutput)\nmac:\n\(mac.allOutput)")
+
+        let onPhone = try #require(try peer(of: phone))
+        #expect(peerList(try phone.status()).count == 1)
+        #expect(onPhone["node_id"] as? String == mac.nodeID)
+        #expect(onPhone["role"] as? String == "mac")
+        #expect(onPhone["direction"] as? String == "inbound")
+        #expect(integer(onPhone["entries_sent"]) == 40)
+        #expect(integer(onPhone["entries_received"]) == 15)
+        #expect(integer(onPhone["pending"]) == 0)
+        #expect(onPhone["last_sync"] is String)
+
+        let onMac = try #require(try peer(of: mac))
+        #expect(onMac["node_id"] as? String == phone.nodeID)
+        #expect(onMac["role"] as? String == "phone")
+        #expect(onMac["direction"] as? String == "outbound")
+        #expect(onMac["address"] as? String == phone.address)
+        #expect(integer(onMac["entries_sent"]) == 15)
+        #expect(integer(onMac["entries_received"]) == 40)
+        #expect(integer(onMac["pending"]) == 0)
+
+        // A write the peer lacks shows as pending while the peer is away, and the state says so.
+        #expect(phone.terminate() != nil)
+        #expect(eventually(timeout: 5) { (try? peer(of: mac)?["state"] as? String) == "disconnected" })
+        let added = try LifeSyncBinary.run(["add", "--db", mac.db, "--text", "while the phone is away"])
+        #expect(added.status == 0)
+        #expect(eventually(timeout: 5) { (try? integer(peer(of: mac)?["pending"])) == 1 })
+        let macStatus = try mac.status()
+        #expect(integer(macStatus["pending"]) == 1)
+        // The phone comes back (same address): the state returns to synced, pending to 0.
+        try phone.start(samePort: true)
+        #expect(eventually(timeout: 15, interval: 0.2) {
+            (try? peer(of: mac)).flatMap { $0 }.map { $0["state"] as? String == "synced" && integer($0["pending"]) == 0 } ?? false
+        }, "mac:\n\(mac.allOutput)")
+        #expect(phone.entryCount == 56)
+    }
+}
