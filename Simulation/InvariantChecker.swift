@@ -16,6 +16,19 @@ extension Simulator {
             }
         }
         _ = first
+        return recordingsSettled(full: full)
+    }
+
+    /// Every live recording's bytes are on every full replica, and no watch still holds one that
+    /// no phone confirmed.
+    func recordingsSettled(full: [String]) -> Bool {
+        for name in names {
+            guard let node = nodes[name], let replica = node.replica, let statuses = try? replica.recordingStatuses() else { return false }
+            for status in statuses where !status.deleted {
+                if node.role.isFullReplica && status.file != .present { return false }
+                if node.role == .watch && status.file == .present && !status.confirmedBy.contains(where: { $0.role == .phone }) { return false }
+            }
+        }
         return true
     }
 }
@@ -72,7 +85,45 @@ struct InvariantChecker {
                 }
             }
         }
+        violations += checkRecordings(full: full)
         return Array(violations.prefix(20))
+    }
+
+    /// Invariant 5 and recording convergence: every recording attached and not deleted is on every
+    /// full replica byte for byte; no permanent file differs from its checksum (no partial file is
+    /// ever visible); every confirmation names the right checksum.
+    func checkRecordings(full: [String]) -> [String] {
+        var violations: [String] = []
+        for name in simulator.names {
+            guard let node = simulator.nodes[name], let replica = node.replica else { continue }
+            for (fileName, bytes) in node.storage.files.sorted(by: { $0.key < $1.key }) {
+                let id = String(fileName.prefix { $0 != "." })
+                guard let known = try? replica.recording(id: id) else {
+                    violations.append("recordings: \(name) holds \(fileName) without metadata"); continue
+                }
+                if SHA256.hash(bytes).hex != known.recording.sha256 {
+                    violations.append("recordings: \(name) holds \(fileName) whose bytes do not match its checksum (a partial or corrupt file)")
+                }
+            }
+            for status in (try? replica.recordingStatuses()) ?? [] {
+                for confirmation in (try? replica.confirmations(id: status.recording.id)) ?? [] where confirmation.sha256 != status.recording.sha256 {
+                    violations.append("recordings: \(name) recorded a confirmation of \(status.recording.id) with the wrong checksum")
+                }
+            }
+        }
+        for recording in simulator.attached {
+            for name in full {
+                guard let node = simulator.nodes[name], let replica = node.replica,
+                      let known = try? replica.recording(id: recording.id) else {
+                    violations.append("recordings: \(recording.id) (attached on \(recording.node)) never reached \(name)"); continue
+                }
+                if known.deleted { continue }
+                guard let bytes = node.storage.files[recording.fileName], SHA256.hash(bytes).hex == recording.sha256 else {
+                    violations.append("recordings: \(recording.id) (attached on \(recording.node)) is not byte-identical on \(name)"); continue
+                }
+            }
+        }
+        return violations
     }
 }
 

@@ -10,10 +10,13 @@ public final class MemoryRecordingStorage: RecordingStorage {
     public private(set) var removals: [String] = []
     /// Bytes the storage may hold in all; a write beyond fails like a full disk.
     public var quota: Int = .max
+    /// Called before each removal, with the file name: the simulator's check that only allowed
+    /// removals happen.
+    public var onRemove: ((String) -> Void)?
 
     public init() {}
 
-    var used: Int { files.values.reduce(0) { $0 + $1.count } + temporary.values.reduce(0) { $0 + $1.count } }
+    public var used: Int { files.values.reduce(0) { $0 + $1.count } + temporary.values.reduce(0) { $0 + $1.count } }
 
     public func exists(_ fileName: String) -> Bool { files[fileName] != nil }
 
@@ -24,6 +27,7 @@ public final class MemoryRecordingStorage: RecordingStorage {
     }
 
     public func remove(_ fileName: String) throws {
+        onRemove?(fileName)
         removals.append(fileName)
         files[fileName] = nil
     }

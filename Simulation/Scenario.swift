@@ -9,7 +9,7 @@ import LifeSync
 ///             {"at": 10, "do": "isolate", "node": "watch"},
 ///             {"at": 86410, "do": "heal"}]}
 /// ```
-/// Steps: add, update, delete, isolate, crash, restart (`node`); block (`from`, `to`); heal;
+/// Steps: add, attach, update, delete, isolate, crash, restart (`node`); block (`from`, `to`); heal;
 /// clock_jump (`node`, `by` seconds, may be negative); unlink (`a`, `b`).
 public enum Scenario {
     public static func options(from json: JSONValue) throws(ValidationError) -> SimulationOptions {
@@ -51,6 +51,7 @@ public enum Scenario {
             let action: ScriptedEvent.Action
             switch event["do"]?.stringValue {
             case "add": action = .add(node: try node("node"))
+            case "attach": action = .attach(node: try node("node"))
             case "update": action = .update(node: try node("node"))
             case "delete": action = .delete(node: try node("node"))
             case "isolate": action = .isolate(node: try node("node"))
@@ -65,7 +66,7 @@ public enum Scenario {
                 }
                 action = .clockJump(node: try node("node"), by: Int64(by * 1000))
             default:
-                throw ValidationError(field: field + ".do", reason: "must be add, update, delete, isolate, crash, restart, block, heal, unlink or clock_jump")
+                throw ValidationError(field: field + ".do", reason: "must be add, attach, update, delete, isolate, crash, restart, block, heal, unlink or clock_jump")
             }
             options.script.append(ScriptedEvent(time: Int64(at * 1000), action: action))
         }

@@ -47,6 +47,8 @@ public struct ScriptedEvent: Equatable, Sendable {
     public enum Action: Equatable, Sendable {
         /// A new entry written on the node.
         case add(node: String)
+        /// A new recording (1–60 KB) attached on the node.
+        case attach(node: String)
         /// An update of a random live entry the node holds.
         case update(node: String)
         case delete(node: String)

@@ -26,7 +26,15 @@ extension Simulator {
         case 45..<65:
             crash(victim)
             queue.push(.restart(node: victim), at: now + 1_000 + Int64(faultRandom.next(below: 60_000)))
-        case 65..<80:
+        case 65..<72:
+            // The disk fills up for a while: writes of incoming recordings fail.
+            if let node = nodes[victim] {
+                node.storage.quota = node.storage.used + 8_000
+                count("disk_full")
+                trace.record(now, "disk full \(victim)")
+                queue.push(.heal, at: now + healAfter)
+            }
+        case 72..<80:
             let jump = [-86_400_000, -3_600_000, -90_000, 90_000, 3_600_000, 86_400_000][Int(faultRandom.next(below: 6))]
             jumpClock(victim, by: Int64(jump))
         default:
@@ -60,6 +68,7 @@ extension Simulator {
     func performScripted(_ action: ScriptedEvent.Action) {
         switch action {
         case .add(let node): write(on: node, kind: .add)
+        case .attach(let node): attach(on: node)
         case .update(let node): write(on: node, kind: .update)
         case .delete(let node): write(on: node, kind: .delete)
         case .isolate(let node): isolate(node)

@@ -30,6 +30,14 @@ extension Simulator {
         let fromDialer = end % 2 == 0
         let (from, to) = fromDialer ? (connection.dialer, connection.acceptor) : (connection.acceptor, connection.dialer)
         let direction = fromDialer ? 0 : 1
+        var bytes = bytes
+        // A bit flipped in a recording chunk on the way (the chunk's own checksum must catch it).
+        if options.faults && !safetyOver && bytes.count > 64 && bytes[4] == MessageType.chunk.rawValue && network.next(below: 100) < 3 {
+            let position = bytes.count - 1 - Int(network.next(below: UInt64(min(64, bytes.count - 60))))
+            bytes[position] ^= UInt8(1) << UInt8(network.next(below: 8))
+            count("bit_flip")
+            trace.record(now, "bit flip \(end) at \(position)")
+        }
         var arrival = now + connection.latency + Int64(bytes.count) / max(1, options.bandwidth)
         if options.faults && !safetyOver && network.next(below: 100) < 2 {
             arrival += 200 + Int64(network.next(below: 800))  // a lost segment, retransmitted

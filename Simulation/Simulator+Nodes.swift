@@ -25,7 +25,67 @@ extension Simulator {
         guard !up.isEmpty else { return }
         let name = up[Int(workload.next(below: UInt64(up.count)))]
         let roll = workload.next(below: 100)
-        write(on: name, kind: roll < 50 ? .add : roll < 85 ? .update : .delete)
+        if roll >= 90 {
+            roll < 97 || nodes[name]!.role == .watch ? attach(on: name) : deleteRecording(on: name)
+            return
+        }
+        write(on: name, kind: roll < 50 ? .add : roll < 80 ? .update : .delete)
+    }
+
+    /// A new recording of 1–60 KB on `name` (what `lifesync attach` does, in memory).
+    func attach(on name: String) {
+        guard let node = nodes[name], let replica = node.replica, let core = node.core else { return }
+        let size = 1 + Int(workload.next(below: 60_000))
+        var bytes = [UInt8](repeating: 0, count: size)
+        for i in stride(from: 0, to: size, by: 8) {
+            let value = workload.nextUInt64()
+            for j in 0..<min(8, size - i) { bytes[i + j] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(j))) }
+        }
+        let id = Identifier.make(role: node.role, random: workload)
+        let sha = SHA256.hash(bytes).hex
+        let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(size), sha256: sha, mediaType: "audio/mp4", entryID: nil,
+                                  originNode: replica.identity.nodeID, createdAt: replica.now)
+        node.storage.put(recording.fileName, bytes)
+        do {
+            try replica.addRecording(recording)
+            attached.append((id, name, sha, recording.fileName))
+            trace.record(now, "attach \(name) \(id) \(size)")
+            perform(core.localWrite(now: now), on: name)
+        } catch {
+            violations.append("workload: attaching on \(name) failed: \(error)")
+        }
+    }
+
+    /// An explicit user delete of a recording a full replica holds.
+    func deleteRecording(on name: String) {
+        guard let node = nodes[name], let replica = node.replica, let core = node.core,
+              let live = try? replica.recordingStatuses().filter({ !$0.deleted && $0.file == .present }), !live.isEmpty else { return }
+        let target = live[Int(workload.next(below: UInt64(live.count)))].recording
+        do {
+            let fileName = try replica.deleteRecording(id: target.id)
+            try replica.setRecordingFile(id: target.id, state: .removed, sha256: target.sha256, received: 0)
+            try node.storage.remove(fileName)
+            trace.record(now, "delete recording \(name) \(target.id)")
+            perform(core.localWrite(now: now), on: name)
+        } catch {
+            violations.append("workload: deleting a recording on \(name) failed: \(error)")
+        }
+    }
+
+    /// Invariant 5: a file leaves a node only by an explicit delete (the recording is deleted in
+    /// that replica) or, on a watch, after a phone confirmed it with the right checksum.
+    func checkRemoval(of fileName: String, on name: String) {
+        guard let node = nodes[name], let replica = node.replica else { return }
+        let id = String(fileName.prefix { $0 != "." })
+        guard let known = try? replica.recording(id: id) else {
+            violations.append("recordings: \(name) removed \(fileName), which it has no metadata for")
+            return
+        }
+        if known.deleted { return }
+        let confirmed = ((try? replica.confirmations(id: id)) ?? []).contains { $0.role == .phone && $0.sha256 == known.recording.sha256 }
+        if node.role != .watch || !confirmed {
+            violations.append("recordings: \(name) removed \(fileName) before a phone confirmed it (at \(now) ms)")
+        }
     }
 
     enum WriteKind { case add, update, delete }

@@ -36,6 +36,8 @@ public final class Simulator {
         var scheduledTick: Int64?
         /// Keeps the in-memory database alive while the node is crashed.
         let keeper: Database
+        /// The node's recording files: like its disk, they survive a crash.
+        let storage = MemoryRecordingStorage()
 
         init(name: String, role: Role, path: String, clock: SimulatedClock, keeper: Database) {
             self.name = name
@@ -80,6 +82,8 @@ public final class Simulator {
     var blocked = Set<String>()
     var unlinked = Set<String>()
     var ledger = WriteLedger()
+    /// Recordings attached during the run: id → (node, SHA-256, file name).
+    var attached: [(id: String, node: String, sha256: String, fileName: String)] = []
     var trace = Trace()
     var faultCounts: [String: Int] = [:]
     var violations: [String] = []
@@ -126,7 +130,9 @@ public final class Simulator {
             let clock = SimulatedClock(epoch: Simulator.epoch, offset: skew, driftPPM: drift)
             let keeper = try Database(path: path)
             let replica = try Replica.create(path: path, role: role, clock: clock, random: nodeRandom.derive(name))
-            nodes[name] = Node(name: name, role: role, path: path, clock: clock, keeper: keeper)
+            let node = Node(name: name, role: role, path: path, clock: clock, keeper: keeper)
+            nodes[name] = node
+            node.storage.onRemove = { [unowned self] fileName in self.checkRemoval(of: fileName, on: name) }
             _ = replica
             trace.record(0, "node \(name) \(role.rawValue) skew \(skew) drift \(drift)")
         }
@@ -145,6 +151,7 @@ public final class Simulator {
         safetyOver = true
         trace.record(now, "liveness phase")
         blocked.removeAll()
+        for node in nodes.values { node.storage.quota = .max }
         for name in names where !(nodes[name]!.isUp) { try? startNode(name) }
         queue.push(.check, at: now + 5_000)
     }
@@ -169,9 +176,12 @@ public final class Simulator {
         replica.plantedBugs = options.plantedBugs
         var configuration = NodeConfiguration(peers: peers(of: name).filter { !unlinked.contains(Simulator.pair(name, $0)) })
         configuration.session.plantedBugs = options.plantedBugs
+        // Small chunks, so even small recordings cross in many pieces.
+        configuration.session.transfer.chunkSize = 4_096
         // Writes reach the core directly (localWrite); polling the file would only cost ticks.
         configuration.changePollInterval = 3_600_000
-        let core = NodeCore(replica: replica, configuration: configuration, random: nodeRandom.derive("core-\(name)-\(now)"), now: now)
+        let core = NodeCore(replica: replica, configuration: configuration, random: nodeRandom.derive("core-\(name)-\(now)"), now: now,
+                            storage: node.storage)
         node.replica = replica
         node.core = core
         node.scheduledTick = nil
@@ -220,6 +230,7 @@ public final class Simulator {
         case .heal:
             if !safetyOver {
                 blocked.removeAll()
+                for node in nodes.values { node.storage.quota = .max }
                 trace.record(now, "heal")
             }
         case .restart(let name):

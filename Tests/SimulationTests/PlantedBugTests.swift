@@ -37,6 +37,11 @@ import Testing
         #expect(found.contains { $0.hasPrefix("causality") || $0.hasPrefix("no resurrection") || $0.contains("liveness") }, "\(found.prefix(3))")
     }
 
+    @Test func aWatchRemovingARecordingBeforeItsConfirmationIsCaught() throws {
+        let violation = try #require(Self.firstViolation(.watchRemovesBeforeConfirmation, seeds: 1...10))
+        #expect(violation.contains("before a phone confirmed it"), "\(violation)")
+    }
+
     @Test func withoutPlantedBugsTheSameSeedsPass() {
         for seed in UInt64(1)...30 { #expect(Simulator(seed: seed, options: SimulationOptions()).run().ok, "seed \(seed)") }
     }

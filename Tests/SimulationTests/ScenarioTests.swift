@@ -41,6 +41,7 @@ import Testing
     @Test func thePhoneCrashingMidTransferLosesNothing() {
         var script: [ScriptedEvent] = [Self.at(0.5, .isolate(node: "watch"))]
         for i in 0..<3000 { script.append(Self.at(1 + Double(i) / 1000, .add(node: "watch"))) }
+        for i in 0..<20 { script.append(Self.at(4 + Double(i) / 10, .attach(node: "watch"))) }
         script.append(Self.at(10, .heal))
         script.append(Self.at(10.3, .crash(node: "phone")))  // while the batches stream in
         script.append(Self.at(20, .restart(node: "phone")))

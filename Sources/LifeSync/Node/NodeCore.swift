@@ -229,7 +229,8 @@ public final class NodeCore {
     /// running until someone proves they hold them).
     var unconfirmedRecordings: Int {
         guard storage != nil, !dialers.isEmpty || !connections.isEmpty else { return 0 }
-        return (try? replica.unconfirmedRecordingCount()) ?? 0
+        let connected = connections.values.reduce(0) { $0 + $1.session.pendingRecordingCount() }
+        return connected + ((try? replica.unconfirmedRecordingCount()) ?? 0)
     }
 
     /// The sessions' peers as they stand.

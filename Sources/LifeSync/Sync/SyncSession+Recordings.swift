@@ -19,12 +19,22 @@ extension SyncSession {
     /// Lets recordings that failed in this session be tried again (the fallback timer's retry).
     public func forgetFailedRecordings() { failedRecordings.removeAll() }
 
+    /// Recordings this node holds that the peer should get and has not confirmed.
+    public func pendingRecordingCount() -> Int {
+        guard state == .open, mayOfferRecordings, let peer else { return 0 }
+        return (try? replica.recordingsToOffer(peerNodeID: peer.nodeID).count) ?? 0
+    }
+
     /// Offers the next recording the peer lacks, one at a time.
     func offerNext(now: Int64, actions: inout [SessionAction]) {
         guard state == .open, outgoing == nil, mayOfferRecordings, let storage, let peer else { return }
         guard let candidates = try? replica.recordingsToOffer(peerNodeID: peer.nodeID) else { return }
-        guard let recording = candidates.first(where: { !failedRecordings.contains($0.id) && storage.exists($0.fileName) }),
+        let retryAfter = configuration.transfer.retryDelay
+        guard let recording = candidates.first(where: { candidate in
+            failedRecordings[candidate.id].map { now - $0 >= retryAfter } ?? true && storage.exists(candidate.fileName)
+        }),
               let digest = Hex.decode(recording.sha256) else { return }
+        failedRecordings[recording.id] = nil
         outgoing = OutgoingTransfer(recording: recording)
         lastSent = now
         actions.append(.send(Message.offer(Offer(recordingID: recording.id, fileName: recording.fileName, mediaType: recording.mediaType,
@@ -62,7 +72,7 @@ extension SyncSession {
                 guard bytes.count == count else { throw RecordingStorageError("the file is shorter than its metadata says") }
             } catch {
                 // Our own copy is unreadable: give this recording up for the session, keep it pending.
-                failedRecordings.insert(transfer.id)
+                failedRecordings[transfer.id] = now
                 outgoing = nil
                 actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.storageFailure.rawValue,
                                                      message: "sender cannot read its copy: \(error)").encoded()))
@@ -86,7 +96,7 @@ extension SyncSession {
         outgoing = nil
         guard Hex.encode(digest) == transfer.recording.sha256 else {
             // A confirmation that does not match proves nothing: the recording stays pending.
-            failedRecordings.insert(id)
+            failedRecordings[id] = now
             actions.append(.event(.recordingFailed(id: id, reason: "the confirmation's checksum does not match", sending: true)))
             offerNext(now: now, actions: &actions)
             return
@@ -94,7 +104,7 @@ extension SyncSession {
         do {
             try replica.recordConfirmation(id: id, nodeID: peer.nodeID, role: peer.role, sha256: transfer.recording.sha256)
         } catch {
-            failedRecordings.insert(id)
+            failedRecordings[id] = now
             actions.append(.event(.recordingFailed(id: id, reason: "could not record the confirmation: \(error)", sending: true)))
             return
         }
@@ -120,7 +130,7 @@ extension SyncSession {
     func receiveFailure(id: String, code: UInt16, text: String, now: Int64, actions: inout [SessionAction]) {
         if let transfer = outgoing, transfer.id == id {
             outgoing = nil
-            failedRecordings.insert(id)
+            failedRecordings[id] = now
             actions.append(.event(.recordingFailed(id: id, reason: "peer refused (\(code)): \(text)", sending: true)))
             offerNext(now: now, actions: &actions)
         } else if incoming?.id == id {

@@ -28,8 +28,9 @@ public final class SyncSession {
     let storage: RecordingStorage?
     var incoming: IncomingTransfer?
     var outgoing: OutgoingTransfer?
-    /// Recordings whose transfer failed in this session: retried in a later one.
-    var failedRecordings = Set<String>()
+    /// Recordings whose transfer failed in this session, with when: offered again after the
+    /// retry delay.
+    var failedRecordings: [String: Int64] = [:]
     public private(set) var state: State = .awaitingHello
     /// The peer's HELLO, once received.
     public private(set) var peer: Hello?
@@ -116,6 +117,11 @@ public final class SyncSession {
             }
             return []
         case .open:
+            if outgoing == nil, !failedRecordings.isEmpty {
+                var actions: [SessionAction] = []
+                offerNext(now: now, actions: &actions)
+                if !actions.isEmpty { return actions }
+            }
             if now - lastReceived > configuration.idleTimeout {
                 return fail(WireError(.idleTimeout, "nothing received for \(now - lastReceived) ms"))
             }
@@ -132,7 +138,9 @@ public final class SyncSession {
         switch state {
         case .closed: return nil
         case .awaitingHello: return startedAt + configuration.handshakeTimeout + 1
-        case .open: return min(lastReceived + configuration.idleTimeout + 1, lastSent + configuration.keepaliveInterval)
+        case .open:
+            let retry = failedRecordings.values.min().map { $0 + configuration.transfer.retryDelay }
+            return [lastReceived + configuration.idleTimeout + 1, lastSent + configuration.keepaliveInterval, retry].compactMap { $0 }.min()
         }
     }
 

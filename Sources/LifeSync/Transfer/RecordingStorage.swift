@@ -31,6 +31,8 @@ public struct TransferConfiguration: Sendable {
     public var maximumSize: UInt64 = 4 << 30
     /// On a watch: keep the local copy after a phone confirmed it (default: remove it).
     public var keepRecordings = false
+    /// After a failed transfer (a corrupt chunk, a full disk), offer it again after this long, ms.
+    public var retryDelay: Int64 = 10_000
 
     public init() {}
 }

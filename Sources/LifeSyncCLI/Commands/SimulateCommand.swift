@@ -112,6 +112,7 @@ enum PlantedBugNames {
         ("ack-before-commit", .ackBeforeCommit),
         ("relay-drops-foreign", .relayDropsForeignChanges),
         ("stamp-ignores-causality", .stampIgnoresCausality),
+        ("watch-removes-early", .watchRemovesBeforeConfirmation),
     ]
     static var all: [String] { table.map(\.0) }
     static func bug(named name: String) -> PlantedBugs? { table.first { $0.0 == name }?.1 }
