@@ -52,6 +52,7 @@ struct ReplicaStatus {
     var peers: [PeerStatus]
     /// SHA-256 of the canonical dump: two full replicas have converged when these are equal.
     var stateHash: String
+    var recordings: [RecordingStatus]
 
     init(replica: Replica) throws {
         identity = replica.identity
@@ -61,6 +62,7 @@ struct ReplicaStatus {
         conflicts = try replica.conflicts().count
         origins = try replica.knownOrigins()
         stateHash = try replica.canonicalHash()
+        recordings = try replica.recordingStatuses()
         // What each peer still lacks, computed now from its last known vector (the serving node
         // may be stopped, and writes may have happened since it saved the row).
         let own = try replica.ownOrigins()
@@ -85,6 +87,13 @@ struct ReplicaStatus {
             ("conflicts", .number(Double(conflicts))),
             ("pending", .number(Double(pendingTotal))),
             ("state_hash", .string(stateHash)),
+            ("recordings", .object([
+                ("total", .number(Double(recordings.filter { !$0.deleted }.count))),
+                ("pending", .number(Double(recordings.filter { $0.state == "pending" }.count))),
+                ("transferring", .array(recordings.filter { $0.file == .partial }.map {
+                    .object([("id", .string($0.recording.id)), ("received", .number(Double($0.received))), ("size", .number(Double($0.recording.size)))])
+                })),
+            ])),
             ("peers", .array(peers.map(\.json))),
             ("vector", .object(origins.filter { $0.sequence > 0 }.map { ($0.origin, .number(Double($0.sequence))) })),
             ("origins", .array(origins.map { origin in
@@ -105,6 +114,9 @@ struct ReplicaStatus {
             let who = origin.origin == identity.incarnation ? "this node" : (origin.nodeID ?? "unknown node")
             lines.append("  \(origin.origin)  \(origin.sequence)  (\(who))")
         }
+        let live = recordings.filter { !$0.deleted }
+        lines.append("recordings  \(live.count), \(live.filter { $0.state == "pending" }.count) pending"
+                     + live.filter { $0.file == .partial }.map { ", \($0.recording.id) \($0.received * 100 / max($0.recording.size, 1))% received" }.joined())
         lines.append(peers.isEmpty ? "peers:      none met yet" : "peers:")
         for peer in peers {
             let last = peer.lastSync.map { "last sync \($0.iso8601)" } ?? "never synced"
