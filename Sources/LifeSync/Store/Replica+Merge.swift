@@ -22,9 +22,17 @@ extension Replica {
     ///
     /// `through` says, per origin, how far the batch covers that origin's log: rows missing below
     /// it were superseded at the sender, and their successors travel under their own origins.
+    ///
+    /// Durability: the batch and the vector advance commit atomically together; the commit is not
+    /// fsynced on its own (WAL with `synchronous = NORMAL`). A power cut can roll back the last
+    /// batches, but then it rolls back the vector with them, so the next HELLO asks for them
+    /// again — the sender still holds them. Local writes, which exist nowhere else, stay fully
+    /// synced (`synchronous = FULL`), and their fsync makes any earlier batch durable too.
     @discardableResult
     public func apply(_ changes: [Change], through: VersionVector) throws -> ApplyOutcome {
-        try writeTransaction {
+        try database.execute("PRAGMA synchronous = NORMAL")
+        defer { try? database.execute("PRAGMA synchronous = FULL") }
+        return try writeTransaction {
             var outcome = ApplyOutcome()
             let now = clock.nowMilliseconds()
             // With no tombstones, a new live entry needs no lookup first: try the insert, and
