@@ -61,8 +61,8 @@ public struct FrameDecoder: Sendable {
             start = typeIndex + length
         }
         if start > 0 && (start == buffer.count || start > 65_536) {
-            frames = frames.map { ($0.0, ArraySlice(Array($0.1))) }
-            buffer.removeFirst(start)
+            // The returned slices keep the old storage alive; only the unread tail is copied.
+            buffer = Array(buffer[start...])
             start = 0
         }
         return frames

@@ -62,7 +62,10 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw RecordingStorageError("cannot open \(path): \(errnoText())") }
         defer { close(fd) }
-        guard ftruncate(fd, off_t(offset)) == 0 else { throw RecordingStorageError("cannot truncate \(path): \(errnoText())") }
+        var info = stat()
+        if fstat(fd, &info) == 0, UInt64(info.st_size) != offset {
+            guard ftruncate(fd, off_t(offset)) == 0 else { throw RecordingStorageError("cannot truncate \(path): \(errnoText())") }
+        }
         var written = 0
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, bytes.count - written, off_t(offset) + off_t(written)) }

@@ -192,7 +192,13 @@ public final class NodeServer: @unchecked Sendable {
                 }
             case .send(let id, let bytes):
                 guard let connection = connections[id] else { continue }
-                connection.output += bytes
+                if connection.hasOutput {
+                    connection.output += bytes
+                } else {
+                    // Nothing queued: write straight from the frame, keep only what the socket refused.
+                    connection.output = bytes
+                    connection.outputOffset = 0
+                }
                 flush(connection, now: MonotonicClock.milliseconds())
             case .close(let id):
                 guard let connection = connections[id] else { continue }
