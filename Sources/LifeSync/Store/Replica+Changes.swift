@@ -1,16 +1,20 @@
 extension Replica {
-    /// The changes of `origin` after `sequence`, in ascending sequence, at most `limit`:
-    /// the rows (live and deleted) whose latest write came from that origin. Writes that were
-    /// superseded since are not listed: their successors are listed under their own origin.
-    public func changes(origin: String, after sequence: UInt64, limit: Int) throws -> [Change] {
-        let entries = try database.rows("""
+    /// One origin's entry log after a sequence, live rows and tombstones, ascending: columns
+    /// `hlc, origin, origin_seq, vv, deleted, id, timestamp, recorded_at, source, device_id, category, data`.
+    static let entryLogSQL = """
             SELECT hlc, origin, origin_seq, vv, 0, id, timestamp, recorded_at, source, device_id, category, data
               FROM entries WHERE origin = ?1 AND origin_seq > ?2
             UNION ALL
             SELECT hlc, origin, origin_seq, vv, 1, id, NULL, NULL, NULL, NULL, NULL, NULL
               FROM tombstones WHERE origin = ?1 AND origin_seq > ?2
             ORDER BY origin_seq LIMIT ?3
-            """, [.text(origin), .integer(Int64(sequence)), .integer(Int64(limit))]) { row in
+            """
+
+    /// The changes of `origin` after `sequence`, in ascending sequence, at most `limit`:
+    /// the rows (live and deleted) whose latest write came from that origin. Writes that were
+    /// superseded since are not listed: their successors are listed under their own origin.
+    public func changes(origin: String, after sequence: UInt64, limit: Int) throws -> [Change] {
+        let entries = try database.rows(Replica.entryLogSQL, [.text(origin), .integer(Int64(sequence)), .integer(Int64(limit))]) { row in
             let deleted = row.int64(4) != 0
             let stamp = try Replica.stamp(from: row, deleted: deleted)
             return Change(id: row.string(5), stamp: stamp, entry: deleted ? nil : try Replica.entry(from: row, offset: 5))
@@ -52,14 +56,7 @@ extension Replica {
     /// BATCH carries, assembled from the stored columns (which hold canonical forms already):
     /// the sender never parses what it sends.
     public func encodedChanges(origin: String, after sequence: UInt64, limit: Int) throws -> [EncodedChange] {
-        let entries = try database.rows("""
-            SELECT hlc, origin, origin_seq, vv, 0, id, timestamp, recorded_at, source, device_id, category, data
-              FROM entries WHERE origin = ?1 AND origin_seq > ?2
-            UNION ALL
-            SELECT hlc, origin, origin_seq, vv, 1, id, NULL, NULL, NULL, NULL, NULL, NULL
-              FROM tombstones WHERE origin = ?1 AND origin_seq > ?2
-            ORDER BY origin_seq LIMIT ?3
-            """, [.text(origin), .integer(Int64(sequence)), .integer(Int64(limit))]) { row in
+        let entries = try database.rows(Replica.entryLogSQL, [.text(origin), .integer(Int64(sequence)), .integer(Int64(limit))]) { row in
             let deleted = row.int64(4) != 0
             let stamp = try Replica.stamp(from: row, deleted: deleted)
             guard !deleted else { return EncodedChange(id: row.string(5), stamp: stamp, payload: []) }
