@@ -42,11 +42,28 @@ struct Demo {
         }
     }
 
+    /// What `lifesync attach` does, with generated audio-like bytes.
+    func attachVoiceNote(to replica: Replica, entry: String) throws -> Recording {
+        let source = directory + "/voice-note.m4a"
+        let random = SeededRandom(seed: 2026)
+        let bytes = (0..<(256 * 1024)).map { _ in UInt8(truncatingIfNeeded: random.nextUInt64()) }
+        guard FileManager.default.createFile(atPath: source, contents: Data(bytes)) else { throw CLIError.refused("cannot write \(source)") }
+        defer { unlink(source) }
+        let storage = try FileRecordingStorage(replicaPath: replica.path)
+        let id = Identifier.make(role: replica.identity.role, random: SystemRandom())
+        let (size, sha) = try storage.importFile(from: source, as: id + ".m4a", id: id)
+        let recording = Recording(id: id, fileName: id + ".m4a", size: size, sha256: sha, mediaType: "audio/mp4", entryID: entry,
+                                  originNode: replica.identity.nodeID, createdAt: replica.now)
+        try replica.addRecording(recording)
+        return recording
+    }
+
     func run() throws -> Bool {
         let started = MonotonicClock.seconds()
         say("LifeSync demo — three nodes on this machine, each with its own SQLite replica in \(directory)")
         for role in [Role.watch, .phone, .mac] {
             for suffix in ["", "-wal", "-shm"] { unlink(path(role) + suffix) }
+            try? FileManager.default.removeItem(atPath: path(role) + ".recordings")
             _ = try Replica.create(path: path(role), role: role, clock: SystemClock(), random: SystemRandom())
         }
         var phone = try start(.phone, listen: "127.0.0.1:0", peers: [])
@@ -60,12 +77,20 @@ struct Demo {
         let mood = try watchDB.add(json: try JSONValue.parse(#"{"category": "mood", "data": {"metric": {"name": "mood", "value": 7, "scale_min": 1, "scale_max": 10}, "text": "good run this morning"}}"#))
         let plan = try macDB.add(json: try JSONValue.parse(#"{"category": "note", "data": {"text": "Plan: buy groceries", "tags": ["todo"]}}"#))
         _ = try macDB.add(json: try JSONValue.parse(#"{"category": "work", "data": {"text": "wrote the sync chapter", "metric": {"name": "focus", "value": 8, "scale_min": 1, "scale_max": 10}}}"#))
-        say("2. The watch logged a mood (7/10); the mac wrote two notes.")
+        let voice = try attachVoiceNote(to: watchDB, entry: mood.id)
+        say("2. The watch logged a mood (7/10) with a 256 KiB voice note; the mac wrote two notes.")
         guard try waitUntil(timeout: 15, { try phoneDB.liveEntryCount() == 3 && macDB.liveEntryCount() == 3 }) else {
             say("   ✗ the nodes did not converge within 15 s"); return false
         }
         say("   ✓ converged: phone and mac hold all 3 entries (the watch keeps its own 1: watches send, they do not receive).")
         say("     replica hash phone \(try phoneDB.canonicalHash().prefix(12)) = mac \(try macDB.canonicalHash().prefix(12))")
+        guard try waitUntil(timeout: 15, {
+            try macDB.recordingFile(id: voice.id)?.state == .present && watchDB.recordingFile(id: voice.id)?.state == .removed
+        }) else {
+            say("   ✗ the voice note did not reach the mac within 15 s"); return false
+        }
+        say("   ✓ the voice note went watch → phone → mac in checksummed chunks; the phone confirmed SHA-256 \(voice.sha256.prefix(12))…,")
+        say("     and only then did the watch remove its copy (recordings are never dropped before a confirmation).")
 
         phone.stop()
         say("3. Stopped the phone. The mac and the watch keep working offline:")
@@ -94,7 +119,6 @@ struct Demo {
         } else {
             say("   ✗ the losing edit was not kept"); return false
         }
-        _ = mood
         say("5. Done in \(String(format: "%.1f", MonotonicClock.seconds() - started)) s. Try it yourself: lifesync init, add, serve --listen/--peer, status.")
         return true
     }
