@@ -1,0 +1,106 @@
+import Foundation
+@testable import LifeSync
+import Testing
+import TestSupport
+
+private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
+
+// MARK: - Import
+
+@Suite struct ReplicaImportTests {
+    static func entries(_ count: Int, seed: UInt64 = 40) -> [LogEntry] {
+        let random = SeededRandom(seed: seed)
+        return (0..<count).map { i in
+            LogEntry(id: Identifier.make(role: .mac, random: random), timestamp: Timestamp(millisecondsSince1970: t0 - Int64(i) * 60_000),
+                     recordedAt: Timestamp(millisecondsSince1970: t0), source: "mac", deviceId: "mac_import",
+                     category: "imported", data: LogData(text: "entry \(i)", tags: ["import"]))
+        }
+    }
+
+    @Test func importWritesEverything() throws {
+        let replica = try ReplicaFixtures.replica(role: .mac)
+        let batch = Self.entries(3)
+        #expect(try replica.importEntries(batch) == 3)
+        for entry in batch { #expect(try replica.entry(id: entry.id) == entry) }
+        #expect(try replica.replicaVector()[replica.identity.incarnation] == 3)
+    }
+
+    @Test func aDuplicateIDInTheInputRollsBackEverything() throws {
+        let replica = try ReplicaFixtures.replica(role: .mac)
+        let existing = try replica.add(json: ReplicaFixtures.entryJSON(text: "before"))
+        let batch = Self.entries(3)
+        var again = batch[0]
+        again.data.text = "a second copy"
+        expectReplicaError("duplicate in input", {
+            try replica.importEntries([batch[0], batch[1], again, batch[2]])
+        }, matches: { invalidField($0) == "entry 3: id" })
+        for entry in batch { #expect(throws: ReplicaError.notFound(id: entry.id)) { try replica.entry(id: entry.id) } }
+        #expect(try replica.liveEntryCount() == 1)
+        #expect(try replica.entry(id: existing.id) == existing)
+        #expect(try replica.replicaVector()[replica.identity.incarnation] == 1)
+        #expect(try replica.changes(after: VersionVector()).map(\.id) == [existing.id])
+    }
+
+    /// The same record twice in one input is as harmless as importing it twice: it is skipped.
+    @Test func anIdenticalDuplicateInTheInputIsSkipped() throws {
+        let replica = try ReplicaFixtures.replica(role: .mac)
+        let batch = Self.entries(2)
+        #expect(try replica.importEntries([batch[0], batch[1], batch[0]], positionName: { "line \($0 + 1)" }) == 2)
+        #expect(try replica.liveEntryCount() == 2)
+        #expect(try replica.replicaVector()[replica.identity.incarnation] == 2)
+    }
+
+    @Test func reImportingIdenticalEntriesIsSkipped() throws {
+        let replica = try ReplicaFixtures.replica(role: .mac)
+        let batch = Self.entries(4)
+        #expect(try replica.importEntries(batch) == 4)
+        let hash = try replica.canonicalHash()
+        let vector = try replica.replicaVector()
+        #expect(try replica.importEntries(batch) == 0)
+        #expect(try replica.importEntries(batch.reversed()) == 0)
+        #expect(try replica.canonicalHash() == hash)
+        #expect(try replica.replicaVector() == vector)
+        // Identical old ones are skipped while new ones are written.
+        let more = Self.entries(6)  // same seed: the first four are the same entries
+        #expect(try replica.importEntries(more) == 2)
+        #expect(try replica.liveEntryCount() == 6)
+    }
+
+    @Test func reImportingWithAnotherRecordedAtIsStillTheSameEntry() throws {
+        let replica = try ReplicaFixtures.replica(role: .mac)
+        let batch = Self.entries(2)
+        try replica.importEntries(batch)
+        var later = batch[0]
+        later.recordedAt = Timestamp(millisecondsSince1970: t0 + 86_400_000)
+        #expect(later.isSameContent(as: batch[0]))
+        #expect(try replica.importEntries([later, batch[1]]) == 0)
+        #expect(try replica.entry(id: batch[0].id) == batch[0])
+        var edited = later
+        edited.data.text = "edited"
+        #expect(!edited.isSameContent(as: batch[0]))
+    }
+
+    @Test func importingOtherContentUnderATakenIDIsRefusedWhole() throws {
+        let replica = try ReplicaFixtures.replica(role: .mac)
+        let batch = Self.entries(2)
+        try replica.importEntries(batch)
+        var changed = batch[1]
+        changed.category = "edited"
+        let fresh = Self.entries(1, seed: 41)[0]
+        expectReplicaError("changed content", {
+            try replica.importEntries([fresh, changed])
+        }, matches: { invalidField($0) == "entry 2: id" })
+        #expect(throws: ReplicaError.notFound(id: fresh.id)) { try replica.entry(id: fresh.id) }
+        #expect(try replica.entry(id: batch[1].id) == batch[1])
+    }
+
+    @Test func importingADeletedIDIsRefused() throws {
+        let replica = try ReplicaFixtures.replica(role: .mac)
+        let batch = Self.entries(1)
+        try replica.importEntries(batch)
+        try replica.delete(id: batch[0].id)
+        expectReplicaError("deleted", { try replica.importEntries(batch) }, matches: { invalidField($0) == "entry 1: id" })
+        #expect(try replica.liveEntryCount() == 0)
+        #expect(try replica.tombstoneCount() == 1)
+    }
+}
