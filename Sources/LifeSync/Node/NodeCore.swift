@@ -32,6 +32,8 @@ public final class NodeCore {
     let storage: RecordingStorage?
     /// When each transfer last logged its progress (one line every 2 s at most), and its start.
     var progressLogged: [String: (at: Int64, started: Int64)] = [:]
+    /// Recordings being received, shared by the sessions.
+    let incomingTransfers = IncomingTransfers()
     /// Transfers under way, for `status`: recording ID → (done, total, sending).
     public private(set) var transfers: [String: (done: UInt64, total: UInt64, sending: Bool)] = [:]
     var dialers: [PeerDialer]
@@ -75,7 +77,8 @@ public final class NodeCore {
     /// A peer dialled us.
     public func accepted(connection: Int, remote: String, now: Int64) -> [NodeAction] {
         guard !stopping else { return [.close(connection: connection)] }
-        let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage)
+        let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage,
+                                  incomingTransfers: incomingTransfers)
         connections[connection] = Connection(session: session, dialer: nil, address: remote)
         // The acceptor answers the dialler's HELLO rather than sending its own at once, so the
         // vector it advertises includes whatever a previous connection of the same peer was
@@ -87,7 +90,8 @@ public final class NodeCore {
     public func connected(connection: Int, peer: Int, now: Int64) -> [NodeAction] {
         guard !stopping else { return [.close(connection: connection)] }
         dialers[peer].state = .connected(connection: connection)
-        let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage)
+        let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage,
+                                  incomingTransfers: incomingTransfers)
         connections[connection] = Connection(session: session, dialer: peer, address: dialers[peer].address)
         return [.log("connected to \(dialers[peer].address)")] + perform(session.start(now: now), on: connection, now: now)
     }

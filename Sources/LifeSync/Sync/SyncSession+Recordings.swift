@@ -162,6 +162,9 @@ extension SyncSession {
             actions.append(.send(Message.confirm(recordingID: offer.recordingID, sha256: offer.sha256).encoded()))
             return
         }
+        guard incomingTransfers.claim(offer.recordingID) else {
+            return refuse(.notAccepted, "it is being received from another peer; offer it again later")
+        }
         // Resume from the end of the last whole chunk of an earlier attempt at the same bytes.
         let chunk = UInt64(offer.chunkSize)
         var resume: UInt64 = 0
@@ -177,9 +180,14 @@ extension SyncSession {
                 transfer.hasher.update(piece)
                 offset += UInt64(piece.count)
             }
-            if resume == 0 { storage.discardTemporary(offer.recordingID) }
+            if resume == 0 {
+                storage.discardTemporary(offer.recordingID)
+                // An empty recording still needs its (empty) temporary file to move into place.
+                if offer.size == 0 { try storage.writeTemporary(offer.recordingID, offset: 0, bytes: []) }
+            }
             try replica.setRecordingFile(id: offer.recordingID, state: .partial, sha256: sha, received: resume)
         } catch {
+            incomingTransfers.release(offer.recordingID)
             storage.discardTemporary(offer.recordingID)
             return refuse(.storageFailure, "cannot prepare the temporary file: \(error)")
         }

@@ -26,7 +26,11 @@ public final class SyncSession {
     public let configuration: SessionConfiguration
     /// Where recording bytes live; nil for a node that does not transfer recordings.
     let storage: RecordingStorage?
-    var incoming: IncomingTransfer?
+    /// Shared by the node's sessions (see `IncomingTransfers`).
+    let incomingTransfers: IncomingTransfers
+    var incoming: IncomingTransfer? {
+        didSet { if let old = oldValue?.id, old != incoming?.id { incomingTransfers.release(old) } }
+    }
     var outgoing: OutgoingTransfer?
     /// Recordings whose transfer failed in this session, with when: offered again after the
     /// retry delay.
@@ -53,10 +57,12 @@ public final class SyncSession {
     public private(set) var changesSent = 0
     public private(set) var changesReceived = 0
 
-    public init(replica: Replica, configuration: SessionConfiguration, now: Int64, storage: RecordingStorage? = nil) {
+    public init(replica: Replica, configuration: SessionConfiguration, now: Int64, storage: RecordingStorage? = nil,
+                incomingTransfers: IncomingTransfers = IncomingTransfers()) {
         self.replica = replica
         self.configuration = configuration
         self.storage = storage
+        self.incomingTransfers = incomingTransfers
         startedAt = now
         lastReceived = now
         lastSent = now
@@ -165,12 +171,14 @@ public final class SyncSession {
     public func close(code: ErrorCode, message: String) -> [SessionAction] {
         guard state != .closed else { return [] }
         state = .closed
+        incoming = nil
         return [.send(Message.error(code: code.rawValue, message: message).encoded()), .close(reason: message)]
     }
 
     /// The transport closed under us.
     public func transportClosed() {
         state = .closed
+        incoming = nil
     }
 
     /// Changes this node holds that the peer is not known to have, in the origins we may send it.
@@ -358,6 +366,7 @@ public final class SyncSession {
     func fail(_ error: WireError) -> [SessionAction] {
         guard state != .closed else { return [] }
         state = .closed
+        incoming = nil
         return [.event(.protocolError(error)),
                 .send(Message.error(code: error.code.rawValue, message: error.message).encoded()),
                 .close(reason: error.description)]

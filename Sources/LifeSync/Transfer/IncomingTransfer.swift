@@ -20,3 +20,17 @@ struct OutgoingTransfer {
 
     var id: String { recording.id }
 }
+
+/// The recordings a node is receiving right now, shared by its sessions: two peers offering the
+/// same recording at once must not write the same temporary file (one would truncate under the
+/// other, and the other's running hash would still match the chunks it saw).
+public final class IncomingTransfers {
+    private(set) var active = Set<String>()
+
+    public init() {}
+
+    /// Claims `id` for one session; false when another session is receiving it.
+    func claim(_ id: String) -> Bool { active.insert(id).inserted }
+
+    func release(_ id: String) { active.remove(id) }
+}

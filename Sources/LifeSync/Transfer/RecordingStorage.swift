@@ -45,5 +45,6 @@ public enum TransferFailure: UInt16, Sendable {
     case checksumMismatch = 4
     case storageFailure = 5
     case outOfOrder = 6
+    /// Another peer is sending the same recording right now: offer it again later.
     case notAccepted = 7
 }
