@@ -65,6 +65,7 @@ extension Simulator {
             let fileName = try replica.deleteRecording(id: target.id)
             try replica.setRecordingFile(id: target.id, state: .removed, sha256: target.sha256, received: 0)
             try node.storage.remove(fileName)
+            node.storage.discardTemporary(target.id)
             trace.record(now, "delete recording \(name) \(target.id)")
             perform(core.localWrite(now: now), on: name)
         } catch {

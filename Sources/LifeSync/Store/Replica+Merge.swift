@@ -8,11 +8,16 @@ public struct ApplyOutcome: Equatable, Sendable {
     public var conflicts = 0
     /// Remote HLCs beyond the drift bound (accepted, but the local clock was not dragged along).
     public var clockSkewed = 0
-    /// Recording files to remove: a user delete of a recording whose bytes this replica holds
-    /// won the merge. The caller removes them from storage.
-    public var recordingsToRemove: [String] = []
+    /// Recordings to remove from storage (their file and any partial download): a user delete
+    /// of a recording this replica holds bytes of won the merge.
+    public var recordingsToRemove: [(id: String, fileName: String)] = []
 
     public init() {}
+
+    public static func == (a: ApplyOutcome, b: ApplyOutcome) -> Bool {
+        a.applied == b.applied && a.unchanged == b.unchanged && a.conflicts == b.conflicts && a.clockSkewed == b.clockSkewed
+            && a.recordingsToRemove.map(\.id) == b.recordingsToRemove.map(\.id)
+    }
 }
 
 extension Replica {

@@ -104,6 +104,11 @@ extension Replica {
                   state == .removed ? .text(now.iso8601) : .null, .text(now.iso8601)])
     }
 
+    /// Forgets what this replica held of a recording's bytes (after a failed download).
+    public func clearRecordingFile(id: String) throws {
+        try database.run("DELETE FROM recording_files WHERE id = ?", [.text(id)])
+    }
+
     /// A peer proved, by checksum, that it holds the recording.
     public func recordConfirmation(id: String, nodeID: String, role: Role, sha256: String) throws {
         try database.run("""
@@ -194,7 +199,7 @@ extension Replica {
         outcome.applied += 1
         if change.stamp.deleted, local?.stamp.deleted == false, let file = try recordingFile(id: change.id), file.state != .removed {
             try setRecordingFile(id: change.id, state: .removed, sha256: file.sha256, received: 0)
-            outcome.recordingsToRemove.append(recording.fileName)
+            outcome.recordingsToRemove.append((change.id, recording.fileName))
         }
     }
 }

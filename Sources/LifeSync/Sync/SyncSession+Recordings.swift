@@ -128,13 +128,32 @@ extension SyncSession {
     }
 
     func receiveFailure(id: String, code: UInt16, text: String, now: Int64, actions: inout [SessionAction]) {
+        if let transfer = outgoing, transfer.id == id, code == TransferFailure.deleted.rawValue {
+            // The user deleted it on the receiver. A watch never receives metadata, so this is how
+            // an explicit delete reaches it: the delete is applied here too.
+            outgoing = nil
+            do {
+                if !isDeleted(id) { try replica.deleteRecording(id: id) }
+                try replica.setRecordingFile(id: id, state: .removed, sha256: transfer.recording.sha256, received: 0)
+                try storage?.remove(transfer.recording.fileName)
+                actions.append(.event(.recordingFailed(id: id, reason: "deleted by the user on the peer; removed here too", sending: true)))
+            } catch {
+                failedRecordings[id] = now
+            }
+            offerNext(now: now, actions: &actions)
+            return
+        }
         if let transfer = outgoing, transfer.id == id {
             outgoing = nil
             failedRecordings[id] = now
             actions.append(.event(.recordingFailed(id: id, reason: "peer refused (\(code)): \(text)", sending: true)))
             offerNext(now: now, actions: &actions)
         } else if incoming?.id == id {
-            incoming = nil  // the sender gave up (it could not read its copy)
+            incoming = nil  // the sender gave up; the verified prefix stays for a resume…
+            if code == TransferFailure.deleted.rawValue || isDeleted(id) {
+                storage?.discardTemporary(id)  // …unless the recording was deleted
+                try? replica.setRecordingFile(id: id, state: .removed, sha256: (try? replica.recording(id: id))?.recording.sha256 ?? "", received: 0)
+            }
         }
     }
 
@@ -156,6 +175,9 @@ extension SyncSession {
             return refuse(.badName, "file name must be {id}.{ext}, got \"\(offer.fileName.prefix(80))\"")
         }
         let sha = Hex.encode(offer.sha256)
+        if isDeleted(offer.recordingID) {
+            return refuse(.deleted, "the recording was deleted by the user")
+        }
         if let file = try? replica.recordingFile(id: offer.recordingID), file.sha256 == sha,
            file.state == .present, storage.exists(offer.fileName) {
             try? replica.recordConfirmation(id: offer.recordingID, nodeID: peer!.nodeID, role: peer!.role, sha256: sha)
@@ -203,7 +225,7 @@ extension SyncSession {
             incoming = nil
             if discard {
                 storage.discardTemporary(transfer.id)
-                try? replica.setRecordingFile(id: transfer.id, state: .partial, sha256: Hex.encode(transfer.offer.sha256), received: 0)
+                try? replica.clearRecordingFile(id: transfer.id)
             }
             actions.append(.send(Message.failure(recordingID: transfer.id, code: failure.rawValue, message: text).encoded()))
             actions.append(.event(.recordingFailed(id: transfer.id, reason: text, sending: false)))
@@ -234,15 +256,26 @@ extension SyncSession {
         if transfer.isComplete { finishIncoming(now: now, actions: &actions) }
     }
 
+    /// Whether the user deleted the recording (on this replica, or a delete that reached it).
+    func isDeleted(_ id: String) -> Bool { (try? replica.recording(id: id))?.deleted == true }
+
     /// Syncs, compares the whole-file hash, moves the file into place, confirms.
     private func finishIncoming(now: Int64, actions: inout [SessionAction]) {
         guard let storage, let transfer = incoming else { return }
         incoming = nil
+        // Deleted while it arrived: nothing of it stays.
+        if isDeleted(transfer.id) {
+            storage.discardTemporary(transfer.id)
+            try? replica.setRecordingFile(id: transfer.id, state: .removed, sha256: Hex.encode(transfer.offer.sha256), received: 0)
+            actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.deleted.rawValue,
+                                                 message: "the recording was deleted by the user").encoded()))
+            return
+        }
         let expected = Hex.encode(transfer.offer.sha256)
         let computed = transfer.hasher.finalize()
         guard computed.hex == expected else {
             storage.discardTemporary(transfer.id)
-            try? replica.setRecordingFile(id: transfer.id, state: .partial, sha256: expected, received: 0)
+            try? replica.clearRecordingFile(id: transfer.id)
             actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.checksumMismatch.rawValue,
                                                  message: "the file's SHA-256 is \(computed.hex), expected \(expected)").encoded()))
             actions.append(.event(.recordingFailed(id: transfer.id, reason: "whole-file checksum mismatch", sending: false)))

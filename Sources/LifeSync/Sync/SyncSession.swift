@@ -307,7 +307,17 @@ public final class SyncSession {
         } catch {
             throw WireError(.storageFailure, "could not store batch \(batch.id): \(error)")
         }
-        for fileName in outcome.recordingsToRemove { try? storage?.remove(fileName) }
+        for removed in outcome.recordingsToRemove {
+            if incoming?.id == removed.id { incoming = nil }
+            if outgoing?.id == removed.id {
+                // Stop sending what the user deleted; the receiver drops what it had of it.
+                outgoing = nil
+                actions.append(.send(Message.failure(recordingID: removed.id, code: TransferFailure.deleted.rawValue,
+                                                     message: "the recording was deleted by the user").encoded()))
+            }
+            try? storage?.remove(removed.fileName)
+            storage?.discardTemporary(removed.id)
+        }
         peerHas = peerHas.joined(with: batch.through)
         sentUpTo = sentUpTo.joined(with: batch.through)
         changesReceived += batch.changes.count

@@ -47,4 +47,6 @@ public enum TransferFailure: UInt16, Sendable {
     case outOfOrder = 6
     /// Another peer is sending the same recording right now: offer it again later.
     case notAccepted = 7
+    /// The user deleted the recording: the sender removes its copy too.
+    case deleted = 8
 }
