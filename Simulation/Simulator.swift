@@ -177,7 +177,7 @@ public final class Simulator {
         var configuration = NodeConfiguration(peers: peers(of: name).filter { !unlinked.contains(Simulator.pair(name, $0)) })
         configuration.session.plantedBugs = options.plantedBugs
         // Small chunks, so even small recordings cross in many pieces.
-        configuration.session.transfer.chunkSize = 4_096
+        configuration.session.transfer.chunkSize = 16_384
         // Writes reach the core directly (localWrite); polling the file would only cost ticks.
         configuration.changePollInterval = 3_600_000
         let core = NodeCore(replica: replica, configuration: configuration, random: nodeRandom.derive("core-\(name)-\(now)"), now: now,
