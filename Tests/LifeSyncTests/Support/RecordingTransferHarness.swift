@@ -1,0 +1,255 @@
+import LifeSync
+import LifeSyncSimulation
+import Testing
+import TestSupport
+
+// Recording transfer as a state machine (PROTOCOL.md §5.9–5.13, LifeAdmin §1.1, §2.1, §3.1–3.3):
+// two sessions with in-memory recording storage, joined frame by frame in memory, so a test can
+// look between any two frames, alter a frame in transit, or cut the connection.
+
+// MARK: - The link
+
+/// Two `SyncSession`s with recording storage, joined in memory one frame at a time, in both
+/// directions alternately. Frames can be altered or dropped in transit (`transform`), and the
+/// test can look at every frame sent (`onSend`) and delivered (`observe`).
+final class TransferLink {
+    enum Side: Equatable, CustomStringConvertible {
+        case a, b
+        var other: Side { self == .a ? .b : .a }
+        var description: String { self == .a ? "a" : "b" }
+    }
+
+    let a: SyncSession
+    let b: SyncSession
+    var now: Int64
+    private var toA: [[UInt8]] = []
+    private var toB: [[UInt8]] = []
+    /// Every message sent, by sender, in order (before any `transform`).
+    private(set) var sent: [(from: Side, message: Message)] = []
+    /// Every message delivered, by receiver, in order (after `transform`).
+    private(set) var delivered: [(to: Side, message: Message)] = []
+    private(set) var events: [(side: Side, event: SessionEvent)] = []
+    private(set) var closed: [(side: Side, reason: String)] = []
+    /// Alters a frame on its way to `Side`; nil drops it.
+    var transform: ((Side, Message, [UInt8]) -> [UInt8]?)?
+    /// Called for each frame a side sends.
+    var onSend: ((Side, Message) -> Void)?
+    /// Called after each frame was delivered to (and handled by) a side.
+    var observe: ((Side, Message) -> Void)?
+
+    init(a: SyncSession, b: SyncSession, now: Int64 = 0) {
+        self.a = a
+        self.b = b
+        self.now = now
+    }
+
+    func session(_ side: Side) -> SyncSession { side == .a ? a : b }
+
+    /// Both sides send their HELLO; nothing is delivered yet.
+    func start() {
+        enqueue(a.start(now: now), from: .a)
+        enqueue(b.start(now: now), from: .b)
+    }
+
+    /// Queues what `side`'s session asked to send, keeping its events and closes.
+    func enqueue(_ actions: [SessionAction], from side: Side) {
+        for action in actions {
+            switch action {
+            case .send(let bytes):
+                if let message = TransferLink.decode(bytes) {
+                    sent.append((side, message))
+                    onSend?(side, message)
+                }
+                if side == .a { toB.append(bytes) } else { toA.append(bytes) }
+            case .close(let reason):
+                closed.append((side, reason))
+            case .event(let event):
+                events.append((side, event))
+            }
+        }
+    }
+
+    /// A frame made by the test, queued for `side`.
+    func inject(_ bytes: [UInt8], to side: Side) {
+        if side == .a { toA.append(bytes) } else { toB.append(bytes) }
+    }
+
+    /// Delivers frames one at a time, alternating directions, until both queues are empty, or
+    /// `stop` says so after a delivery. Returns false when `maximumFrames` ran out first.
+    @discardableResult
+    func run(maximumFrames: Int = 200_000, stop: (Side, Message) -> Bool = { _, _ in false }) -> Bool {
+        var frames = 0
+        var next: Side = .b
+        while !toA.isEmpty || !toB.isEmpty {
+            guard frames < maximumFrames else { return false }
+            frames += 1
+            if (next == .a && toA.isEmpty) || (next == .b && toB.isEmpty) { next = next.other }
+            let side = next
+            next = next.other
+            let bytes = side == .a ? toA.removeFirst() : toB.removeFirst()
+            guard let message = TransferLink.decode(bytes) else {
+                Issue.record("a side sent bytes that are not one whole frame")
+                continue
+            }
+            var frame = bytes
+            if let transform {
+                guard let altered = transform(side, message, bytes) else { continue }
+                frame = altered
+            }
+            let arrived = TransferLink.decode(frame) ?? message
+            delivered.append((side, arrived))
+            enqueue(session(side).receive(frame, now: now), from: side)
+            observe?(side, arrived)
+            if stop(side, arrived) { return true }
+        }
+        return true
+    }
+
+    /// The connection drops: what is in transit is lost, both sessions learn it closed.
+    func drop() {
+        toA.removeAll()
+        toB.removeAll()
+        a.transportClosed()
+        b.transportClosed()
+    }
+
+    static func decode(_ frame: [UInt8]) -> Message? {
+        var decoder = FrameDecoder()
+        guard let frames = try? decoder.feed(frame), frames.count == 1, decoder.bufferedCount == 0 else { return nil }
+        return try? Message.decode(type: frames[0].type, payload: frames[0].payload)
+    }
+
+    // What was said, by kind.
+
+    func offers(from side: Side) -> [Offer] {
+        sent.compactMap { $0.from == side ? { if case .offer(let o) = $0 { return o }; return nil }($0.message) : nil }
+    }
+
+    func chunks(from side: Side) -> [Chunk] {
+        sent.compactMap { $0.from == side ? { if case .chunk(let c) = $0 { return c }; return nil }($0.message) : nil }
+    }
+
+    func accepts(from side: Side) -> [(id: String, offset: UInt64)] {
+        sent.compactMap {
+            guard $0.from == side, case .accept(let id, let offset) = $0.message else { return nil }
+            return (id, offset)
+        }
+    }
+
+    func confirms(from side: Side) -> [(id: String, sha256: [UInt8])] {
+        sent.compactMap {
+            guard $0.from == side, case .confirm(let id, let digest) = $0.message else { return nil }
+            return (id, digest)
+        }
+    }
+
+    func failures(from side: Side) -> [(id: String, code: UInt16, message: String)] {
+        sent.compactMap {
+            guard $0.from == side, case .failure(let id, let code, let text) = $0.message else { return nil }
+            return (id, code, text)
+        }
+    }
+}
+
+// MARK: - Fixtures
+
+/// One node for these tests: an in-memory replica and its in-memory recording storage.
+struct TestNode {
+    let replica: Replica
+    let storage = MemoryRecordingStorage()
+    /// Shared by all of this node's sessions, as `NodeCore` shares it.
+    let incomingTransfers = IncomingTransfers()
+    var configuration: SessionConfiguration
+
+    init(_ role: Role, seed: UInt64, _ configure: (inout SessionConfiguration) -> Void = { _ in }) throws {
+        replica = try ReplicaFixtures.replica(role: role, seed: seed)
+        var configuration = SessionConfiguration()
+        configuration.transfer.chunkSize = RecordingTransferTests.chunk
+        configure(&configuration)
+        self.configuration = configuration
+    }
+
+    func session(now: Int64 = 0) -> SyncSession {
+        SyncSession(replica: replica, configuration: configuration, now: now, storage: storage, incomingTransfers: incomingTransfers)
+    }
+
+    /// Registers a recording as `attach` does: bytes into storage, metadata (with their real
+    /// SHA-256 unless `sha256` says otherwise) into the replica.
+    @discardableResult
+    func attach(_ bytes: [UInt8], seed: UInt64, sha256: String? = nil) throws -> Recording {
+        let id = Identifier.make(role: replica.identity.role, random: SeededRandom(seed: seed))
+        let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: sha256 ?? SHA256.hash(bytes).hex,
+                                  mediaType: "audio/mp4", entryID: nil, originNode: replica.identity.nodeID, createdAt: replica.now)
+        storage.put(recording.fileName, bytes)
+        try replica.addRecording(recording)
+        return recording
+    }
+}
+
+/// `count` pseudo-random bytes from `seed`.
+func randomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
+    let random = SeededRandom(seed: seed)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(count + 8)
+    while bytes.count < count {
+        var value = random.nextUInt64()
+        for _ in 0..<8 {
+            bytes.append(UInt8(truncatingIfNeeded: value))
+            value >>= 8
+        }
+    }
+    return Array(bytes.prefix(count))
+}
+
+/// LifeAdmin §2.1: the only automatic removal is a watch's own recording after a phone proved by
+/// checksum that it holds it. Every removal in `node`'s storage must be one of those.
+func expectOnlyConfirmedWatchCopiesRemoved(_ node: TestNode, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    for fileName in node.storage.removals {
+        #expect(node.replica.identity.role == .watch, "a \(node.replica.identity.role) removed \(fileName)", sourceLocation: sourceLocation)
+        let id = String(fileName.prefix { $0 != "." })
+        let known = try node.replica.recording(id: id)
+        #expect(known?.recording.fileName == fileName, "removed \(fileName), which is no recording's file", sourceLocation: sourceLocation)
+        #expect(known?.recording.originNode == node.replica.identity.nodeID, "removed \(fileName), not its own recording",
+                sourceLocation: sourceLocation)
+        let confirmations = try node.replica.confirmations(id: id)
+        #expect(confirmations.contains { $0.role == .phone && $0.sha256 == known?.recording.sha256 },
+                "removed \(fileName) without a phone's matching confirmation: \(confirmations)", sourceLocation: sourceLocation)
+    }
+    #expect(Set(node.storage.removals).count == node.storage.removals.count, "a file removed twice: \(node.storage.removals)",
+            sourceLocation: sourceLocation)
+}
+
+/// The sender still holds the recording, unconfirmed, offered again later (LifeAdmin §1.1 step 9).
+func expectStillPending(_ node: TestNode, _ recording: Recording, bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    expectStored(node, recording.fileName, bytes, sourceLocation: sourceLocation)
+    #expect(!node.storage.removals.contains(recording.fileName), sourceLocation: sourceLocation)
+    #expect(try node.replica.confirmations(id: recording.id).isEmpty, sourceLocation: sourceLocation)
+    #expect(try node.replica.recordingFile(id: recording.id)?.state == .present, sourceLocation: sourceLocation)
+    let status = try node.replica.recordingStatuses().first { $0.recording.id == recording.id }
+    #expect(status?.state == "pending", "state \(status?.state ?? "none")", sourceLocation: sourceLocation)
+}
+
+/// `node` stores exactly `bytes` as `fileName` (reported by size and hash, not byte by byte).
+func expectStored(_ node: TestNode, _ fileName: String, _ bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+    guard let stored = node.storage.files[fileName] else {
+        Issue.record("\(node.replica.identity.role) does not store \(fileName)", sourceLocation: sourceLocation)
+        return
+    }
+    let identical = stored == bytes
+    #expect(identical, "\(node.replica.identity.role) stores \(stored.count) bytes (SHA-256 \(SHA256.hash(stored).hex)), expected \(bytes.count) (\(SHA256.hash(bytes).hex))",
+            sourceLocation: sourceLocation)
+}
+
+/// The receiver wrote nothing of the recording anywhere.
+func expectNothingWritten(_ node: TestNode, _ recording: Recording, sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(node.storage.files.isEmpty, "files: \(node.storage.files.keys.sorted())", sourceLocation: sourceLocation)
+    #expect(node.storage.temporary[recording.id] == nil, "a temporary file was left", sourceLocation: sourceLocation)
+    #expect(node.storage.temporary.isEmpty, sourceLocation: sourceLocation)
+}
+
+func expectFailure(_ link: TransferLink, from side: TransferLink.Side, _ id: String, _ code: TransferFailure,
+                           sourceLocation: SourceLocation = #_sourceLocation) {
+    let failures = link.failures(from: side)
+    #expect(failures.map(\.id) == [id] && failures.map(\.code) == [code.rawValue],
+            "expected one FAILURE(\(code)) for \(id), got \(failures)", sourceLocation: sourceLocation)
+}
