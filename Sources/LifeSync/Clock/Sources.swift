@@ -1,5 +1,5 @@
 /// Where the core reads the time. The daemon passes the system clock; the simulator a virtual one.
-/// Nothing in the core calls `Date()` itself, so a simulated run replays exactly from its seed.
+/// Nothing in the core reads the system clock itself, so a simulated run replays exactly from its seed.
 public protocol WallClock: AnyObject {
     /// Milliseconds since 1970-01-01T00:00:00Z. May step backwards; the HLC copes.
     func nowMilliseconds() -> Int64
