@@ -5,7 +5,7 @@ extension Simulator {
     /// have reached every full replica.
     func checkConvergence() -> Bool {
         let full = names.filter { nodes[$0]!.role.isFullReplica }
-        guard full.allSatisfy({ nodes[$0]!.isUp }), let first = full.first else { return false }
+        guard full.allSatisfy({ nodes[$0]!.isUp }), !full.isEmpty else { return false }
         guard let hashes = try? full.map({ try nodes[$0]!.replica!.canonicalHash() }), Set(hashes).count == 1 else { return false }
         guard let vectors = try? full.map({ try nodes[$0]!.replica!.replicaVector() }) else { return false }
         for name in names {
@@ -15,13 +15,12 @@ extension Simulator {
                 if vectors.contains(where: { $0[origin] < vector[origin] }) { return false }
             }
         }
-        _ = first
-        return recordingsSettled(full: full)
+        return recordingsSettled()
     }
 
     /// Every live recording's bytes are on every full replica, and no watch still holds one that
     /// no phone confirmed.
-    func recordingsSettled(full: [String]) -> Bool {
+    func recordingsSettled() -> Bool {
         for name in names {
             guard let node = nodes[name], let replica = node.replica, let statuses = try? replica.recordingStatuses() else { return false }
             for status in statuses where !status.deleted {

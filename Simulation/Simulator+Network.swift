@@ -59,16 +59,10 @@ extension Simulator {
         let other = end % 2 == 0 ? end + 1 : end - 1
         let direction = end % 2 == 0 ? 0 : 1
         let closeAt = max(now + connection.latency, connection.lastArrival[direction]) + 1
-        connection.lastArrival[direction] = closeAt
+        // Nothing sent afterwards, either way, lands before the close.
+        connection.lastArrival = connection.lastArrival.map { max($0, closeAt) }
         queue.push(.closeEnd(end: other), at: closeAt)
         queue.push(.closeEnd(end: end), at: now + 1)
-        scheduleOpenFlag(connection, closedAt: closeAt)
-    }
-
-    /// A connection stops delivering once both ends have heard of its close.
-    func scheduleOpenFlag(_ connection: Simulator.Connection, closedAt: Int64) {
-        // Deliveries check `open`; keep it open until the last in-flight byte has landed.
-        connection.lastArrival = connection.lastArrival.map { max($0, closedAt) }
     }
 
     /// A reset: the next bytes in flight arrive cut short, then both ends see the connection die.

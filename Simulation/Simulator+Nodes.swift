@@ -62,10 +62,7 @@ extension Simulator {
               let live = try? replica.recordingStatuses().filter({ !$0.deleted && $0.file == .present }), !live.isEmpty else { return }
         let target = live[Int(workload.next(below: UInt64(live.count)))].recording
         do {
-            let fileName = try replica.deleteRecording(id: target.id)
-            try replica.setRecordingFile(id: target.id, state: .removed, sha256: target.sha256, received: 0)
-            try node.storage.remove(fileName)
-            node.storage.discardTemporary(target.id)
+            try replica.deleteRecording(id: target.id, from: node.storage)
             trace.record(now, "delete recording \(name) \(target.id)")
             perform(core.localWrite(now: now), on: name)
         } catch {

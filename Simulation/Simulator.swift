@@ -129,11 +129,10 @@ public final class Simulator {
             let drift = Int64(nodeRandom.next(below: 201)) - 100
             let clock = SimulatedClock(epoch: Simulator.epoch, offset: skew, driftPPM: drift)
             let keeper = try Database(path: path)
-            let replica = try Replica.create(path: path, role: role, clock: clock, random: nodeRandom.derive(name))
+            _ = try Replica.create(path: path, role: role, clock: clock, random: nodeRandom.derive(name))
             let node = Node(name: name, role: role, path: path, clock: clock, keeper: keeper)
             nodes[name] = node
             node.storage.onRemove = { [unowned self] fileName in self.checkRemoval(of: fileName, on: name) }
-            _ = replica
             trace.record(0, "node \(name) \(role.rawValue) skew \(skew) drift \(drift)")
         }
         for name in names { try startNode(name) }

@@ -61,6 +61,17 @@ extension Replica {
         }
     }
 
+    /// An explicit user delete with the bytes that go with it: the tombstone replicates, and this
+    /// node's file and any partial download are removed.
+    public func deleteRecording(id: String, from storage: RecordingStorage) throws {
+        let fileName = try deleteRecording(id: id)
+        if let file = try recordingFile(id: id) {
+            try setRecordingFile(id: id, state: .removed, sha256: file.sha256, received: 0)
+        }
+        if storage.exists(fileName) { try storage.remove(fileName) }
+        storage.discardTemporary(id)
+    }
+
     /// Whether `id` names a recording (live or deleted) rather than an entry.
     public func isRecording(id: String) throws -> Bool { try storedRecording(id: id) != nil }
 

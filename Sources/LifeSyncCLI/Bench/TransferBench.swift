@@ -15,16 +15,14 @@ enum TransferBench {
         let watch = try Replica.create(path: watchPath, role: .watch, clock: SystemClock(), random: SystemRandom())
         let phone = try Replica.create(path: phonePath, role: .phone, clock: SystemClock(), random: SystemRandom())
         let storage = try FileRecordingStorage(replicaPath: watchPath)
-        let id = Identifier.make(role: .watch, random: SystemRandom())
-        let (size, sha) = try storage.importFile(from: source, as: id + ".m4a", id: id)
-        try watch.addRecording(Recording(id: id, fileName: id + ".m4a", size: size, sha256: sha, mediaType: "audio/mp4", entryID: nil,
-                                         originNode: watch.identity.nodeID, createdAt: watch.now))
+        let recording = try storage.attach(source, to: watch, mediaType: "audio/mp4", random: SystemRandom())
+        let (id, sha) = (recording.id, recording.sha256)
         defer { for path in [watchPath, phonePath] { try? FileManager.default.removeItem(atPath: path + ".recordings") } }
 
         // The baseline: one streaming SHA-256 pass over the same file (warm in the page cache, as
         // the sender's copy is).
         let hashStart = MonotonicClock.seconds()
-        let (_, baseline) = try hashFile(storage.path(of: id + ".m4a"))
+        let (_, baseline) = try hashFile(storage.path(of: recording.fileName))
         let hashSeconds = MonotonicClock.seconds() - hashStart
         precondition(baseline == sha)
 
@@ -41,7 +39,7 @@ enum TransferBench {
         }
         let seconds = MonotonicClock.seconds() - start
         let rss = SyncBench.peakResidentMebibytes(phoneProcess.processIdentifier)
-        let received = try FileRecordingStorage(replicaPath: phonePath).path(of: id + ".m4a")
+        let received = try FileRecordingStorage(replicaPath: phonePath).path(of: recording.fileName)
         let copy = try hashFile(received).1
         precondition(copy == sha, "bench transfer: the phone's copy differs")
         _ = phone

@@ -49,13 +49,8 @@ struct Demo {
         let bytes = (0..<(256 * 1024)).map { _ in UInt8(truncatingIfNeeded: random.nextUInt64()) }
         guard FileManager.default.createFile(atPath: source, contents: Data(bytes)) else { throw CLIError.refused("cannot write \(source)") }
         defer { unlink(source) }
-        let storage = try FileRecordingStorage(replicaPath: replica.path)
-        let id = Identifier.make(role: replica.identity.role, random: SystemRandom())
-        let (size, sha) = try storage.importFile(from: source, as: id + ".m4a", id: id)
-        let recording = Recording(id: id, fileName: id + ".m4a", size: size, sha256: sha, mediaType: "audio/mp4", entryID: entry,
-                                  originNode: replica.identity.nodeID, createdAt: replica.now)
-        try replica.addRecording(recording)
-        return recording
+        return try FileRecordingStorage(replicaPath: replica.path)
+            .attach(source, to: replica, entryID: entry, mediaType: "audio/mp4", random: SystemRandom())
     }
 
     func run() throws -> Bool {

@@ -35,14 +35,7 @@ extension LifeSyncCommandLine {
             let id = arguments.positional(0)!
             if try replica.isRecording(id: id) {
                 // An explicit user delete: the one way a recording leaves every replica.
-                let fileName = try replica.deleteRecording(id: id)
-                if let storage = try? FileRecordingStorage(replicaPath: replica.path) {
-                    if storage.exists(fileName) { try storage.remove(fileName) }
-                    storage.discardTemporary(id)
-                    if let file = try replica.recordingFile(id: id) {
-                        try replica.setRecordingFile(id: id, state: .removed, sha256: file.sha256, received: 0)
-                    }
-                }
+                try replica.deleteRecording(id: id, from: try FileRecordingStorage(replicaPath: replica.path))
                 context.console.print("deleted recording \(id)")
                 return 0
             }

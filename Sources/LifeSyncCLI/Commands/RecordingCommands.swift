@@ -27,19 +27,9 @@ extension LifeSyncCommandLine {
             guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory), !isDirectory.boolValue else {
                 throw CLIError.refused("cannot read \(source): no such file")
             }
-            let storage = try FileRecordingStorage(replicaPath: replica.path)
-            let id = Identifier.make(role: replica.identity.role, random: context.random)
-            let fileName = id + "." + Recording.fileExtension(for: source)
-            let (size, sha) = try storage.importFile(from: source, as: fileName, id: id)
-            let recording = Recording(id: id, fileName: fileName, size: size, sha256: sha, mediaType: mediaType, entryID: entryID,
-                                      originNode: replica.identity.nodeID, createdAt: replica.now)
-            do {
-                try replica.addRecording(recording)
-            } catch {
-                try? storage.remove(fileName)
-                throw error
-            }
-            context.console.print(id)
+            let recording = try FileRecordingStorage(replicaPath: replica.path)
+                .attach(source, to: replica, entryID: entryID, mediaType: mediaType, random: context.random)
+            context.console.print(recording.id)
             return 0
         })
 

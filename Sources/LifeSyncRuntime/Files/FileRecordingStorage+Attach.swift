@@ -1,0 +1,22 @@
+import LifeSync
+
+extension FileRecordingStorage {
+    /// What `lifesync attach` does: copies `source` into storage as `{id}.{ext}` (synced, hashed
+    /// while copying) and registers the recording in `replica` as pending. If registering fails,
+    /// the copy is removed again, so nothing is left half-attached.
+    public func attach(_ source: String, to replica: Replica, entryID: String? = nil, mediaType: String,
+                       random: RandomSource) throws -> Recording {
+        let id = Identifier.make(role: replica.identity.role, random: random)
+        let fileName = id + "." + Recording.fileExtension(for: source)
+        let (size, sha) = try importFile(from: source, as: fileName, id: id)
+        let recording = Recording(id: id, fileName: fileName, size: size, sha256: sha, mediaType: mediaType, entryID: entryID,
+                                  originNode: replica.identity.nodeID, createdAt: replica.now)
+        do {
+            try replica.addRecording(recording)
+        } catch {
+            try? remove(fileName)
+            throw error
+        }
+        return recording
+    }
+}
