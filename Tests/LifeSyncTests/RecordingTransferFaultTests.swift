@@ -138,7 +138,9 @@ extension RecordingTransferTests {
         #expect(phone.storage.removals.isEmpty)
     }
 
-    @Test func aWholeFileChecksumMismatchIsRefusedAndNothingKept() throws {
+    /// The sender's own copy no longer matches the SHA-256 it was attached with (bit rot): the
+    /// sender notices at its last chunk, refuses to finish, and keeps the recording pending.
+    @Test func aSenderCopyThatNoLongerMatchesIsNeverConfirmed() throws {
         let watch = try TestNode(.watch, seed: 60)
         let phone = try TestNode(.phone, seed: 61)
         let bytes = randomBytes(50_000, seed: 62)
@@ -149,13 +151,38 @@ extension RecordingTransferTests {
         link.start()
         #expect(link.run())
         #expect(link.closed.isEmpty, "\(link.closed)")
-        expectFailure(link, from: .b, recording.id, .checksumMismatch)
+        expectFailure(link, from: .a, recording.id, .storageFailure)
         #expect(link.confirms(from: .b).isEmpty)
-        expectNothingWritten(phone, recording)
+        #expect(phone.storage.files.isEmpty, "files: \(phone.storage.files.keys.sorted())")
         #expect(try phone.replica.recordingFile(id: recording.id)?.state != .present)
         #expect(try watch.replica.confirmations(id: recording.id).isEmpty)
         expectStored(watch, recording.fileName, bytes)
         #expect(watch.storage.removals.isEmpty)
+        #expect(phone.storage.removals.isEmpty)
+    }
+
+    /// A peer whose chunks are each consistent but whose whole file is not what it offered: the
+    /// receiver compares the whole-file hash with the OFFER's, refuses, and keeps nothing.
+    @Test func aWholeFileChecksumMismatchIsRefusedAndNothingKept() throws {
+        let watch = try TestNode(.watch, seed: 63)
+        let phone = try TestNode(.phone, seed: 64)
+        let link = TransferLink(a: watch.session(), b: phone.session())
+        link.start()
+        #expect(link.run())
+        let id = Identifier.make(role: .watch, random: SeededRandom(seed: 115))
+        let bytes = randomBytes(20_000, seed: 65)
+        var other = bytes
+        other[10_000] ^= 0x01
+        link.inject(Message.offer(Offer(recordingID: id, fileName: id + ".m4a", mediaType: "audio/mp4", size: UInt64(bytes.count),
+                                        chunkSize: UInt32(bytes.count), sha256: SHA256.hash(other).bytes)).encoded(), to: .b)
+        link.inject(Message.chunk(Chunk(recordingID: id, offset: 0, sha256: SHA256.hash(bytes).bytes, data: bytes)).encoded(), to: .b)
+        #expect(link.run())
+        #expect(link.closed.isEmpty, "\(link.closed)")
+        let failures = link.failures(from: .b)
+        #expect(failures.map(\.id) == [id] && failures.map(\.code) == [TransferFailure.checksumMismatch.rawValue], "\(failures)")
+        #expect(link.confirms(from: .b).isEmpty)
+        #expect(phone.storage.files.isEmpty && phone.storage.temporary.isEmpty)
+        #expect(try phone.replica.recordingFile(id: id)?.state != .present)
         #expect(phone.storage.removals.isEmpty)
     }
 
@@ -300,9 +327,9 @@ extension RecordingTransferTests {
     }
 
     /// The prefix kept for a resume went bad while the connection was down: the resumed transfer
-    /// hashes it again, so the whole-file check catches it; nothing is kept, and the next attempt
-    /// starts over and completes.
-    @Test func aResumedPrefixThatRottedIsCaughtByTheWholeFileChecksum() throws {
+    /// hashes it again, and the first chunk's running digest (which covers the prefix) catches
+    /// it at once; the prefix is dropped, and the next attempt starts over and completes.
+    @Test func aResumedPrefixThatRottedIsCaughtAtTheFirstResumedChunk() throws {
         let watch = try TestNode(.watch, seed: 73)
         let phone = try TestNode(.phone, seed: 74)
         let bytes = randomBytes(60_000, seed: 75)
@@ -323,7 +350,9 @@ extension RecordingTransferTests {
         second.start()
         #expect(second.run())
         #expect(second.accepts(from: .b).first?.offset == UInt64(Self.chunk) * 7)
-        expectFailure(second, from: .b, recording.id, .checksumMismatch)
+        expectFailure(second, from: .b, recording.id, .corruptChunk)
+        #expect(second.failures(from: .b).first?.message.contains("chunk at \(UInt64(Self.chunk) * 7) ") == true,
+                "the rot was not caught at the first resumed chunk: \(second.failures(from: .b))")
         expectNothingWritten(phone, recording)
         try expectStillPending(watch, recording, bytes: bytes)
 

@@ -63,7 +63,9 @@ import TestSupport
         let chunks = link.chunks(from: .a)
         #expect(chunks.count == (size + Int(Self.chunk) - 1) / Int(Self.chunk))
         #expect(chunks.map(\.offset) == chunks.indices.map { UInt64($0) * UInt64(Self.chunk) })
-        #expect(chunks.allSatisfy { SHA256.hash($0.data).bytes == $0.sha256 })
+        // Each chunk carries the running digest: the SHA-256 of the file up to the chunk's end.
+        #expect(chunks.allSatisfy { SHA256.hash(bytes[0..<(Int($0.offset) + $0.data.count)]).bytes == $0.sha256 })
+        #expect(chunks.last?.sha256 == SHA256.hash(bytes).bytes)
         #expect(link.accepts(from: .b).last?.offset == UInt64(size))
         #expect(link.confirms(from: .b).map(\.id) == [recording.id])
         #expect(link.confirms(from: .b).first?.sha256 == SHA256.hash(bytes).bytes)

@@ -44,6 +44,20 @@ public final class SHA256 {
         return Digest(bytes: out)
     }
 
+    /// The digest of everything passed to `update` so far, leaving the hasher open for more: a
+    /// recording chunk carries the digest of the file up to its end (PROTOCOL.md §5.9.3), so one
+    /// pass over the bytes both checks every chunk and yields the whole-file hash.
+    public func digestSoFar() -> Digest {
+        precondition(!finished, "SHA256 used after finalize()")
+        guard let copy = EVP_MD_CTX_new() else { fatalError("OpenSSL could not allocate a digest context") }
+        defer { EVP_MD_CTX_free(copy) }
+        precondition(EVP_MD_CTX_copy_ex(copy, context) == 1, "EVP_MD_CTX_copy_ex failed")
+        var out = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        precondition(EVP_DigestFinal_ex(copy, &out, &length) == 1 && length == 32, "EVP_DigestFinal_ex failed")
+        return Digest(bytes: out)
+    }
+
     /// The SHA-256 of `bytes` in one call.
     public static func hash<S: Sequence>(_ bytes: S) -> Digest where S.Element == UInt8 {
         let hasher = SHA256()

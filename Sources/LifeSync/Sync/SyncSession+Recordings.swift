@@ -59,36 +59,51 @@ extension SyncSession {
         sendChunks(now: now, actions: &actions)
     }
 
-    /// Sends chunks while fewer than `window` are unacknowledged.
+    /// Sends chunks while fewer than `window` are unacknowledged, each with the running digest of
+    /// the file up to its end (one hash pass over the file; a resumed transfer first hashes the
+    /// prefix the receiver already holds).
     func sendChunks(now: Int64, actions: inout [SessionAction]) {
         guard var transfer = outgoing, transfer.accepted, let storage else { return }
         let chunk = UInt64(configuration.transfer.chunkSize)
         let size = transfer.recording.size
-        while transfer.sent < size && transfer.sent - transfer.acknowledged < chunk * UInt64(configuration.transfer.window) {
-            let count = Int(min(chunk, size - transfer.sent))
-            let bytes: [UInt8]
-            do {
-                bytes = try storage.read(transfer.recording.fileName, offset: transfer.sent, count: count)
-                guard bytes.count == count else { throw RecordingStorageError("the file is shorter than its metadata says") }
-            } catch {
-                // Our own copy is unreadable: give this recording up for the session, keep it pending.
-                failedRecordings[transfer.id] = now
-                outgoing = nil
-                actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.storageFailure.rawValue,
-                                                     message: "sender cannot read its copy: \(error)").encoded()))
-                actions.append(.event(.recordingFailed(id: transfer.id, reason: "cannot read the local copy: \(error)", sending: true)))
-                offerNext(now: now, actions: &actions)
-                return
+        do {
+            while transfer.hashed < transfer.sent {
+                _ = try readAndHash(&transfer, count: Int(min(chunk, transfer.sent - transfer.hashed)), from: storage)
             }
-            actions.append(.send(Message.chunk(Chunk(recordingID: transfer.id, offset: transfer.sent,
-                                                     sha256: SHA256.hash(bytes).bytes, data: bytes)).encoded()))
-            transfer.sent += UInt64(count)
-            lastSent = now
+            while transfer.sent < size && transfer.sent - transfer.acknowledged < chunk * UInt64(configuration.transfer.window) {
+                let bytes = try readAndHash(&transfer, count: Int(min(chunk, size - transfer.sent)), from: storage)
+                let digest = transfer.hasher.digestSoFar()
+                if transfer.hashed == size && digest.hex != transfer.recording.sha256 {
+                    throw RecordingStorageError("the local copy no longer matches its SHA-256 (it reads as \(digest.hex))")
+                }
+                actions.append(.send(Message.chunk(Chunk(recordingID: transfer.id, offset: transfer.sent,
+                                                         sha256: digest.bytes, data: bytes)).encoded()))
+                transfer.sent += UInt64(bytes.count)
+                lastSent = now
+            }
+        } catch {
+            // Our own copy is unreadable or damaged: give it up for the session, keep it pending.
+            failedRecordings[transfer.id] = now
+            outgoing = nil
+            actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.storageFailure.rawValue,
+                                                 message: "sender cannot read its copy: \(error)").encoded()))
+            actions.append(.event(.recordingFailed(id: transfer.id, reason: "cannot read the local copy: \(error)", sending: true)))
+            offerNext(now: now, actions: &actions)
+            return
         }
         outgoing = transfer
         if transfer.sent == size && configuration.plantedBugs.contains(.watchRemovesBeforeConfirmation) {
             removeWatchCopy(transfer.recording, actions: &actions)  // PLANTED BUG: before the confirmation
         }
+    }
+
+    /// Reads the `count` bytes after what the transfer's hash covers and feeds them to it.
+    private func readAndHash(_ transfer: inout OutgoingTransfer, count: Int, from storage: RecordingStorage) throws -> [UInt8] {
+        let bytes = try storage.read(transfer.recording.fileName, offset: transfer.hashed, count: count)
+        guard bytes.count == count else { throw RecordingStorageError("the file is shorter than its metadata says") }
+        transfer.hasher.update(bytes)
+        transfer.hashed += UInt64(count)
+        return bytes
     }
 
     func receiveConfirm(id: String, digest: [UInt8], now: Int64, actions: inout [SessionAction]) {
@@ -193,7 +208,7 @@ extension SyncSession {
         if let file = try? replica.recordingFile(id: offer.recordingID), file.state == .partial, file.sha256 == sha {
             resume = min(storage.temporarySize(offer.recordingID), offer.size) / chunk * chunk
         }
-        var transfer = IncomingTransfer(offer: offer, received: resume)
+        var transfer = IncomingTransfer(offer: offer, received: resume, resumedFrom: resume)
         do {
             var offset: UInt64 = 0
             while offset < resume {
@@ -233,16 +248,22 @@ extension SyncSession {
         guard chunk.offset == transfer.received, transfer.received + UInt64(chunk.data.count) <= transfer.offer.size, !chunk.data.isEmpty else {
             return refuse(.outOfOrder, "chunk at \(chunk.offset) (\(chunk.data.count) bytes), expected \(transfer.received)", discard: false)
         }
-        // Caught at this chunk: the verified prefix stays, and the sender retries from it.
-        guard SHA256.hash(chunk.data).bytes == chunk.sha256 else {
-            return refuse(.corruptChunk, "chunk at \(chunk.offset) does not match its checksum", discard: false)
+        // The running digest covers everything up to this chunk's end. Once a chunk of this
+        // session has matched, the prefix is proven, so a mismatch is this chunk's: the hash
+        // state goes with the transfer, the verified prefix stays on disk for the retry. On the
+        // first chunk after a resume, the prefix kept from before may be the damaged part: drop it.
+        transfer.hasher.update(chunk.data)
+        guard transfer.hasher.digestSoFar().bytes == chunk.sha256 else {
+            let prefixUnproven = transfer.received == transfer.resumedFrom && transfer.resumedFrom > 0
+            return refuse(.corruptChunk, "chunk at \(chunk.offset) does not match its checksum"
+                          + (prefixUnproven ? " (the \(transfer.resumedFrom) bytes kept from before are dropped too)" : ""),
+                          discard: prefixUnproven)
         }
         do {
             try storage.writeTemporary(transfer.id, offset: chunk.offset, bytes: chunk.data)
         } catch {
             return refuse(.storageFailure, "cannot write: \(error)", discard: true)
         }
-        transfer.hasher.update(chunk.data)
         transfer.received += UInt64(chunk.data.count)
         transfer.chunksSinceProgress += 1
         if transfer.chunksSinceProgress >= 16 {

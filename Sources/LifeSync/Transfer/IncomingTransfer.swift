@@ -1,9 +1,12 @@
-/// A recording arriving: the offer, how much of it is verified, and the running hash — the
-/// whole-file SHA-256 is computed while the chunks arrive, so the file is never read twice
-/// (only a resumed transfer re-reads the prefix it already holds, once).
+/// A recording arriving: the offer, how much of it is verified, and the running hash — each
+/// chunk is checked against the digest so far and the whole-file SHA-256 falls out of the same
+/// pass, so every byte is hashed once and the file never read twice (only a resumed transfer
+/// re-reads the prefix it already holds, once).
 struct IncomingTransfer {
     let offer: Offer
     var received: UInt64
+    /// Where this session started: bytes kept from an earlier attempt, not yet proven by a chunk.
+    let resumedFrom: UInt64
     let hasher = SHA256()
     var chunksSinceProgress = 0
 
@@ -11,12 +14,16 @@ struct IncomingTransfer {
     var isComplete: Bool { received == offer.size }
 }
 
-/// A recording being sent: what the receiver acknowledged and what has been sent.
+/// A recording being sent: what the receiver acknowledged, what has been sent, and the running
+/// hash of the bytes read so far (chunks carry the digest of the file up to their end).
 struct OutgoingTransfer {
     let recording: Recording
     var accepted = false
     var acknowledged: UInt64 = 0
     var sent: UInt64 = 0
+    let hasher = SHA256()
+    /// Bytes fed to `hasher`: behind `sent` only right after a resume, until the prefix is hashed.
+    var hashed: UInt64 = 0
 
     var id: String { recording.id }
 }
