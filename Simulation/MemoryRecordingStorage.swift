@@ -20,10 +20,12 @@ public final class MemoryRecordingStorage: RecordingStorage {
 
     public func exists(_ fileName: String) -> Bool { files[fileName] != nil }
 
-    public func read(_ fileName: String, offset: UInt64, count: Int) throws -> [UInt8] {
+    public func read(_ fileName: String, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let file = files[fileName] else { throw RecordingStorageError("no file \(fileName)") }
         let start = min(Int(offset), file.count)
-        return Array(file[start..<min(start + count, file.count)])
+        let piece = file[start..<min(start + buffer.count, file.count)]
+        piece.withUnsafeBytes { buffer.copyMemory(from: $0) }
+        return piece.count
     }
 
     public func remove(_ fileName: String) throws {
@@ -40,12 +42,14 @@ public final class MemoryRecordingStorage: RecordingStorage {
         return Array(file[start..<min(start + count, file.count)])
     }
 
-    public func writeTemporary(_ id: String, offset: UInt64, bytes: [UInt8]) throws {
-        var file = temporary[id] ?? []
-        if file.count > Int(offset) { file.removeSubrange(Int(offset)...) }
-        guard used - (temporary[id]?.count ?? 0) + Int(offset) + bytes.count <= quota else {
+    public func writeTemporary(_ id: String, offset: UInt64, bytes: UnsafeRawBufferPointer) throws {
+        // Taken out while it changes, so appending does not copy the whole file each time.
+        var file = temporary.removeValue(forKey: id) ?? []
+        guard used + Int(offset) + bytes.count <= quota else {
+            temporary[id] = file
             throw RecordingStorageError("no space left on the device")
         }
+        if file.count > Int(offset) { file.removeSubrange(Int(offset)...) }
         if file.count < Int(offset) { file += [UInt8](repeating: 0, count: Int(offset) - file.count) }
         file += bytes
         temporary[id] = file

@@ -1,5 +1,5 @@
 import Foundation
-import LifeSync
+@testable import LifeSync
 import Testing
 import TestSupport
 
@@ -189,6 +189,32 @@ import TestSupport
             let bytes = Message.encodedBatch(id: batch.id, origins: batch.origins, changes: encoded, through: batch.through)
             #expect(bytes == vector.bytes, "\(vector): the replica path encodes differently")
         }
+    }
+
+    /// The sender builds CHUNK frames in one buffer (the file read straight into the frame):
+    /// byte for byte the vectors. And the vectors tell one story: each chunk's digest is the
+    /// SHA-256 of the file up to its end, the last one the OFFER's whole-file hash.
+    @Test func chunkFramesBuiltInPlaceMatchTheVectorsAndCarryRunningDigests() throws {
+        var file: [UInt8] = []
+        var lastDigest: [UInt8] = []
+        for vector in try Self.load("chunk") {
+            guard case .messages(let messages, _) = Self.read(vector.bytes), case .chunk(let chunk)? = messages.first else {
+                Issue.record("\(vector): not a CHUNK")
+                continue
+            }
+            let frame = Chunk.frame(recordingID: chunk.recordingID, offset: chunk.offset, count: chunk.data.count) { data in
+                data.copyBytes(from: chunk.data)
+                return chunk.sha256
+            }
+            #expect(frame == vector.bytes, "\(vector): the in-place frame differs")
+            #expect(chunk.offset == UInt64(file.count), "\(vector): chunks are not consecutive")
+            file += chunk.data
+            #expect(chunk.sha256 == SHA256.hash(file).bytes, "\(vector): not the running digest of the file so far")
+            lastDigest = chunk.sha256
+        }
+        guard case .messages(let offers, _) = Self.read(try #require(try Self.load("offer").first).bytes),
+              case .offer(let offer)? = offers.first else { Issue.record("no OFFER vector"); return }
+        #expect(offer.size == UInt64(file.count) && offer.sha256 == lastDigest)
     }
 
     /// The one-line hex frames quoted in PROTOCOL.md (§10) are real: each decodes to one message

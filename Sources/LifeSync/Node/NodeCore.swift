@@ -106,9 +106,14 @@ public final class NodeCore {
             ? [.log("cannot reach \(dialers[peer].address): \(reason); retrying in \(Double(delay) / 1000) s")] : []
     }
 
-    public func received(connection: Int, bytes: [UInt8], now: Int64) -> [NodeAction] {
+    /// Bytes arrived on a connection; a slice of the runtime's read buffer is taken as it is.
+    public func received(connection: Int, bytes: ArraySlice<UInt8>, now: Int64) -> [NodeAction] {
         guard let conn = connections[connection] else { return [] }
         return perform(conn.session.receive(bytes, now: now), on: connection, now: now)
+    }
+
+    public func received(connection: Int, bytes: [UInt8], now: Int64) -> [NodeAction] {
+        received(connection: connection, bytes: bytes[...], now: now)
     }
 
     /// The transport closed (by the peer, an error, or after our own close).

@@ -28,6 +28,10 @@ public final class SHA256 {
         precondition(ok == 1, "EVP_DigestUpdate failed")
     }
 
+    public func update(_ bytes: ArraySlice<UInt8>) {
+        bytes.withUnsafeBytes { update($0) }
+    }
+
     public func update<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
         let array = Array(bytes)
         array.withUnsafeBytes { update($0) }

@@ -67,18 +67,25 @@ extension SyncSession {
         let chunk = UInt64(configuration.transfer.chunkSize)
         let size = transfer.recording.size
         do {
-            while transfer.hashed < transfer.sent {
-                _ = try readAndHash(&transfer, count: Int(min(chunk, transfer.sent - transfer.hashed)), from: storage)
+            if transfer.hashed < transfer.sent {
+                var scratch = [UInt8](repeating: 0, count: Int(chunk))
+                while transfer.hashed < transfer.sent {
+                    let count = Int(min(chunk, transfer.sent - transfer.hashed))
+                    try scratch.withUnsafeMutableBytes { try readAndHash(&transfer, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), from: storage) }
+                }
             }
             while transfer.sent < size && transfer.sent - transfer.acknowledged < chunk * UInt64(configuration.transfer.window) {
-                let bytes = try readAndHash(&transfer, count: Int(min(chunk, size - transfer.sent)), from: storage)
-                let digest = transfer.hasher.digestSoFar()
-                if transfer.hashed == size && digest.hex != transfer.recording.sha256 {
-                    throw RecordingStorageError("the local copy no longer matches its SHA-256 (it reads as \(digest.hex))")
+                let count = Int(min(chunk, size - transfer.sent))
+                let frame = try Chunk.frame(recordingID: transfer.id, offset: transfer.sent, count: count) { data in
+                    try readAndHash(&transfer, into: data, from: storage)
+                    let digest = transfer.hasher.digestSoFar()
+                    if transfer.hashed == size && digest.hex != transfer.recording.sha256 {
+                        throw RecordingStorageError("the local copy no longer matches its SHA-256 (it reads as \(digest.hex))")
+                    }
+                    return digest.bytes
                 }
-                actions.append(.send(Message.chunk(Chunk(recordingID: transfer.id, offset: transfer.sent,
-                                                         sha256: digest.bytes, data: bytes)).encoded()))
-                transfer.sent += UInt64(bytes.count)
+                actions.append(.send(frame))
+                transfer.sent += UInt64(count)
                 lastSent = now
             }
         } catch {
@@ -97,13 +104,13 @@ extension SyncSession {
         }
     }
 
-    /// Reads the `count` bytes after what the transfer's hash covers and feeds them to it.
-    private func readAndHash(_ transfer: inout OutgoingTransfer, count: Int, from storage: RecordingStorage) throws -> [UInt8] {
-        let bytes = try storage.read(transfer.recording.fileName, offset: transfer.hashed, count: count)
-        guard bytes.count == count else { throw RecordingStorageError("the file is shorter than its metadata says") }
-        transfer.hasher.update(bytes)
-        transfer.hashed += UInt64(count)
-        return bytes
+    /// Fills `buffer` with the bytes after what the transfer's hash covers and feeds them to it.
+    private func readAndHash(_ transfer: inout OutgoingTransfer, into buffer: UnsafeMutableRawBufferPointer,
+                             from storage: RecordingStorage) throws {
+        let got = try storage.read(transfer.recording.fileName, offset: transfer.hashed, into: buffer)
+        guard got == buffer.count else { throw RecordingStorageError("the file is shorter than its metadata says") }
+        transfer.hasher.update(UnsafeRawBufferPointer(buffer))
+        transfer.hashed += UInt64(got)
     }
 
     func receiveConfirm(id: String, digest: [UInt8], now: Int64, actions: inout [SessionAction]) {
@@ -208,7 +215,7 @@ extension SyncSession {
         if let file = try? replica.recordingFile(id: offer.recordingID), file.state == .partial, file.sha256 == sha {
             resume = min(storage.temporarySize(offer.recordingID), offer.size) / chunk * chunk
         }
-        var transfer = IncomingTransfer(offer: offer, received: resume, resumedFrom: resume)
+        let transfer = IncomingTransfer(offer: offer, received: resume, resumedFrom: resume)
         do {
             var offset: UInt64 = 0
             while offset < resume {
@@ -260,7 +267,7 @@ extension SyncSession {
                           discard: prefixUnproven)
         }
         do {
-            try storage.writeTemporary(transfer.id, offset: chunk.offset, bytes: chunk.data)
+            try chunk.data.withUnsafeBytes { try storage.writeTemporary(transfer.id, offset: chunk.offset, bytes: $0) }
         } catch {
             return refuse(.storageFailure, "cannot write: \(error)", discard: true)
         }

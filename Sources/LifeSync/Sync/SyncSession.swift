@@ -90,7 +90,10 @@ public final class SyncSession {
     }
 
     /// Bytes arrived from the peer.
-    public func receive(_ bytes: [UInt8], now: Int64) -> [SessionAction] {
+    public func receive(_ bytes: [UInt8], now: Int64) -> [SessionAction] { receive(bytes[...], now: now) }
+
+    /// Bytes arrived from the peer, as a slice of the transport's read buffer.
+    public func receive(_ bytes: ArraySlice<UInt8>, now: Int64) -> [SessionAction] {
         guard state != .closed else { return [] }
         lastReceived = now
         var actions: [SessionAction] = []

@@ -7,19 +7,26 @@
 /// on a watch, after a phone confirmed the recording.
 public protocol RecordingStorage: AnyObject {
     func exists(_ fileName: String) -> Bool
-    /// `count` bytes of a permanent file from `offset` (fewer at its end).
-    func read(_ fileName: String, offset: UInt64, count: Int) throws -> [UInt8]
+    /// Fills `buffer` from a permanent file at `offset`; returns the bytes read (fewer only at
+    /// the file's end). Reads into the caller's buffer so a chunk lands in its frame directly.
+    func read(_ fileName: String, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int
     func remove(_ fileName: String) throws
     /// Bytes in the temporary file of an incoming recording (0 when there is none).
     func temporarySize(_ id: String) -> UInt64
     func readTemporary(_ id: String, offset: UInt64, count: Int) throws -> [UInt8]
     /// Writes at `offset`, dropping anything the file held beyond it.
-    func writeTemporary(_ id: String, offset: UInt64, bytes: [UInt8]) throws
+    func writeTemporary(_ id: String, offset: UInt64, bytes: UnsafeRawBufferPointer) throws
     /// Flushes the temporary file to stable storage.
     func syncTemporary(_ id: String) throws
     /// Moves the verified temporary file into permanent storage under `fileName`, atomically.
     func promoteTemporary(_ id: String, to fileName: String) throws
     func discardTemporary(_ id: String)
+}
+
+extension RecordingStorage {
+    public func writeTemporary(_ id: String, offset: UInt64, bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try writeTemporary(id, offset: offset, bytes: $0) }
+    }
 }
 
 /// Transfer tunables (PROTOCOL.md §5.9–5.13). Sizes in bytes.

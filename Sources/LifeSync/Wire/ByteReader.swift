@@ -39,9 +39,14 @@ struct ByteReader {
     }
 
     mutating func blob(_ what: String, maximum: Int) throws(WireError) -> [UInt8] {
+        Array(try blobSlice(what, maximum: maximum))
+    }
+
+    /// `bytes32` as a slice of the payload, for data too large to copy (recording chunks).
+    mutating func blobSlice(_ what: String, maximum: Int) throws(WireError) -> ArraySlice<UInt8> {
         let length = Int(try u32(what + " length"))
         guard length <= maximum else { throw WireError(.malformed, "\(what) of \(length) bytes exceeds \(maximum)") }
-        return Array(try take(length, what))
+        return try take(length, what)
     }
 
     mutating func raw(_ count: Int, _ what: String) throws(WireError) -> [UInt8] { Array(try take(count, what)) }

@@ -28,11 +28,32 @@ struct ByteWriter {
     }
 
     /// `bytes32`: a u32 byte length, then the bytes.
-    mutating func blob(_ b: [UInt8]) {
+    mutating func blob(_ b: [UInt8]) { blob(b[...]) }
+
+    mutating func blob(_ b: ArraySlice<UInt8>) {
         u32(UInt32(b.count))
         bytes.append(contentsOf: b)
     }
 
     /// Exactly `count` raw bytes (digests).
     mutating func raw(_ b: [UInt8]) { bytes.append(contentsOf: b) }
+
+    /// `count` zero bytes to be overwritten in place; returns where they start.
+    mutating func reserve(_ count: Int) -> Int {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: count))
+        return start
+    }
+
+    /// The finished frame: its leading u32 `length` (written as 0 first) set to what follows it,
+    /// plus `trailing` bytes the caller appends itself. Patched in place and handed over, so the
+    /// writer keeps no second reference that would make the caller's next write copy 1 MiB.
+    mutating func finishFrame(trailing: Int = 0) -> [UInt8] {
+        let length = bytes.count + trailing - Framing.headerSize
+        precondition(length <= Framing.maximumFrameLength, "frame larger than the protocol maximum")
+        for index in 0..<4 { bytes[index] = UInt8(truncatingIfNeeded: length >> (24 - 8 * index)) }
+        var frame: [UInt8] = []
+        swap(&frame, &bytes)
+        return frame
+    }
 }

@@ -46,7 +46,16 @@ public struct FrameDecoder: Sendable {
     /// Bytes received but not yet part of a whole frame.
     public var bufferedCount: Int { buffer.count - start }
 
-    public mutating func feed(_ bytes: some Collection<UInt8>) throws(WireError) -> [(type: UInt8, payload: ArraySlice<UInt8>)] {
+    /// The returned payloads are slices of the decoder's buffer: let them go before the next
+    /// `feed`, and that buffer is reused in place (no allocation, no copy of a 1 MiB chunk or a
+    /// 2 MiB batch beyond the one from the read buffer).
+    public mutating func feed(_ bytes: ArraySlice<UInt8>) throws(WireError) -> [(type: UInt8, payload: ArraySlice<UInt8>)] {
+        if start > 0 {
+            // The frames handed out last time are gone by now: move the unread tail (less than
+            // one read) to the front, in place.
+            buffer.removeSubrange(0..<start)
+            start = 0
+        }
         buffer.append(contentsOf: bytes)
         var frames: [(UInt8, ArraySlice<UInt8>)] = []
         while buffer.count - start >= Framing.headerSize {
@@ -60,11 +69,10 @@ public struct FrameDecoder: Sendable {
             frames.append((buffer[typeIndex], buffer[(typeIndex + 1)..<(typeIndex + length)]))
             start = typeIndex + length
         }
-        if start > 0 && (start == buffer.count || start > 65_536) {
-            // The returned slices keep the old storage alive; only the unread tail is copied.
-            buffer = Array(buffer[start...])
-            start = 0
-        }
         return frames
+    }
+
+    public mutating func feed(_ bytes: [UInt8]) throws(WireError) -> [(type: UInt8, payload: ArraySlice<UInt8>)] {
+        try feed(bytes[...])
     }
 }

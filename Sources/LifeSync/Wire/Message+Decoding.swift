@@ -68,7 +68,7 @@ extension Message {
             let offset = try r.u64("offset")
             let digest = try r.raw(32, "sha256")
             message = .chunk(Chunk(recordingID: id, offset: offset, sha256: digest,
-                                   data: try r.blob("data", maximum: Limits.maximumChunkBytes)))
+                                   data: try r.blobSlice("data", maximum: Limits.maximumChunkBytes)))
         case .confirm:
             message = .confirm(recordingID: try recordingID(&r), sha256: try r.raw(32, "sha256"))
         case .failure:

@@ -27,12 +27,7 @@ extension Message {
         w.u32(0)
         w.u8(type.rawValue)
         writePayload(to: &w)
-        var bytes = w.bytes
-        let length = UInt32(bytes.count - Framing.headerSize)
-        precondition(Int(length) <= Framing.maximumFrameLength, "frame larger than the protocol maximum")
-        bytes[0] = UInt8(length >> 24); bytes[1] = UInt8((length >> 16) & 0xFF)
-        bytes[2] = UInt8((length >> 8) & 0xFF); bytes[3] = UInt8(length & 0xFF)
-        return bytes
+        return w.finishFrame()
     }
 
     private var chunkDataCount: Int? {

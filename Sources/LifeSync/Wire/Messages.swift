@@ -102,13 +102,18 @@ public struct Chunk: Equatable, Sendable {
     public var recordingID: String
     public var offset: UInt64
     public var sha256: [UInt8]
-    public var data: [UInt8]
+    /// A decoded chunk's data is a slice of the frame it arrived in, not a copy.
+    public var data: ArraySlice<UInt8>
 
-    public init(recordingID: String, offset: UInt64, sha256: [UInt8], data: [UInt8]) {
+    public init(recordingID: String, offset: UInt64, sha256: [UInt8], data: ArraySlice<UInt8>) {
         self.recordingID = recordingID
         self.offset = offset
         self.sha256 = sha256
         self.data = data
+    }
+
+    public init(recordingID: String, offset: UInt64, sha256: [UInt8], data: [UInt8]) {
+        self.init(recordingID: recordingID, offset: offset, sha256: sha256, data: data[...])
     }
 }
 

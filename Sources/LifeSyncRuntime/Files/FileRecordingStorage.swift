@@ -38,8 +38,8 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
         return access(path, F_OK) == 0
     }
 
-    public func read(_ fileName: String, offset: UInt64, count: Int) throws -> [UInt8] {
-        try readFile(try path(of: fileName), offset: offset, count: count)
+    public func read(_ fileName: String, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        try readFile(try path(of: fileName), offset: offset, into: buffer)
     }
 
     public func remove(_ fileName: String) throws {
@@ -54,10 +54,13 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
     }
 
     public func readTemporary(_ id: String, offset: UInt64, count: Int) throws -> [UInt8] {
-        try readFile(try temporaryPath(id), offset: offset, count: count)
+        let path = try temporaryPath(id)
+        return try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = try readFile(path, offset: offset, into: UnsafeMutableRawBufferPointer(buffer))
+        }
     }
 
-    public func writeTemporary(_ id: String, offset: UInt64, bytes: [UInt8]) throws {
+    public func writeTemporary(_ id: String, offset: UInt64, bytes: UnsafeRawBufferPointer) throws {
         let path = try temporaryPath(id)
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw RecordingStorageError("cannot open \(path): \(errnoText())") }
@@ -68,11 +71,15 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
         }
         var written = 0
         while written < bytes.count {
-            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, bytes.count - written, off_t(offset) + off_t(written)) }
+            let n = pwrite(fd, bytes.baseAddress! + written, bytes.count - written, off_t(offset) + off_t(written))
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { throw RecordingStorageError("cannot write \(path): \(errnoText())") }
             written += n
         }
+        // Start writing these pages to disk now (Linux begins writeback of dirty pages on
+        // DONTNEED), so the fsync before the rename finds little left to do, and a recording
+        // does not crowd the page cache; only a resume ever reads it back.
+        _ = posix_fadvise(fd, off_t(offset), off_t(bytes.count), POSIX_FADV_DONTNEED)
     }
 
     public func syncTemporary(_ id: String) throws {
@@ -134,24 +141,20 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
         return (size, hasher.finalize().hex)
     }
 
-    private func readFile(_ path: String, offset: UInt64, count: Int) throws -> [UInt8] {
+    /// Fills `buffer` from `offset`, short only at the end of the file.
+    private func readFile(_ path: String, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw RecordingStorageError("cannot open \(path): \(errnoText())") }
         defer { close(fd) }
-        var failure: Int32 = 0
-        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            var got = 0
-            while got < count {
-                let n = pread(fd, buffer.baseAddress! + got, count - got, off_t(offset) + off_t(got))
-                if n < 0 && errno == EINTR { continue }
-                if n < 0 { failure = errno; break }
-                if n == 0 { break }
-                got += n
-            }
-            initialized = got
+        var got = 0
+        while got < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + got, buffer.count - got, off_t(offset) + off_t(got))
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw RecordingStorageError("cannot read \(path): \(errnoText())") }
+            if n == 0 { break }
+            got += n
         }
-        guard failure == 0 else { throw RecordingStorageError("cannot read \(path): \(errnoText(failure))") }
-        return bytes
+        return got
     }
 
     /// Makes the rename durable.

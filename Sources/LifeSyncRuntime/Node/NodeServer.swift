@@ -17,8 +17,11 @@ public final class NodeServer: @unchecked Sendable {
         let remote: String
         /// Set while a dial is in progress.
         var dialing: (peer: Int, deadline: Int64)?
-        var output: [UInt8] = []
-        var outputOffset = 0
+        /// Frames waiting for the socket, oldest first; `headSent` bytes of the first already
+        /// went. Large frames stay separate arrays so a 1 MiB chunk is never copied into a
+        /// growing buffer; small ones are packed together so they leave in one send.
+        var pending: [[UInt8]] = []
+        var headSent = 0
         var closeWhenFlushed = false
 
         init(fd: Int32, id: Int, remote: String) {
@@ -27,7 +30,15 @@ public final class NodeServer: @unchecked Sendable {
             self.remote = remote
         }
 
-        var hasOutput: Bool { outputOffset < output.count }
+        var hasOutput: Bool { !pending.isEmpty }
+
+        func enqueue(_ frame: [UInt8]) {
+            if let last = pending.indices.last, pending[last].count + frame.count <= 64 * 1024 {
+                pending[last] += frame
+            } else {
+                pending.append(frame)
+            }
+        }
     }
 
     public let core: NodeCore
@@ -141,7 +152,7 @@ public final class NodeServer: @unchecked Sendable {
     private func read(_ connection: Connection, now: Int64) {
         let got = recv(connection.fd, &readBuffer, readBuffer.count, 0)
         if got > 0 {
-            execute(core.received(connection: connection.id, bytes: Array(readBuffer[0..<got]), now: now))
+            execute(core.received(connection: connection.id, bytes: readBuffer[0..<got], now: now))
         } else if got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
             drop(connection)
             execute(core.closed(connection: connection.id, now: now))
@@ -149,12 +160,17 @@ public final class NodeServer: @unchecked Sendable {
     }
 
     private func flush(_ connection: Connection, now: Int64) {
-        while connection.hasOutput {
-            let sent = connection.output.withUnsafeBytes { raw in
-                send(connection.fd, raw.baseAddress! + connection.outputOffset, connection.output.count - connection.outputOffset, Int32(MSG_NOSIGNAL))
+        while let head = connection.pending.first {
+            let offset = connection.headSent
+            let sent = head.withUnsafeBytes { raw in
+                send(connection.fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
             }
             if sent > 0 {
-                connection.outputOffset += sent
+                connection.headSent += sent
+                if connection.headSent == head.count {
+                    connection.pending.removeFirst()
+                    connection.headSent = 0
+                }
             } else if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
                 return
             } else {
@@ -163,8 +179,6 @@ public final class NodeServer: @unchecked Sendable {
                 return
             }
         }
-        connection.output.removeAll(keepingCapacity: true)
-        connection.outputOffset = 0
         if connection.closeWhenFlushed {
             drop(connection)
             execute(core.closed(connection: connection.id, now: now))
@@ -192,13 +206,7 @@ public final class NodeServer: @unchecked Sendable {
                 }
             case .send(let id, let bytes):
                 guard let connection = connections[id] else { continue }
-                if connection.hasOutput {
-                    connection.output += bytes
-                } else {
-                    // Nothing queued: write straight from the frame, keep only what the socket refused.
-                    connection.output = bytes
-                    connection.outputOffset = 0
-                }
+                connection.enqueue(bytes)
                 flush(connection, now: MonotonicClock.milliseconds())
             case .close(let id):
                 guard let connection = connections[id] else { continue }
