@@ -27,7 +27,14 @@ public struct Timestamp: Comparable, Hashable, Sendable {
     /// Parses `YYYY-MM-DDTHH:MM[:SS[.fraction]]` followed by `Z` or an offset `±HH:MM`/`±HHMM`.
     /// A time without a zone is refused: it would mean a different instant on every device.
     public init(iso8601 text: String) throws(FormatError) {
-        var scanner = DigitScanner(Array(text.utf8))
+        var copy = text
+        self = try copy.withUTF8 { utf8 in Result { () throws(FormatError) in try Timestamp(iso8601: utf8) } }.get()
+    }
+
+    /// The same rules over UTF-8 bytes, read in place: a peer's entry carries two times, parsed
+    /// straight from the frame without making strings of them.
+    init(iso8601 utf8: UnsafeBufferPointer<UInt8>) throws(FormatError) {
+        var scanner = DigitScanner(utf8)
         func need(_ ok: Bool, _ reason: String) throws(FormatError) {
             if !ok { throw FormatError(reason: reason) }
         }
@@ -152,10 +159,10 @@ public struct Timestamp: Comparable, Hashable, Sendable {
 
 /// Reads fixed-width digit groups and single punctuation from ASCII bytes.
 private struct DigitScanner {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     var atEnd: Bool { index == bytes.count }
 
