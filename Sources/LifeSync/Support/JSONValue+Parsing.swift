@@ -41,11 +41,11 @@ struct JSONParser {
         return value
     }
 
-    private func fail(_ message: String) -> JSONParseError {
+    func fail(_ message: String) -> JSONParseError {
         JSONParseError(message: message, offset: index)
     }
 
-    private mutating func skipSpace() {
+    mutating func skipSpace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -122,7 +122,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func parseString() throws(JSONParseError) -> String {
+    mutating func parseString() throws(JSONParseError) -> String {
         index += 1
         let start = index
         var ascii = true
@@ -216,7 +216,7 @@ struct JSONParser {
         return value
     }
 
-    private mutating func parseNumber() throws(JSONParseError) -> Double {
+    mutating func parseNumber() throws(JSONParseError) -> Double {
         let start = index
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
         guard index < bytes.count else { throw fail("truncated number") }
