@@ -43,6 +43,7 @@ extension Replica {
             // With no tombstones, a new live entry needs no lookup first: try the insert, and
             // merge only when the ID turns out to be taken (the common case of a fresh replica).
             var noTombstones = try tombstoneCount() == 0
+            var writer = RecordWriter(database: database, createdAt: Timestamp(millisecondsSince1970: now))
             for change in changes {
                 if change.entry == nil { noTombstones = false }
                 if !hlc.observe(change.stamp.hlc, now: now) { outcome.clockSkewed += 1 }
@@ -51,11 +52,11 @@ extension Replica {
                     continue
                 }
                 if noTombstones, let entry = change.entry,
-                   try store(id: change.id, entry: entry, stamp: change.stamp, previous: nil, ifAbsent: true) {
+                   try writer.store(id: change.id, entry: entry, stamp: change.stamp, previous: nil, ifAbsent: true) {
                     outcome.applied += 1
                     continue
                 }
-                try merge(change, into: &outcome)
+                try merge(change, into: &outcome, writer: &writer)
             }
             for entry in through.entries {
                 try database.run("""
@@ -67,9 +68,9 @@ extension Replica {
         }
     }
 
-    func merge(_ change: Change, into outcome: inout ApplyOutcome) throws {
+    func merge(_ change: Change, into outcome: inout ApplyOutcome, writer: inout RecordWriter) throws {
         guard let local = try storedVersion(id: change.id) else {
-            try store(id: change.id, entry: change.entry, stamp: change.stamp, previous: nil)
+            try writer.store(id: change.id, entry: change.entry, stamp: change.stamp, previous: nil)
             outcome.applied += 1
             return
         }
@@ -88,7 +89,7 @@ extension Replica {
                 try recordConflict(id: change.id, loser: local.stamp, loserEntry: localEntry, winner: change.stamp)
                 outcome.conflicts += 1
             }
-            try store(id: change.id, entry: change.entry, stamp: change.stamp, previous: local.place)
+            try writer.store(id: change.id, entry: change.entry, stamp: change.stamp, previous: local.place)
             outcome.applied += 1
         }
     }
