@@ -313,6 +313,24 @@ private func parseError(bytes: [UInt8], sourceLocation: SourceLocation = #_sourc
         #expect(try JSONValue.parse("-0.0e5").canonicalText == "0")
     }
 
+    /// Integers of up to 15 digits are read without going through text; they must come out as
+    /// the text route reads them, sign of zero included, on both sides of the cut-over.
+    @Test func integersReadAsTheirTextReads() throws {
+        let random = SeededRandom(seed: 21)
+        var texts = ["0", "-0", "7", "-7", "999999999999999", "-999999999999999", "1000000000000000", "9007199254740993", "12345678901234567890"]
+        for _ in 0..<2_000 {
+            let digits = 1 + Int(random.next(below: 18))
+            var text = String(1 + random.next(below: 9))
+            for _ in 1..<digits { text += String(random.next(below: 10)) }
+            texts.append(random.next(below: 2) == 0 ? text : "-" + text)
+        }
+        for text in texts {
+            guard case .number(let parsed) = try JSONValue.parse(text) else { Issue.record("\(text) is not a number"); continue }
+            let expected = try #require(Double(text))
+            #expect(parsed == expected && parsed.sign == expected.sign, "\(text)")
+        }
+    }
+
     @Test func hugeAndTinyNumbersEncodeAsValidJSONThatRoundTrips() throws {
         for n: Double in [1e300, -1e300, 1e20, 9_007_199_254_740_992, 1.7976931348623157e308, .leastNonzeroMagnitude, 1e-7, 123.456e-10, 2.5e21] {
             let text = JSONValue.number(n).canonicalText

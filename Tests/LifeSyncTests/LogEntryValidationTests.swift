@@ -84,6 +84,7 @@ private func location(_ members: [(String, JSONValue)]) -> JSONValue { dataWith(
         (#"{"id": "watch_550e8400e29b41d4a716446655440000"}"#, "id"),
         (#"{"id": "watch_550e8400-e29b-41d4-a716-446655440000 "}"#, "id"),
         (#"{"id": "watch_"}"#, "id"),
+        (#"{"id": "watch_\u0301550e8400-e29b-41d4-a716-446655440000"}"#, "id"),  // a mark joined to the '_'
         (#"{"id": ""}"#, "id"),
         (#"{"id": 7}"#, "id"),
         // timestamp and recorded_at

@@ -38,6 +38,39 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
         #expect(try p.b.replicaVector()[p.a.identity.incarnation] == 2)
     }
 
+    /// A batch's rows are bound from one reused buffer: each column must hold its own value's
+    /// stored form, with no leftovers from the row before (a NULL category after a set one).
+    @Test func appliedRowsHoldEachColumnsStoredForm() throws {
+        let p = try Self.pair()
+        let stamp = Timestamp(millisecondsSince1970: t0 + 1234)
+        let entries = [
+            LogEntry(id: "watch_550e8400-e29b-41d4-a716-446655440000", timestamp: stamp, recordedAt: Timestamp(millisecondsSince1970: t0),
+                     source: "watch", deviceId: "watch_0f8fad5b-d9cb-469f-a165-70867728950e", category: "a much longer category name",
+                     data: LogData(text: "say \"hi\"\n", metric: Metric(name: "mood", value: 7, scaleMin: 1, scaleMax: 10), tags: ["x"])),
+            LogEntry(id: "drafts_6ba7b810-9dad-41d1-80b4-00c04fd430c8", timestamp: Timestamp(millisecondsSince1970: -1), recordedAt: stamp,
+                     source: "d", deviceId: "", category: nil, data: LogData()),
+        ]
+        let origin = "0f8fad5b-d9cb-469f-a165-70867728950e"
+        let changes = entries.enumerated().map { i, entry in
+            Change(id: entry.id, stamp: VersionStamp(hlc: HLCTimestamp(rawValue: Int64(t0 + 1) << 16), origin: origin, sequence: UInt64(i + 1),
+                                                     vector: VersionVector([(origin, UInt64(i + 1)), ("zz", 12_345_678_901)]), deleted: false),
+                   entry: entry)
+        }
+        #expect(try p.b.apply(changes, through: VersionVector([(origin, 2)])).applied == 2)
+        for change in changes {
+            let entry = try #require(change.entry)
+            let row = try #require(try p.b.database.firstRow("""
+                SELECT id, timestamp, recorded_at, source, device_id, category, data, created_at, hlc, origin, origin_seq, vv
+                FROM entries WHERE id = ?
+                """, [.text(entry.id)]) { row in (0..<12).map { row.isNull($0) ? nil : row.string($0) } })
+            let expected: [String?] = [entry.id, entry.timestamp.iso8601, entry.recordedAt.iso8601, entry.source, entry.deviceId,
+                                       entry.category, entry.data.json.canonicalText, Timestamp(millisecondsSince1970: t0).iso8601,
+                                       String(change.stamp.hlc.rawValue), origin, String(change.stamp.sequence),
+                                       "\(origin)=\(change.stamp.sequence),zz=12345678901"]
+            #expect(row == expected)
+        }
+    }
+
     @Test func applyingTheSameChangesTwiceIsIdempotent() throws {
         let p = try Self.pair()
         let x = try p.a.add(json: ReplicaFixtures.entryJSON(text: "x"))

@@ -70,7 +70,26 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
 
     /// `origin=seq,origin=seq`, sorted: the form stored in the replica.
     public var description: String {
-        entries.map { "\($0.origin)=\($0.sequence)" }.joined(separator: ",")
+        var out: [UInt8] = []
+        out.reserveCapacity(entries.count * 48)
+        write(to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the stored form to `out`, byte by byte: every row a replica stores carries one.
+    func write(to out: inout [UInt8]) {
+        for (i, entry) in entries.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: entry.origin.utf8)
+            out.append(UInt8(ascii: "="))
+            let start = out.count
+            var sequence = entry.sequence
+            repeat {
+                out.append(UInt8(ascii: "0") + UInt8(sequence % 10))
+                sequence /= 10
+            } while sequence > 0
+            out[start...].reverse()
+        }
     }
 
     /// Parses the stored form. Returns nil on malformed text. Runs for every row a sync reads,

@@ -32,7 +32,12 @@ public enum Identifier {
 
     /// True for a lowercase `8-4-4-4-12` hex UUID with version 4 and the RFC 4122 variant.
     public static func isUUIDv4(_ text: Substring) -> Bool {
-        let utf8 = text.utf8
+        var copy = text
+        return copy.withUTF8 { isUUIDv4($0) }
+    }
+
+    /// The same test over UTF-8 bytes.
+    static func isUUIDv4(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         guard utf8.count == 36 else { return false }
         var i = 0
         for b in utf8 {

@@ -4,6 +4,12 @@ extension LogData {
     public var canonicalJSON: String {
         var out: [UInt8] = []
         out.reserveCapacity(128 + (text?.utf8.count ?? 0))
+        writeCanonicalJSON(to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the canonical text to `out`.
+    func writeCanonicalJSON(to out: inout [UInt8]) {
         var first = true
         func key(_ name: String, _ out: inout [UInt8]) {
             if !first { out.append(UInt8(ascii: ",")) }
@@ -32,12 +38,12 @@ extension LogData {
         }
         if let metric {
             key("metric", &out)
-            out.append(contentsOf: Array(#"{"name":"#.utf8))
+            out.append(contentsOf: #"{"name":"#.utf8)
             JSONValue.writeString(metric.name, to: &out)
-            if let high = metric.scaleMax { out.append(contentsOf: Array(#","scale_max":"#.utf8)); number(high, &out) }
-            if let low = metric.scaleMin { out.append(contentsOf: Array(#","scale_min":"#.utf8)); number(low, &out) }
-            if let unit = metric.unit { out.append(contentsOf: Array(#","unit":"#.utf8)); JSONValue.writeString(unit, to: &out) }
-            out.append(contentsOf: Array(#","value":"#.utf8))
+            if let high = metric.scaleMax { out.append(contentsOf: #","scale_max":"#.utf8); number(high, &out) }
+            if let low = metric.scaleMin { out.append(contentsOf: #","scale_min":"#.utf8); number(low, &out) }
+            if let unit = metric.unit { out.append(contentsOf: #","unit":"#.utf8); JSONValue.writeString(unit, to: &out) }
+            out.append(contentsOf: #","value":"#.utf8)
             number(metric.value, &out)
             out.append(UInt8(ascii: "}"))
         }
@@ -55,6 +61,5 @@ extension LogData {
             JSONValue.writeString(text, to: &out)
         }
         out.append(UInt8(ascii: "}"))
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -70,17 +70,19 @@ extension LogEntry {
     /// Entry IDs are `{prefix}_{uuid-v4}`, lowercase; the prefix is the creating role for our own
     /// devices, or a short lowercase word for other sources (`drafts_…`).
     static func validateEntryID(_ id: String, field: String) throws(ValidationError) {
-        // Byte-wise: this runs for every change a peer sends.
-        let utf8 = id.utf8
-        var prefixLength = 0
-        var prefixOK = true
-        for b in utf8 {
-            if b == UInt8(ascii: "_") { break }
-            if !((b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39)) { prefixOK = false; break }
-            prefixLength += 1
+        // Byte-wise, in place: this runs for every change a peer sends.
+        var copy = id
+        let valid = copy.withUTF8 { utf8 in
+            var prefixLength = 0
+            for b in utf8 {
+                if b == UInt8(ascii: "_") { break }
+                guard (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) else { return false }
+                prefixLength += 1
+            }
+            return prefixLength > 0 && prefixLength <= 16 && prefixLength < utf8.count
+                && Identifier.isUUIDv4(UnsafeBufferPointer(rebasing: utf8[(prefixLength + 1)...]))
         }
-        guard prefixOK, prefixLength > 0, prefixLength <= 16, prefixLength < utf8.count,
-              Identifier.isUUIDv4(Substring(id).dropFirst(prefixLength + 1)) else {
+        guard valid else {
             throw ValidationError(field: field, reason: "must look like {role}_{uuid-v4} in lowercase, got \"\(id.prefix(80))\"")
         }
     }

@@ -19,6 +19,7 @@ public final class Database {
     /// WAL journaling lets a daemon read while a CLI writes; the busy timeout makes two writers
     /// queue instead of failing.
     public init(path: String, create: Bool = true, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5_000) throws(SQLiteError) {
+        _ = Database.configured
         var db: OpaquePointer?
         var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
@@ -37,6 +38,11 @@ public final class Database {
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
         registerFunctions()
     }
+
+    /// Process-wide settings, made once before the first connection opens. SQLite's memory
+    /// statistics (which nothing here reads) cost a global mutex on each of the dozens of
+    /// allocations it makes per stored row.
+    private static let configured: Bool = lifesync_sqlite3_disable_memstatus() == SQLITE_OK
 
     deinit {
         cache.removeAll()

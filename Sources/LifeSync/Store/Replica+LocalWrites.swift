@@ -40,6 +40,7 @@ extension Replica {
             let mayHaveTombstones = try tombstoneCount() > 0
             var sequence = try currentSequence()
             var written = 0
+            var writer = RecordWriter(database: database, createdAt: now)
             for (index, entry) in entries.enumerated() {
                 func refuse(_ reason: String) -> ReplicaError {
                     .invalid(ValidationError(field: "\(positionName(index)): id", reason: reason))
@@ -49,7 +50,7 @@ extension Replica {
                 }
                 let stamp = VersionStamp(hlc: hlc.tick(now: clock.nowMilliseconds()), origin: identity.incarnation,
                                          sequence: sequence + 1, vector: VersionVector([(identity.incarnation, sequence + 1)]), deleted: false)
-                if try store(id: entry.id, entry: entry, stamp: stamp, previous: nil, ifAbsent: true) {
+                if try writer.store(id: entry.id, entry: entry, stamp: stamp, previous: nil, ifAbsent: true) {
                     sequence += 1
                     written += 1
                 } else if !(try self.entry(id: entry.id).isSameContent(as: entry)) {

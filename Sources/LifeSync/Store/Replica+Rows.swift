@@ -46,47 +46,10 @@ extension Replica {
         }
     }
 
-    /// Writes `version` of record `id` (content `entry`, nil for a delete) where `previous` was.
-    /// With `ifAbsent`, a live entry that already holds the ID is left alone and false returned.
+    /// Writes one version of record `id` (see ``RecordWriter/store(id:entry:stamp:previous:ifAbsent:)``).
     @discardableResult
     func store(id: String, entry: LogEntry?, stamp: VersionStamp, previous: StoredPlace?, ifAbsent: Bool = false) throws -> Bool {
-        let now = self.now.iso8601
-        let vv = stamp.vector.description
-        if let entry {
-            precondition(entry.id == id && !stamp.deleted)
-            if previous == .tombstone { try database.run("DELETE FROM tombstones WHERE id = ?", [.text(id)]) }
-            let statement = try database.prepare(ifAbsent ? """
-                INSERT INTO entries(id, timestamp, recorded_at, source, device_id, category, data, created_at, hlc, origin, origin_seq, vv)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT(id) DO NOTHING
-                """ : """
-                INSERT INTO entries(id, timestamp, recorded_at, source, device_id, category, data, created_at, hlc, origin, origin_seq, vv)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-                ON CONFLICT(id) DO UPDATE SET timestamp = ?2, recorded_at = ?3, source = ?4, device_id = ?5,
-                    category = ?6, data = ?7, hlc = ?9, origin = ?10, origin_seq = ?11, vv = ?12
-                """)
-            statement.bind(id, at: 1)
-            statement.bind(entry.timestamp.iso8601, at: 2)
-            statement.bind(entry.recordedAt.iso8601, at: 3)
-            statement.bind(entry.source, at: 4)
-            statement.bind(entry.deviceId, at: 5)
-            statement.bind(entry.category, at: 6)
-            statement.bind(entry.data.canonicalJSON, at: 7)
-            statement.bind(now, at: 8)
-            statement.bind(stamp.hlc.rawValue, at: 9)
-            statement.bind(stamp.origin, at: 10)
-            statement.bind(Int64(stamp.sequence), at: 11)
-            statement.bind(vv, at: 12)
-            try statement.execute()
-            return database.changes > 0
-        } else {
-            precondition(stamp.deleted)
-            if previous == .live { try database.run("DELETE FROM entries WHERE id = ?", [.text(id)]) }
-            try database.run("""
-                INSERT INTO tombstones(id, deleted_at, hlc, origin, origin_seq, vv) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                ON CONFLICT(id) DO UPDATE SET hlc = ?3, origin = ?4, origin_seq = ?5, vv = ?6
-                """, [.text(id), .text(now), .integer(stamp.hlc.rawValue), .text(stamp.origin),
-                      .integer(Int64(stamp.sequence)), .text(vv)])
-            return true
-        }
+        var writer = RecordWriter(database: database, createdAt: now)
+        return try writer.store(id: id, entry: entry, stamp: stamp, previous: previous, ifAbsent: ifAbsent)
     }
 }

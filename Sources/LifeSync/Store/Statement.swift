@@ -69,6 +69,15 @@ public final class Statement {
         }
     }
 
+    /// Binds bytes SQLite does not copy (`SQLITE_STATIC`): they must stay valid and unchanged
+    /// until the statement has run and its bindings are cleared. See ``RowText``.
+    func bindUncopied(_ text: UnsafeBufferPointer<UInt8>, at index: Int32) {
+        let pointer = text.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(bitPattern: 1)!
+        sqlite3_bind_text(handle, index, pointer.assumingMemoryBound(to: CChar.self), Int32(text.count), nil)
+    }
+
+    public func clearBindings() { sqlite3_clear_bindings(handle) }
+
     /// Advances to the next row; false when the statement is done.
     public func step() throws(SQLiteError) -> Bool {
         let rc = sqlite3_step(handle)

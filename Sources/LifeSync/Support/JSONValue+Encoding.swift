@@ -65,14 +65,20 @@ extension JSONValue {
     }
 
     static func writeString(_ s: String, to out: inout [UInt8]) {
+        var copy = s
+        copy.withUTF8 { writeString(utf8: $0, to: &out) }
+    }
+
+    /// Reads the string's bytes in place: this runs for every string of every stored entry.
+    private static func writeString(utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         // Most strings need no escaping: copy them whole.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
-            out.append(contentsOf: s.utf8)
+        if !utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+            out.append(contentsOf: utf8)
             out.append(UInt8(ascii: "\""))
             return
         }
-        for byte in s.utf8 {
+        for byte in utf8 {
             switch byte {
             case 0x22: out.append(contentsOf: [0x5C, 0x22])
             case 0x5C: out.append(contentsOf: [0x5C, 0x5C])

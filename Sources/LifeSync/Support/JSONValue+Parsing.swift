@@ -41,11 +41,11 @@ struct JSONParser {
         return value
     }
 
-    private func fail(_ message: String) -> JSONParseError {
+    func fail(_ message: String) -> JSONParseError {
         JSONParseError(message: message, offset: index)
     }
 
-    private mutating func skipSpace() {
+    mutating func skipSpace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -122,7 +122,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func parseString() throws(JSONParseError) -> String {
+    mutating func parseString() throws(JSONParseError) -> String {
         index += 1
         let start = index
         var ascii = true
@@ -216,7 +216,7 @@ struct JSONParser {
         return value
     }
 
-    private mutating func parseNumber() throws(JSONParseError) -> Double {
+    mutating func parseNumber() throws(JSONParseError) -> Double {
         let start = index
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
         guard index < bytes.count else { throw fail("truncated number") }
@@ -227,6 +227,7 @@ struct JSONParser {
         } else {
             throw fail("invalid number")
         }
+        let integerEnd = index
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             index += 1
             guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number: digit expected after '.'") }
@@ -237,6 +238,13 @@ struct JSONParser {
             if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
             guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number: digit expected in exponent") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        // Short integers (every metric on a 1…10 scale) are exact in a Double: no text needed.
+        let integerDigits = index - start - (bytes[start] == UInt8(ascii: "-") ? 1 : 0)
+        if integerDigits <= 15, index == integerEnd {
+            var magnitude = 0.0
+            for i in (index - integerDigits)..<index { magnitude = magnitude * 10 + Double(bytes[i] &- 0x30) }
+            return bytes[start] == UInt8(ascii: "-") ? -magnitude : magnitude
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         guard let value = Double(text), value.isFinite else {

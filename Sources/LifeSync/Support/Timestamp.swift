@@ -27,7 +27,14 @@ public struct Timestamp: Comparable, Hashable, Sendable {
     /// Parses `YYYY-MM-DDTHH:MM[:SS[.fraction]]` followed by `Z` or an offset `±HH:MM`/`±HHMM`.
     /// A time without a zone is refused: it would mean a different instant on every device.
     public init(iso8601 text: String) throws(FormatError) {
-        var scanner = DigitScanner(Array(text.utf8))
+        var copy = text
+        self = try copy.withUTF8 { utf8 in Result { () throws(FormatError) in try Timestamp(iso8601: utf8) } }.get()
+    }
+
+    /// The same rules over UTF-8 bytes, read in place: a peer's entry carries two times, parsed
+    /// straight from the frame without making strings of them.
+    init(iso8601 utf8: UnsafeBufferPointer<UInt8>) throws(FormatError) {
+        var scanner = DigitScanner(utf8)
         func need(_ ok: Bool, _ reason: String) throws(FormatError) {
             if !ok { throw FormatError(reason: reason) }
         }
@@ -87,6 +94,20 @@ public struct Timestamp: Comparable, Hashable, Sendable {
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, always UTC, always 24 characters for years 0000–9999.
     /// Written digit by digit: it runs for every stored entry, so it avoids string concatenation.
     public var iso8601: String {
+        String(unsafeUninitializedCapacity: 24) { buffer in
+            formatISO8601(into: buffer)
+            return 24
+        }
+    }
+
+    /// Appends the same 24 bytes to `out`, for rows assembled without intermediate strings.
+    func writeISO8601(to out: inout [UInt8]) {
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: 24))
+        out.withUnsafeMutableBufferPointer { formatISO8601(into: UnsafeMutableBufferPointer(rebasing: $0[start...])) }
+    }
+
+    private func formatISO8601(into buffer: UnsafeMutableBufferPointer<UInt8>) {
         let ms = millisecondsSince1970
         let totalSeconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
         let millis = Int(ms - totalSeconds * 1000)
@@ -94,23 +115,20 @@ public struct Timestamp: Comparable, Hashable, Sendable {
         let secondOfDay = Int(totalSeconds - days * 86_400)
         let (y, m, d) = Timestamp.civil(fromDays: Int(days))
         precondition((0...9999).contains(y), "Timestamp \(ms) has no four-digit year")
-        return String(unsafeUninitializedCapacity: 24) { buffer in
-            func put(_ value: Int, _ width: Int, at offset: Int) {
-                var v = value
-                for i in stride(from: offset + width - 1, through: offset, by: -1) {
-                    buffer[i] = UInt8(0x30 + v % 10)
-                    v /= 10
-                }
+        func put(_ value: Int, _ width: Int, at offset: Int) {
+            var v = value
+            for i in stride(from: offset + width - 1, through: offset, by: -1) {
+                buffer[i] = UInt8(0x30 + v % 10)
+                v /= 10
             }
-            put(y, 4, at: 0); buffer[4] = 0x2D
-            put(m, 2, at: 5); buffer[7] = 0x2D
-            put(d, 2, at: 8); buffer[10] = 0x54
-            put(secondOfDay / 3600, 2, at: 11); buffer[13] = 0x3A
-            put(secondOfDay / 60 % 60, 2, at: 14); buffer[16] = 0x3A
-            put(secondOfDay % 60, 2, at: 17); buffer[19] = 0x2E
-            put(millis, 3, at: 20); buffer[23] = 0x5A
-            return 24
         }
+        put(y, 4, at: 0); buffer[4] = 0x2D
+        put(m, 2, at: 5); buffer[7] = 0x2D
+        put(d, 2, at: 8); buffer[10] = 0x54
+        put(secondOfDay / 3600, 2, at: 11); buffer[13] = 0x3A
+        put(secondOfDay / 60 % 60, 2, at: 14); buffer[16] = 0x3A
+        put(secondOfDay % 60, 2, at: 17); buffer[19] = 0x2E
+        put(millis, 3, at: 20); buffer[23] = 0x5A
     }
 
     /// `YYYY-MM-DD` of the instant in UTC.
@@ -152,10 +170,10 @@ public struct Timestamp: Comparable, Hashable, Sendable {
 
 /// Reads fixed-width digit groups and single punctuation from ASCII bytes.
 private struct DigitScanner {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     var atEnd: Bool { index == bytes.count }
 

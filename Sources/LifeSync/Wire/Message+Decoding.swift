@@ -94,10 +94,11 @@ extension Message {
         guard Identifier.isUUIDv4(Substring(origin)) else { throw WireError(.malformed, "\(what) \"\(origin.prefix(80))\" is not a lowercase UUID v4") }
     }
 
-    static func hlc(_ raw: UInt64, _ what: String) throws(WireError) -> HLCTimestamp {
+    /// `what` is only made into text for the error: this runs for every change of a batch.
+    static func hlc(_ raw: UInt64, _ what: @autoclosure () -> String) throws(WireError) -> HLCTimestamp {
         let stamp = HLCTimestamp(rawValue: Int64(bitPattern: raw))
         guard stamp.rawValue >= 0, Timestamp.representable.contains(stamp.milliseconds) else {
-            throw WireError(.malformed, "\(what) \(raw) is not a valid HLC")
+            throw WireError(.malformed, "\(what()) \(raw) is not a valid HLC")
         }
         return stamp
     }
@@ -140,8 +141,8 @@ extension Message {
             }
             table.append(origin)
         }
-        func origin(_ index: UInt16, _ what: String) throws(WireError) -> String {
-            guard Int(index) < table.count else { throw WireError(.malformed, "\(what) origin index \(index) outside the table of \(table.count)") }
+        func origin(_ index: UInt16, _ what: @autoclosure () -> String) throws(WireError) -> String {
+            guard Int(index) < table.count else { throw WireError(.malformed, "\(what()) origin index \(index) outside the table of \(table.count)") }
             return table[Int(index)]
         }
         let changeCount = try r.count32("change count", minimumItemSize: 30)
@@ -150,7 +151,7 @@ extension Message {
         }
         var changes: [Change] = []
         changes.reserveCapacity(changeCount)
-        var ids = Set<String>()
+        var ids = Set<String>(minimumCapacity: changeCount)
         for n in 0..<changeCount {
             let kindCode = try r.u8("change kind")
             guard let kind = ChangeKind(rawValue: kindCode) else { throw WireError(.malformed, "change \(n): unknown kind \(kindCode)") }
@@ -185,14 +186,18 @@ extension Message {
                 continue
             }
             do {
-                let json = try JSONValue.parse(bytes: payload)
                 switch kind {
                 case .entry:
-                    let parsed = try LogEntry.validatedComplete(from: json)
+                    // The scanner vouches for most entries; the reference path decides the rest.
+                    if let scanned = payload.withUnsafeBufferPointer({ LogEntry.scanComplete($0, id: entryID) }) {
+                        changes.append(Change(id: entryID, stamp: stamp, entry: scanned))
+                        continue
+                    }
+                    let parsed = try LogEntry.validatedComplete(from: try JSONValue.parse(bytes: payload))
                     guard parsed.id == entryID else { throw ValidationError(field: "id", reason: "differs from the change's id") }
                     changes.append(Change(id: entryID, stamp: stamp, entry: parsed))
                 case .recording:
-                    let parsed = try Recording.validated(from: json)
+                    let parsed = try Recording.validated(from: try JSONValue.parse(bytes: payload))
                     guard parsed.id == entryID else { throw ValidationError(field: "id", reason: "differs from the change's id") }
                     changes.append(Change(id: entryID, stamp: stamp, recording: parsed))
                 }

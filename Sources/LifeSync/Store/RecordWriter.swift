@@ -1,0 +1,73 @@
+/// Writes versions of records into the replica's tables, holding its statements: a batch or an
+/// import writes thousands of rows in one transaction, and looking the statement up by its SQL
+/// text for every row (hashing a few hundred bytes) cost a sizeable share of binding the row.
+/// Make one per transaction.
+struct RecordWriter {
+    private let database: Database
+    /// `created_at` of the entries written: when this replica first stored them.
+    private let createdAt: String
+    private var insertIfAbsent: Statement?
+    private var upsert: Statement?
+    private var row = RowText()
+
+    init(database: Database, createdAt: Timestamp) {
+        self.database = database
+        self.createdAt = createdAt.iso8601
+    }
+
+    /// Writes `stamp`'s version of record `id` (content `entry`, nil for a delete) where
+    /// `previous` was. With `ifAbsent`, a live entry that already holds the ID is left alone and
+    /// false returned.
+    @discardableResult
+    mutating func store(id: String, entry: LogEntry?, stamp: VersionStamp, previous: StoredPlace?, ifAbsent: Bool = false) throws -> Bool {
+        guard let entry else {
+            precondition(stamp.deleted)
+            if previous == .live { try database.run("DELETE FROM entries WHERE id = ?", [.text(id)]) }
+            try database.run("""
+                INSERT INTO tombstones(id, deleted_at, hlc, origin, origin_seq, vv) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                ON CONFLICT(id) DO UPDATE SET hlc = ?3, origin = ?4, origin_seq = ?5, vv = ?6
+                """, [.text(id), .text(createdAt), .integer(stamp.hlc.rawValue), .text(stamp.origin),
+                      .integer(Int64(stamp.sequence)), .text(stamp.vector.description)])
+            return true
+        }
+        precondition(entry.id == id && !stamp.deleted)
+        if previous == .tombstone { try database.run("DELETE FROM tombstones WHERE id = ?", [.text(id)]) }
+        let statement = ifAbsent ? try held(&insertIfAbsent, RecordWriter.insertIfAbsentSQL) : try held(&upsert, RecordWriter.upsertSQL)
+        row.removeAll()
+        row.set(1, id)
+        row.set(2) { entry.timestamp.writeISO8601(to: &$0) }
+        row.set(3) { entry.recordedAt.writeISO8601(to: &$0) }
+        row.set(4, entry.source)
+        row.set(5, entry.deviceId)
+        row.set(6, entry.category)
+        row.set(7) { entry.data.writeCanonicalJSON(to: &$0) }
+        row.set(8, createdAt)
+        row.set(10, stamp.origin)
+        row.set(12) { stamp.vector.write(to: &$0) }
+        statement.bind(stamp.hlc.rawValue, at: 9)
+        statement.bind(Int64(stamp.sequence), at: 11)
+        try row.execute(statement)
+        return database.changes > 0
+    }
+
+    private func held(_ slot: inout Statement?, _ sql: String) throws(SQLiteError) -> Statement {
+        if let statement = slot { return statement }
+        let statement = try database.prepare(sql)
+        slot = statement
+        return statement
+    }
+
+    private static let columns = "id, timestamp, recorded_at, source, device_id, category, data, created_at, hlc, origin, origin_seq, vv"
+
+    private static let insertIfAbsentSQL = """
+        INSERT INTO entries(\(columns))
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT(id) DO NOTHING
+        """
+
+    private static let upsertSQL = """
+        INSERT INTO entries(\(columns))
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+        ON CONFLICT(id) DO UPDATE SET timestamp = ?2, recorded_at = ?3, source = ?4, device_id = ?5,
+            category = ?6, data = ?7, hlc = ?9, origin = ?10, origin_seq = ?11, vv = ?12
+        """
+}

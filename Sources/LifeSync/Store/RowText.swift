@@ -1,0 +1,42 @@
+/// The text columns of one row, written end to end into one buffer and bound to a statement in
+/// place. Bound as ordinary Swift strings, SQLite copies each into an allocation of its own:
+/// ten allocations per stored row, and the timestamps, version vector and canonical `data`
+/// would first each have been made into a string of their own.
+///
+/// Reuse one across rows: the buffer keeps its capacity.
+struct RowText {
+    private var bytes: [UInt8] = []
+    /// Parameter index and byte range of each column; a nil range binds NULL.
+    private var columns: [(index: Int32, range: Range<Int>?)] = []
+
+    mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        columns.removeAll(keepingCapacity: true)
+    }
+
+    /// Parameter `index` takes what `write` appends.
+    mutating func set(_ index: Int32, _ write: (inout [UInt8]) -> Void) {
+        let start = bytes.count
+        write(&bytes)
+        columns.append((index, start..<bytes.count))
+    }
+
+    /// Parameter `index` takes `text`, or NULL.
+    mutating func set(_ index: Int32, _ text: String?) {
+        guard let text else { columns.append((index, nil)); return }
+        set(index) { $0.append(contentsOf: text.utf8) }
+    }
+
+    /// Binds the columns and runs `statement` while the buffer cannot move; the bindings are
+    /// cleared before it can.
+    func execute(_ statement: Statement) throws(SQLiteError) {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(SQLiteError) in
+            defer { statement.clearBindings() }
+            for column in columns {
+                guard let range = column.range else { statement.bind(nil as String?, at: column.index); continue }
+                statement.bindUncopied(UnsafeBufferPointer(rebasing: buffer[range]), at: column.index)
+            }
+            try statement.execute()
+        }
+    }
+}
