@@ -34,14 +34,15 @@ extension Replica {
     /// again — the sender still holds them. Local writes, which exist nowhere else, stay fully
     /// synced (`synchronous = FULL`), and their fsync makes any earlier batch durable too.
     ///
-    /// While applying, the WAL is checkpointed (copied back into the file, with two fsyncs) every
-    /// 16384 pages (64 MiB) rather than SQLite's default 1000: a bulk sync dirties the same index
-    /// pages batch after batch (entry IDs are random), and each checkpoint copied them all again.
-    /// The WAL file keeps that size until the last connection closes; local writes checkpoint at
-    /// the default again.
+    /// While applying, the WAL is checkpointed (copied back into the file, with two fsyncs) only
+    /// past 32768 pages (128 MiB) rather than SQLite's default 1000: a bulk sync dirties the same
+    /// index pages batch after batch (entry IDs are random), each checkpoint copied them all
+    /// again, and the receiver stalled while it did. The session checkpoints instead when the
+    /// peer has sent everything (`checkpoint()`); the limit only bounds the WAL of a very long
+    /// stream. Local writes checkpoint at the default again.
     @discardableResult
     public func apply(_ changes: [Change], through: VersionVector) throws -> ApplyOutcome {
-        try database.execute("PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 16384")
+        try database.execute("PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 32768")
         defer { try? database.execute("PRAGMA synchronous = FULL; PRAGMA wal_autocheckpoint = 1000") }
         return try writeTransaction {
             var outcome = ApplyOutcome()
@@ -72,6 +73,13 @@ extension Replica {
             }
             return outcome
         }
+    }
+
+    /// Copies the WAL back into the database file without waiting for readers or writers
+    /// (SQLite's PASSIVE checkpoint); the next write then starts the WAL over, shrunk to
+    /// `journal_size_limit`. Called when a sync burst ends, off the path of arriving batches.
+    public func checkpoint() {
+        try? database.execute("PRAGMA wal_checkpoint(PASSIVE)")
     }
 
     func merge(_ change: Change, into outcome: inout ApplyOutcome, writer: inout RecordWriter) throws {

@@ -105,6 +105,8 @@ public final class Replica {
             // 16 MiB of page cache: a sync touches five indexes per row; re-reading their pages
             // through the kernel was a visible cost.
             try database.execute("PRAGMA cache_size = -16384")
+            // A bulk sync grows the WAL (see `apply`); once checkpointed, it shrinks back to this.
+            try database.execute("PRAGMA journal_size_limit = 16777216")
         } catch let error as SQLiteError {
             switch error.primaryCode {
             case SQLITE_NOTADB: throw ReplicaError.notAReplica(path: path, reason: "the file is not a SQLite database")

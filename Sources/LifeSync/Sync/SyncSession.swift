@@ -51,6 +51,9 @@ public final class SyncSession {
     var helloSent = false
     /// Whether "sent everything" was reported since the last change to send.
     var reportedSentAll = false
+    /// The window has room and there is more to send: `pump` builds one batch per call, so the
+    /// first one leaves while the next is read, and `tick` (due at once) sends the rest.
+    var pumpPending = false
     var ownOrigins: Set<String> = []
     /// Only with the planted bug `ackBeforeCommit`: rows acknowledged but not yet written.
     var deferredChanges: [Change] = []
@@ -126,6 +129,11 @@ public final class SyncSession {
             }
             return []
         case .open:
+            if pumpPending {
+                var actions: [SessionAction] = []
+                pump(now: now, actions: &actions)
+                return actions
+            }
             if outgoing == nil, !failedRecordings.isEmpty {
                 var actions: [SessionAction] = []
                 offerNext(now: now, actions: &actions)
@@ -148,6 +156,7 @@ public final class SyncSession {
         case .closed: return nil
         case .awaitingHello: return startedAt + configuration.handshakeTimeout + 1
         case .open:
+            if pumpPending { return lastSent }
             let retry = failedRecordings.values.min().map { $0 + configuration.transfer.retryDelay }
             return [lastReceived + configuration.idleTimeout + 1, lastSent + configuration.keepaliveInterval, retry].compactMap { $0 }.min()
         }
@@ -218,6 +227,8 @@ public final class SyncSession {
             actions.append(.event(.acknowledged(batchID: ack.batchID, changes: first.changes)))
             pump(now: now, actions: &actions)
         case .caughtUp:
+            // The peer's burst is over: tidy the WAL now rather than in the middle of the next.
+            replica.checkpoint()
             actions.append(.event(.receivedAll))
         case .syncRequest(let vector):
             // The peer's word on what it holds; what is in flight is still on its way and is not
@@ -341,11 +352,14 @@ public final class SyncSession {
                                         peerCapabilities: peer.capabilities)
     }
 
-    /// Sends batches while the window has room and there is something to send.
+    /// Sends the next batch if the window has room and there is something to send; when more
+    /// could follow, `pumpPending` makes the next `tick` due at once. One batch per call lets
+    /// the runtime write each batch as soon as it is read, instead of after the whole window.
     func pump(now: Int64, actions: inout [SessionAction]) {
-        var builder = BatchBuilder(maximumChanges: configuration.batchMaximumChanges, maximumBytes: configuration.batchMaximumBytes)
-        builder.includeRecordings = peer?.role != .watch
-        while inFlight.count < configuration.window {
+        pumpPending = false
+        if inFlight.count < configuration.window {
+            var builder = BatchBuilder(maximumChanges: configuration.batchMaximumChanges, maximumBytes: configuration.batchMaximumBytes)
+            builder.includeRecordings = peer?.role != .watch
             let next: (changes: [EncodedChange], through: VersionVector)?
             do {
                 next = try builder.next(from: replica, sentUpTo: sentUpTo, allowed: mayForward)
@@ -353,20 +367,7 @@ public final class SyncSession {
                 actions += fail(WireError(.storageFailure, "could not read changes: \(error)"))
                 return
             }
-            guard let next else { break }
-            let id = nextBatchID
-            nextBatchID += 1
-            let origins = ((try? replica.knownOrigins()) ?? []).compactMap { known -> OriginInfo? in
-                guard let nodeID = known.nodeID, let role = known.role else { return nil }
-                return OriginInfo(origin: known.origin, nodeID: nodeID, role: role)
-            }
-            actions.append(.send(Message.encodedBatch(id: id, origins: origins, changes: next.changes, through: next.through)))
-            actions.append(.event(.sent(batchID: id, changes: next.changes.count)))
-            sentUpTo = sentUpTo.joined(with: next.through)
-            inFlight.append((id, next.through, next.changes.count))
-            changesSent += next.changes.count
-            lastSent = now
-            reportedSentAll = false
+            if let next { send(next, now: now, actions: &actions) }
         }
         if inFlight.isEmpty && !reportedSentAll {
             reportedSentAll = true
@@ -374,6 +375,23 @@ public final class SyncSession {
             actions.append(.send(Message.caughtUp(vector: sentUpTo).encoded()))
             actions.append(.event(.sentAll))
         }
+    }
+
+    private func send(_ batch: (changes: [EncodedChange], through: VersionVector), now: Int64, actions: inout [SessionAction]) {
+        let id = nextBatchID
+        nextBatchID += 1
+        let origins = ((try? replica.knownOrigins()) ?? []).compactMap { known -> OriginInfo? in
+            guard let nodeID = known.nodeID, let role = known.role else { return nil }
+            return OriginInfo(origin: known.origin, nodeID: nodeID, role: role)
+        }
+        actions.append(.send(Message.encodedBatch(id: id, origins: origins, changes: batch.changes, through: batch.through)))
+        actions.append(.event(.sent(batchID: id, changes: batch.changes.count)))
+        sentUpTo = sentUpTo.joined(with: batch.through)
+        inFlight.append((id, batch.through, batch.changes.count))
+        changesSent += batch.changes.count
+        lastSent = now
+        reportedSentAll = false
+        pumpPending = inFlight.count < configuration.window
     }
 
     func fail(_ error: WireError) -> [SessionAction] {

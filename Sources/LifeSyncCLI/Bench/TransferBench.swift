@@ -34,7 +34,7 @@ enum TransferBench {
         let watchProcess = try SyncBench.spawn(binary, ["serve", "--db", watchPath, "--peer", "127.0.0.1:\(port)", "--keep-recordings"],
                                                log: directory + "/watch.log")
         defer { watchProcess.terminate(); watchProcess.waitUntilExit() }
-        guard waitUntil(timeout: 900, { ((try? watch.confirmations(id: id)) ?? []).contains { $0.sha256 == sha } }) else {
+        guard waitUntil(timeout: 900, every: 0.005, { ((try? watch.confirmations(id: id)) ?? []).contains { $0.sha256 == sha } }) else {
             throw CLIError.refused("bench transfer: no confirmation within 15 minutes")
         }
         let seconds = MonotonicClock.seconds() - start

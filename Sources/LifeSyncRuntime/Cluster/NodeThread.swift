@@ -33,12 +33,13 @@ public final class NodeThread: @unchecked Sendable {
     deinit { stop() }
 }
 
-/// Polls `condition` every 50 ms until it holds or `timeout` seconds pass; returns whether it held.
-public func waitUntil(timeout: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+/// Polls `condition` every `interval` seconds (50 ms unless told) until it holds or `timeout`
+/// seconds pass; returns whether it held.
+public func waitUntil(timeout: Double, every interval: Double = 0.05, _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = MonotonicClock.seconds() + timeout
     while MonotonicClock.seconds() < deadline {
         if try condition() { return true }
-        usleep(50_000)
+        usleep(useconds_t(interval * 1_000_000))
     }
     return try condition()
 }
