@@ -30,9 +30,14 @@ public final class SessionLink {
         deliver(&toA, &toB, maximumRounds: 10_000)
     }
 
+    /// Delivers in rounds; after each, a side whose `nextDeadline` has come is ticked, as a
+    /// runtime's loop would (a session sends one batch per call and asks for an immediate tick).
     public func deliver(_ toA: inout [[UInt8]], _ toB: inout [[UInt8]], maximumRounds: Int) {
         var rounds = 0
-        while (!toA.isEmpty || !toB.isEmpty) && rounds < maximumRounds {
+        while rounds < maximumRounds {
+            if let due = a.nextDeadline, due <= now { toB += collect(a.tick(now: now), side: "a") }
+            if let due = b.nextDeadline, due <= now { toA += collect(b.tick(now: now), side: "b") }
+            guard !toA.isEmpty || !toB.isEmpty else { break }
             rounds += 1
             let forA = toA, forB = toB
             toA = []; toB = []
