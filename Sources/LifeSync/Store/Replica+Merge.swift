@@ -35,14 +35,15 @@ extension Replica {
     /// synced (`synchronous = FULL`), and their fsync makes any earlier batch durable too.
     ///
     /// While applying, the WAL is checkpointed (copied back into the file, with two fsyncs) only
-    /// past 32768 pages (128 MiB) rather than SQLite's default 1000: a bulk sync dirties the same
+    /// past 16384 pages (64 MiB) rather than SQLite's default 1000: a bulk sync dirties the same
     /// index pages batch after batch (entry IDs are random), each checkpoint copied them all
     /// again, and the receiver stalled while it did. The session checkpoints instead when the
-    /// peer has sent everything (`checkpoint()`); the limit only bounds the WAL of a very long
-    /// stream. Local writes checkpoint at the default again.
+    /// peer has sent everything (`checkpoint()`); the limit only bounds the WAL of a long
+    /// stream. (A checkpoint from a second thread during the stream was tried: it slowed the
+    /// batches more than the stalls it saved.) Local writes checkpoint at the default again.
     @discardableResult
     public func apply(_ changes: [Change], through: VersionVector) throws -> ApplyOutcome {
-        try database.execute("PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 32768")
+        try database.execute("PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 16384")
         defer { try? database.execute("PRAGMA synchronous = FULL; PRAGMA wal_autocheckpoint = 1000") }
         return try writeTransaction {
             var outcome = ApplyOutcome()

@@ -1,9 +1,9 @@
 /// Tunables of a sync session. Defaults follow PROTOCOL.md; every interval is in milliseconds.
 public struct SessionConfiguration: Sendable {
     /// Changes per BATCH at most.
-    public var batchMaximumChanges = 4_000
+    public var batchMaximumChanges = 2_000
     /// Approximate payload bytes per BATCH at most.
-    public var batchMaximumBytes = 4 << 20
+    public var batchMaximumBytes = 2 << 20
     /// BATCH frames sent and not yet acknowledged, at most.
     public var window = 4
     /// A PING after this long without sending anything.

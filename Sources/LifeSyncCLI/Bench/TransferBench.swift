@@ -21,10 +21,15 @@ enum TransferBench {
 
         // The baseline: one streaming SHA-256 pass over the same file (warm in the page cache, as
         // the sender's copy is).
-        let hashStart = MonotonicClock.seconds()
-        let (_, baseline) = try hashFile(storage.path(of: recording.fileName))
-        let hashSeconds = MonotonicClock.seconds() - hashStart
-        precondition(baseline == sha)
+        // The median of three passes, as a single one swings on a shared machine.
+        var passes: [Double] = []
+        for _ in 0..<3 {
+            let hashStart = MonotonicClock.seconds()
+            let (_, baseline) = try hashFile(storage.path(of: recording.fileName))
+            passes.append(MonotonicClock.seconds() - hashStart)
+            precondition(baseline == sha)
+        }
+        let hashSeconds = passes.sorted()[1]
 
         let port = try SyncBench.freeLoopbackPort()
         let phoneProcess = try SyncBench.spawn(binary, ["serve", "--db", phonePath, "--listen", "127.0.0.1:\(port)"], log: directory + "/phone.log")

@@ -15,6 +15,7 @@ extension LifeSyncCommandLine {
             import   imports N generated entries into a new replica (validation, HLC stamps, version vectors,
                      change log) and, in the same run, inserts the same rows with one raw prepared SQLite
                      statement into the LifeLog schema; prints both rates and their ratio.
+                     Baselines (raw inserts, the hash pass) are the median of three runs.
             sync     replicates N entries written offline on a watch to a fresh phone over loopback TCP (two
                      `lifesync serve` processes; the watch is killed and restarted half-way), next to raw
                      SQLite inserts of the same rows; prints the rates, the phone's peak RSS and how many
@@ -68,7 +69,7 @@ enum ImportBench {
         let rawPath = directory + "/raw.sqlite", replicaPath = directory + "/replica.sqlite"
         for path in [rawPath, replicaPath] { removeDatabase(path) }
 
-        let rawSeconds = try RawSQLiteBaseline.insert(rows, path: rawPath, now: MonotonicClock.seconds)
+        let rawSeconds = try RawSQLiteBaseline.medianSeconds(rows, path: rawPath)
 
         let replica = try Replica.create(path: replicaPath, role: .watch, clock: SystemClock(), random: SystemRandom())
         let start = MonotonicClock.seconds()
