@@ -40,6 +40,19 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
 
     /// A batch's rows are bound from one reused buffer: each column must hold its own value's
     /// stored form, with no leftovers from the row before (a NULL category after a set one).
+    /// Batches commit without their own fsync, but local writes, which exist nowhere else, must
+    /// be fully synced again after every batch, not only after the first.
+    @Test func applyingRestoresFullSyncForLocalWritesEveryTime() throws {
+        let p = try Self.pair()
+        func setting(_ pragma: String) throws -> Int64? { try p.b.database.firstRow("PRAGMA \(pragma)") { $0.int64(0) } }
+        for round in 0..<3 {
+            _ = try p.a.add(json: ReplicaFixtures.entryJSON(text: "round \(round)"))
+            _ = try ReplicaFixtures.sync(from: p.a, to: p.b)
+            #expect(try setting("synchronous") == 2, "synchronous is not FULL after batch \(round + 1)")
+            #expect(try setting("wal_autocheckpoint") == 1000)
+        }
+    }
+
     @Test func appliedRowsHoldEachColumnsStoredForm() throws {
         let p = try Self.pair()
         let stamp = Timestamp(millisecondsSince1970: t0 + 1234)

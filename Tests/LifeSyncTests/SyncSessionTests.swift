@@ -39,48 +39,6 @@ import TestSupport
         #expect(try mac.liveEntryCount() == 1)
     }
 
-    /// A sender writes each batch as soon as it is read: one per call, the next on a tick that
-    /// is due at once, until the window is full; acknowledgements then keep it full.
-    @Test func batchesLeaveOneAtATimeUntilTheWindowIsFull() throws {
-        let phone = try ReplicaFixtures.replica(role: .phone, seed: 8)
-        let mac = try ReplicaFixtures.replica(role: .mac, seed: 9)
-        for i in 0..<60 { try phone.add(json: ReplicaFixtures.entryJSON(text: "note \(i)")) }
-        var configuration = SessionConfiguration()
-        configuration.batchMaximumChanges = 10
-        let sender = SyncSession(replica: phone, configuration: configuration, now: 0)
-        let receiver = SyncSession(replica: mac, configuration: configuration, now: 0)
-        func frames(_ actions: [SessionAction]) -> [[UInt8]] {
-            actions.compactMap { if case .send(let bytes) = $0 { return bytes }; return nil }
-        }
-        func batches(_ frames: [[UInt8]]) -> Int { frames.filter { $0[4] == MessageType.batch.rawValue }.count }
-        let senderHello = frames(sender.start(now: 0))
-        let receiverHello = frames(receiver.start(now: 0))
-        for bytes in senderHello { _ = receiver.receive(bytes, now: 0) }
-        var sent = frames(receiverHello.flatMap { sender.receive($0, now: 0) })
-        #expect(batches(sent) == 1)
-        for expected in 2...configuration.window {
-            let due = try #require(sender.nextDeadline)
-            #expect(due <= 0, "the next batch waits for a timer")
-            let more = frames(sender.tick(now: 0))
-            #expect(batches(more) == 1)
-            sent += more
-            #expect(batches(sent) == expected)
-        }
-        #expect((sender.nextDeadline ?? 0) > 0, "a full window still asks for an immediate tick")
-        #expect(batches(frames(sender.tick(now: 0))) == 0)
-        // Each acknowledgement frees a slot for the next batch, until all 60 are across.
-        var pending = sent
-        var rounds = 0
-        while !pending.isEmpty && rounds < 100 {
-            rounds += 1
-            let replies = frames(pending.flatMap { receiver.receive($0, now: 0) })
-            pending = frames(replies.flatMap { sender.receive($0, now: 0) })
-            if let due = sender.nextDeadline, due <= 0 { pending += frames(sender.tick(now: 0)) }
-        }
-        #expect(try mac.liveEntryCount() == 60)
-        #expect(sender.changesSent == 60)
-    }
-
     @Test func garbageBeforeTheHandshakeClosesWithAnError() throws {
         let phone = try ReplicaFixtures.replica(role: .phone, seed: 7)
         let session = SyncSession(replica: phone, configuration: .init(), now: 0)

@@ -31,7 +31,7 @@ public final class SessionLink {
     }
 
     /// Delivers in rounds; after each, a side whose `nextDeadline` has come is ticked, as a
-    /// runtime's loop would (a session sends one batch per call and asks for an immediate tick).
+    /// runtime's loop would.
     public func deliver(_ toA: inout [[UInt8]], _ toB: inout [[UInt8]], maximumRounds: Int) {
         var rounds = 0
         while rounds < maximumRounds {

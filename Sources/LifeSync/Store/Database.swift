@@ -96,6 +96,12 @@ public final class Database {
         return try statement.step() ? try map(statement) : nil
     }
 
+    /// After a commit leaves the WAL longer than `pages`, that connection checkpoints it
+    /// (`PRAGMA wal_autocheckpoint`, without parsing SQL each time).
+    func setWALAutocheckpoint(pages: Int32) {
+        sqlite3_wal_autocheckpoint(handle, pages)
+    }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 

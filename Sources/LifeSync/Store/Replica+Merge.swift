@@ -43,8 +43,14 @@ extension Replica {
     /// batches more than the stalls it saved.) Local writes checkpoint at the default again.
     @discardableResult
     public func apply(_ changes: [Change], through: VersionVector) throws -> ApplyOutcome {
-        try database.execute("PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 16384")
-        defer { try? database.execute("PRAGMA synchronous = FULL; PRAGMA wal_autocheckpoint = 1000") }
+        // Not prepared statements kept for reuse: SQLite applies these two pragmas while it
+        // compiles them, so a cached statement would set them once and never again.
+        try database.execute("PRAGMA synchronous = NORMAL")
+        database.setWALAutocheckpoint(pages: 16384)
+        defer {
+            try? database.execute("PRAGMA synchronous = FULL")
+            database.setWALAutocheckpoint(pages: 1000)
+        }
         return try writeTransaction {
             var outcome = ApplyOutcome()
             let now = clock.nowMilliseconds()
@@ -80,7 +86,7 @@ extension Replica {
     /// (SQLite's PASSIVE checkpoint); the next write then starts the WAL over, shrunk to
     /// `journal_size_limit`. Called when a sync burst ends, off the path of arriving batches.
     public func checkpoint() {
-        try? database.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        try? database.run("PRAGMA wal_checkpoint(PASSIVE)")
     }
 
     func merge(_ change: Change, into outcome: inout ApplyOutcome, writer: inout RecordWriter) throws {

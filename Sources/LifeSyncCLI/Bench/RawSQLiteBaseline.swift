@@ -22,12 +22,20 @@ enum RawSQLiteBaseline {
     /// second swings by a third on a shared machine, and the ratio inherits all of it.
     static func medianSeconds(_ rows: [[String?]], path: String) throws -> Double {
         var runs: [Double] = []
-        for _ in 0..<3 {
-            ImportBench.removeDatabase(path)
-            runs.append(try insert(rows, path: path, now: MonotonicClock.seconds))
-        }
+        for _ in 0..<3 { runs.append(try timedRun(rows, path: path)) }
+        return median(runs)
+    }
+
+    /// One timed insert into a fresh database at `path`, removed afterwards.
+    static func timedRun(_ rows: [[String?]], path: String) throws -> Double {
         ImportBench.removeDatabase(path)
-        return runs.sorted()[1]
+        defer { ImportBench.removeDatabase(path) }
+        return try insert(rows, path: path, now: MonotonicClock.seconds)
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
     /// Inserts `rows` into a new database at `path`; returns the seconds it took.

@@ -12,7 +12,10 @@ enum SyncBench {
         let entries = BenchWorkload.entries(count: count)
         let rawPath = directory + "/raw.sqlite", watchPath = directory + "/watch.sqlite", phonePath = directory + "/phone.sqlite"
         for path in [rawPath, watchPath, phonePath] { ImportBench.removeDatabase(path) }
-        let rawSeconds = try RawSQLiteBaseline.medianSeconds(RawSQLiteBaseline.rows(entries), path: rawPath)
+        // The baseline runs twice before the replication and once after, and its median counts:
+        // the machine's speed drifts, and the ratio should compare rates of the same moment.
+        let rows = RawSQLiteBaseline.rows(entries)
+        var rawRuns = [try RawSQLiteBaseline.timedRun(rows, path: rawPath), try RawSQLiteBaseline.timedRun(rows, path: rawPath)]
 
         let watch = try Replica.create(path: watchPath, role: .watch, clock: SystemClock(), random: SystemRandom())
         try watch.importEntries(entries)
@@ -20,9 +23,9 @@ enum SyncBench {
         let phone = try Replica.create(path: phonePath, role: .phone, clock: SystemClock(), random: SystemRandom())
         let port = try freeLoopbackPort()
         let phoneProcess = try spawn(binary, ["serve", "--db", phonePath, "--listen", "127.0.0.1:\(port)"], log: directory + "/phone.log")
-        defer { phoneProcess.terminate(); phoneProcess.waitUntilExit() }
+        defer { if phoneProcess.isRunning { phoneProcess.terminate(); phoneProcess.waitUntilExit() } }
         var watchProcess = try spawn(binary, ["serve", "--db", watchPath, "--peer", "127.0.0.1:\(port)", "--reconnect-max-ms", "200"], log: directory + "/watch.log")
-        defer { watchProcess.terminate(); watchProcess.waitUntilExit() }
+        defer { if watchProcess.isRunning { watchProcess.terminate(); watchProcess.waitUntilExit() } }
 
         let start = MonotonicClock.seconds()
         func received() -> UInt64 { (try? phone.replicaVector()[origin]) ?? 0 }
@@ -36,6 +39,10 @@ enum SyncBench {
         let stored = try phone.liveEntryCount()
         precondition(stored == count, "bench sync: the phone holds \(stored) of \(count) entries")
         let rss = peakResidentMebibytes(phoneProcess.processIdentifier)
+        // Both nodes stopped first, so nothing of theirs runs alongside the last baseline.
+        for process in [watchProcess, phoneProcess] { process.terminate(); process.waitUntilExit() }
+        rawRuns.append(try RawSQLiteBaseline.timedRun(rows, path: rawPath))
+        let rawSeconds = RawSQLiteBaseline.median(rawRuns)
         let phoneLog = (try? String(contentsOfFile: directory + "/phone.log", encoding: .utf8)) ?? ""
         let receivedChanges = phoneLog.split(separator: "\n").compactMap { line -> Int? in
             guard let range = line.range(of: "] received "), line.contains(" change(s) from ") else { return nil }
