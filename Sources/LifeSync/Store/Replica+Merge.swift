@@ -43,8 +43,8 @@ extension Replica {
     /// batches more than the stalls it saved.) Local writes checkpoint at the default again.
     @discardableResult
     public func apply(_ changes: [Change], through: VersionVector) throws -> ApplyOutcome {
-        // Not prepared statements kept for reuse: SQLite applies these two pragmas while it
-        // compiles them, so a cached statement would set them once and never again.
+        // `execute`, not a cached statement: SQLite applies this pragma while compiling it, so a
+        // statement kept for reuse would not set it again.
         try database.execute("PRAGMA synchronous = NORMAL")
         database.setWALAutocheckpoint(pages: 16384)
         defer {

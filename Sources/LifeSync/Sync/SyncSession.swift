@@ -358,7 +358,19 @@ public final class SyncSession {
                 return
             }
             guard let next else { break }
-            send(next, now: now, actions: &actions)
+            let id = nextBatchID
+            nextBatchID += 1
+            let origins = ((try? replica.knownOrigins()) ?? []).compactMap { known -> OriginInfo? in
+                guard let nodeID = known.nodeID, let role = known.role else { return nil }
+                return OriginInfo(origin: known.origin, nodeID: nodeID, role: role)
+            }
+            actions.append(.send(Message.encodedBatch(id: id, origins: origins, changes: next.changes, through: next.through)))
+            actions.append(.event(.sent(batchID: id, changes: next.changes.count)))
+            sentUpTo = sentUpTo.joined(with: next.through)
+            inFlight.append((id, next.through, next.changes.count))
+            changesSent += next.changes.count
+            lastSent = now
+            reportedSentAll = false
         }
         if inFlight.isEmpty && !reportedSentAll {
             reportedSentAll = true
@@ -366,22 +378,6 @@ public final class SyncSession {
             actions.append(.send(Message.caughtUp(vector: sentUpTo).encoded()))
             actions.append(.event(.sentAll))
         }
-    }
-
-    private func send(_ batch: (changes: [EncodedChange], through: VersionVector), now: Int64, actions: inout [SessionAction]) {
-        let id = nextBatchID
-        nextBatchID += 1
-        let origins = ((try? replica.knownOrigins()) ?? []).compactMap { known -> OriginInfo? in
-            guard let nodeID = known.nodeID, let role = known.role else { return nil }
-            return OriginInfo(origin: known.origin, nodeID: nodeID, role: role)
-        }
-        actions.append(.send(Message.encodedBatch(id: id, origins: origins, changes: batch.changes, through: batch.through)))
-        actions.append(.event(.sent(batchID: id, changes: batch.changes.count)))
-        sentUpTo = sentUpTo.joined(with: batch.through)
-        inFlight.append((id, batch.through, batch.changes.count))
-        changesSent += batch.changes.count
-        lastSent = now
-        reportedSentAll = false
     }
 
     func fail(_ error: WireError) -> [SessionAction] {

@@ -110,8 +110,10 @@ extension Message {
     /// A whole BATCH frame from changes already encoded (the session's sending path).
     public static func encodedBatch(id: UInt64, origins: [OriginInfo], changes: [EncodedChange], through: VersionVector) -> [UInt8] {
         var w = ByteWriter(capacity: changes.reduce(64) { $0 + $1.payload.count + 96 })
+        w.u32(0)
+        w.u8(MessageType.batch.rawValue)
         writeBatch(id: id, origins: origins, changes: changes, through: through, to: &w)
-        return Framing.frame(.batch, w.bytes)
+        return w.finishFrame()
     }
 
     static func writeBatch(id: UInt64, origins: [OriginInfo], changes: [EncodedChange], through: VersionVector, to w: inout ByteWriter) {

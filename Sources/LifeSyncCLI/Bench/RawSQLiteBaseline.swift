@@ -23,7 +23,7 @@ enum RawSQLiteBaseline {
     static func medianSeconds(_ rows: [[String?]], path: String) throws -> Double {
         var runs: [Double] = []
         for _ in 0..<3 { runs.append(try timedRun(rows, path: path)) }
-        return median(runs)
+        return BenchReport.median(runs)
     }
 
     /// One timed insert into a fresh database at `path`, removed afterwards.
@@ -31,11 +31,6 @@ enum RawSQLiteBaseline {
         ImportBench.removeDatabase(path)
         defer { ImportBench.removeDatabase(path) }
         return try insert(rows, path: path, now: MonotonicClock.seconds)
-    }
-
-    static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
     /// Inserts `rows` into a new database at `path`; returns the seconds it took.

@@ -42,7 +42,7 @@ enum SyncBench {
         // Both nodes stopped first, so nothing of theirs runs alongside the last baseline.
         for process in [watchProcess, phoneProcess] { process.terminate(); process.waitUntilExit() }
         rawRuns.append(try RawSQLiteBaseline.timedRun(rows, path: rawPath))
-        let rawSeconds = RawSQLiteBaseline.median(rawRuns)
+        let rawSeconds = BenchReport.median(rawRuns)
         let phoneLog = (try? String(contentsOfFile: directory + "/phone.log", encoding: .utf8)) ?? ""
         let receivedChanges = phoneLog.split(separator: "\n").compactMap { line -> Int? in
             guard let range = line.range(of: "] received "), line.contains(" change(s) from ") else { return nil }

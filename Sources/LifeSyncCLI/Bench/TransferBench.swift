@@ -21,7 +21,6 @@ enum TransferBench {
 
         // The baseline: one streaming SHA-256 pass over the same file (warm in the page cache, as
         // the sender's copy is).
-        // The median of three passes, as a single one swings on a shared machine.
         var passes: [Double] = []
         for _ in 0..<3 {
             let hashStart = MonotonicClock.seconds()
@@ -29,7 +28,7 @@ enum TransferBench {
             passes.append(MonotonicClock.seconds() - hashStart)
             precondition(baseline == sha)
         }
-        let hashSeconds = passes.sorted()[1]
+        let hashSeconds = BenchReport.median(passes)
 
         let port = try SyncBench.freeLoopbackPort()
         let phoneProcess = try SyncBench.spawn(binary, ["serve", "--db", phonePath, "--listen", "127.0.0.1:\(port)"], log: directory + "/phone.log")

@@ -52,6 +52,12 @@ struct BenchReport {
     var title: String
     var figures: [(name: String, value: Double, unit: String)]
 
+    /// Baselines are the median of a few runs: one run swings by a third on a shared machine.
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+
     var text: String {
         ([title] + figures.map { "  " + $0.name.padding(toLength: 34, withPad: " ", startingAt: 0) + String(format: "%12.2f", $0.value) + " " + $0.unit })
             .joined(separator: "\n")
