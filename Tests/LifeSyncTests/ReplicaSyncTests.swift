@@ -42,6 +42,32 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
     /// stored form, with no leftovers from the row before (a NULL category after a set one).
     /// Batches commit without their own fsync, but local writes, which exist nowhere else, must
     /// be fully synced again after every batch, not only after the first.
+    /// Batches applied together commit together: when the last one fails, the first is not
+    /// kept either (its rows, its vector advance, the node IDs it named), so the sender's
+    /// unacknowledged batches are exactly the ones still missing.
+    @Test func batchesAppliedTogetherCommitAllOrNothing() throws {
+        let p = try Self.pair()
+        for text in ["one", "two", "three"] { try p.a.add(json: ReplicaFixtures.entryJSON(text: text)) }
+        let origin = p.a.identity.incarnation
+        let changes = try p.a.changes(after: VersionVector())
+        let named = [OriginInfo(origin: origin, nodeID: p.a.identity.nodeID, role: .phone)]
+        let first = Batch(id: 1, origins: named, changes: Array(changes[0..<2]), through: VersionVector([(origin, 2)]))
+        var clash = changes[2]
+        clash.stamp.sequence = 1  // the first change's place in the origin's log
+        let failing = Batch(id: 2, origins: [], changes: [clash], through: VersionVector([(origin, 3)]))
+        #expect(throws: (any Error).self) { try p.b.apply([first, failing]) }
+        #expect(try p.b.liveEntryCount() == 0)
+        #expect(try p.b.replicaVector()[origin] == 0)
+        #expect(try !p.b.knownOrigins().contains { $0.origin == origin })
+
+        let second = Batch(id: 2, origins: [], changes: [changes[2]], through: VersionVector([(origin, 3)]))
+        let outcomes = try p.b.apply([first, second])
+        #expect(outcomes.map(\.applied) == [2, 1])
+        #expect(try p.b.replicaVector()[origin] == 3)
+        #expect(try p.b.knownOrigins().contains { $0.origin == origin && $0.nodeID == p.a.identity.nodeID })
+        #expect(try p.a.canonicalHash() == (try p.b.canonicalHash()))
+    }
+
     @Test func applyingRestoresFullSyncForLocalWritesEveryTime() throws {
         let p = try Self.pair()
         func setting(_ pragma: String) throws -> Int64? { try p.b.database.firstRow("PRAGMA \(pragma)") { $0.int64(0) } }

@@ -47,4 +47,65 @@ import TestSupport
         #expect(actions.contains { if case .close = $0 { return true }; return false })
         #expect(session.state == .closed)
     }
+
+    /// Frames that arrive in one read reach the session together: its batches are committed in
+    /// one transaction, and each is still acknowledged, in order.
+    @Test func batchesArrivingTogetherAreEachAcknowledgedInOrder() throws {
+        let phone = try ReplicaFixtures.replica(role: .phone, seed: 8)
+        let mac = try ReplicaFixtures.replica(role: .mac, seed: 9)
+        for i in 0..<2500 { try phone.add(json: ReplicaFixtures.entryJSON(text: "note \(i)")) }
+        var configuration = SessionConfiguration()
+        configuration.batchMaximumChanges = 1000
+        let sender = SyncSession(replica: phone, configuration: configuration, now: 0)
+        let receiver = SyncSession(replica: mac, configuration: configuration, now: 0)
+        let senderHello = Self.sent(sender.start(now: 0)), receiverHello = Self.sent(receiver.start(now: 0))
+        _ = receiver.receive(senderHello, now: 1)
+        let stream = Self.sent(sender.receive(receiverHello, now: 1))
+        #expect(try Self.messages(stream).filter { if case .batch = $0 { return true }; return false }.count == 3)
+
+        let replies = receiver.receive(stream, now: 2)
+        let acks = try Self.messages(Self.sent(replies)).compactMap { message -> UInt64? in
+            if case .ack(let ack) = message { return ack.batchID }
+            return nil
+        }
+        #expect(acks == [1, 2, 3])
+        #expect(receiver.state == .open)
+        #expect(try mac.liveEntryCount() == 2500)
+        #expect(try mac.canonicalHash() == phone.canonicalHash())
+    }
+
+    /// A batch this node must refuse, behind one it accepts in the same read: the first is
+    /// committed and acknowledged, then the session ends with an ERROR.
+    @Test func aRefusedBatchBehindAnAcceptedOneEndsTheSessionAfterIt() throws {
+        let watch = try ReplicaFixtures.replica(role: .watch, seed: 10)
+        let phone = try ReplicaFixtures.replica(role: .phone, seed: 11)
+        let entry = try phone.add(json: ReplicaFixtures.entryJSON(text: "not for the wrist"))
+        let origin = phone.identity.incarnation
+        let session = SyncSession(replica: watch, configuration: .init(), now: 0)
+        _ = session.start(now: 0)
+        let hello = Hello(nodeID: phone.identity.nodeID, role: .phone, incarnation: origin, capabilities: [.receivesEntries],
+                          clock: phone.currentClock, vector: try phone.replicaVector())
+        _ = session.receive(Message.hello(hello).encoded(), now: 1)
+        let change = try #require(try phone.changes(after: VersionVector()).first { $0.id == entry.id })
+        let empty = Message.encodedBatch(id: 1, origins: [], changes: [], through: VersionVector())
+        let refused = Message.encodedBatch(id: 2, origins: [], changes: [change.encoded], through: VersionVector([(origin, 1)]))
+        let replies = try Self.messages(Self.sent(session.receive(empty + refused, now: 2)))
+        #expect(replies.count == 2)
+        if case .ack(let ack) = replies.first { #expect(ack.batchID == 1) } else { Issue.record("expected an ACK first, got \(replies)") }
+        if case .error = replies.last {} else { Issue.record("expected an ERROR last, got \(replies)") }
+        #expect(session.state == .closed)
+        #expect(try watch.liveEntryCount() == 0)
+    }
+
+    static func sent(_ actions: [SessionAction]) -> [UInt8] {
+        actions.flatMap { action -> [UInt8] in
+            if case .send(let bytes) = action { return bytes }
+            return []
+        }
+    }
+
+    static func messages(_ stream: [UInt8]) throws -> [Message] {
+        var decoder = FrameDecoder()
+        return try decoder.feed(stream).map { try Message.decode(type: $0.type, payload: $0.payload) }
+    }
 }

@@ -35,50 +35,69 @@ extension Replica {
     /// synced (`synchronous = FULL`), and their fsync makes any earlier batch durable too.
     ///
     /// While applying, the WAL is checkpointed (copied back into the file, with two fsyncs) only
-    /// past 16384 pages (64 MiB) rather than SQLite's default 1000: a bulk sync dirties the same
+    /// past 65536 pages (256 MiB) rather than SQLite's default 1000: a bulk sync dirties the same
     /// index pages batch after batch (entry IDs are random), each checkpoint copied them all
-    /// again, and the receiver stalled while it did. The session checkpoints instead when the
-    /// peer has sent everything (`checkpoint()`); the limit only bounds the WAL of a long
-    /// stream. (A checkpoint from a second thread during the stream was tried: it slowed the
-    /// batches more than the stalls it saved.) Local writes checkpoint at the default again.
+    /// again, and the receiver stalled while it did — in the fsyncs, and then in rewriting WAL
+    /// pages the kernel was still writing back (`perf sched` showed a quarter second of each in
+    /// a 100k-entry sync at 64 MiB). The session checkpoints instead when the peer has sent
+    /// everything (`checkpoint()`), so a bulk sync borrows up to 256 MiB of disk for a while;
+    /// the limit only bounds the WAL of an endless stream. (A checkpoint from a second thread
+    /// during the stream was tried: it slowed the batches more than the stalls it saved.) Local
+    /// writes checkpoint at the default again.
     @discardableResult
     public func apply(_ changes: [Change], through: VersionVector) throws -> ApplyOutcome {
+        try apply([Batch(id: 0, origins: [], changes: changes, through: through)])[0]
+    }
+
+    /// Applies several batches in one transaction, each as `apply(_:through:)` would and in
+    /// order, and also records the node IDs their origins name; returns one outcome per batch.
+    /// All of them are committed or none.
+    ///
+    /// A receiver that finds several batches waiting commits them together: each commit writes
+    /// every page it dirtied to the WAL, and with random entry IDs a batch dirties most of the
+    /// ID index, so one commit for three batches writes a third of the pages.
+    public func apply(_ batches: [Batch]) throws -> [ApplyOutcome] {
         // `execute`, not a cached statement: SQLite applies this pragma while compiling it, so a
         // statement kept for reuse would not set it again.
         try database.execute("PRAGMA synchronous = NORMAL")
-        database.setWALAutocheckpoint(pages: 16384)
+        database.setWALAutocheckpoint(pages: 65536)
         defer {
             try? database.execute("PRAGMA synchronous = FULL")
             database.setWALAutocheckpoint(pages: 1000)
         }
         return try writeTransaction {
-            var outcome = ApplyOutcome()
             let now = clock.nowMilliseconds()
             // With no tombstones, a new live entry needs no lookup first: try the insert, and
             // merge only when the ID turns out to be taken (the common case of a fresh replica).
             var noTombstones = try tombstoneCount() == 0
             var writer = RecordWriter(database: database, createdAt: Timestamp(millisecondsSince1970: now))
-            for change in changes {
-                if change.entry == nil { noTombstones = false }
-                if !hlc.observe(change.stamp.hlc, now: now) { outcome.clockSkewed += 1 }
-                if change.kind == .recording {
-                    try mergeRecording(change, into: &outcome)
-                    continue
+            return try batches.map { batch in
+                var outcome = ApplyOutcome()
+                for change in batch.changes {
+                    if change.entry == nil { noTombstones = false }
+                    if !hlc.observe(change.stamp.hlc, now: now) { outcome.clockSkewed += 1 }
+                    if change.kind == .recording {
+                        try mergeRecording(change, into: &outcome)
+                        continue
+                    }
+                    if noTombstones, let entry = change.entry,
+                       try writer.store(id: change.id, entry: entry, stamp: change.stamp, previous: nil, ifAbsent: true) {
+                        outcome.applied += 1
+                        continue
+                    }
+                    try merge(change, into: &outcome, writer: &writer)
                 }
-                if noTombstones, let entry = change.entry,
-                   try writer.store(id: change.id, entry: entry, stamp: change.stamp, previous: nil, ifAbsent: true) {
-                    outcome.applied += 1
-                    continue
+                for entry in batch.through.entries {
+                    try database.run("""
+                        INSERT INTO replica_vector(origin, seq) VALUES (?1, ?2)
+                        ON CONFLICT(origin) DO UPDATE SET seq = max(seq, ?2)
+                        """, [.text(entry.origin), .integer(Int64(entry.sequence))])
                 }
-                try merge(change, into: &outcome, writer: &writer)
+                for origin in batch.origins {
+                    if let nodeID = origin.nodeID, let role = origin.role { try recordOriginIfUnknown(origin.origin, nodeID: nodeID, role: role) }
+                }
+                return outcome
             }
-            for entry in through.entries {
-                try database.run("""
-                    INSERT INTO replica_vector(origin, seq) VALUES (?1, ?2)
-                    ON CONFLICT(origin) DO UPDATE SET seq = max(seq, ?2)
-                    """, [.text(entry.origin), .integer(Int64(entry.sequence))])
-            }
-            return outcome
         }
     }
 

@@ -93,16 +93,37 @@ public final class SyncSession {
     public func receive(_ bytes: [UInt8], now: Int64) -> [SessionAction] { receive(bytes[...], now: now) }
 
     /// Bytes arrived from the peer, as a slice of the transport's read buffer.
+    ///
+    /// Every complete frame is decoded before any is handled, so that batches which arrived
+    /// together are committed together (`receiveBatches`). A frame that does not decode ends
+    /// the session after the frames before it were handled, as if they had come alone.
     public func receive(_ bytes: ArraySlice<UInt8>, now: Int64) -> [SessionAction] {
         guard state != .closed else { return [] }
         lastReceived = now
         var actions: [SessionAction] = []
+        var messages: [Message] = []
+        var undecodable: WireError?
         do {
-            for frame in try decoder.feed(bytes) {
-                let message = try Message.decode(type: frame.type, payload: frame.payload)
-                try handle(message, now: now, actions: &actions)
-                if state == .closed { break }
+            for frame in try decoder.feed(bytes) { messages.append(try Message.decode(type: frame.type, payload: frame.payload)) }
+        } catch {
+            undecodable = error
+        }
+        do {
+            var next = 0
+            while next < messages.count, state != .closed {
+                guard state == .open, !configuration.plantedBugs.contains(.ackBeforeCommit), case .batch = messages[next] else {
+                    try handle(messages[next], now: now, actions: &actions)
+                    next += 1
+                    continue
+                }
+                var batches: [Batch] = []
+                while next < messages.count, case .batch(let batch) = messages[next] {
+                    batches.append(batch)
+                    next += 1
+                }
+                try receiveBatches(batches, now: now, actions: &actions)
             }
+            if let undecodable, state != .closed { throw undecodable }
         } catch let error as WireError {
             actions += fail(error)
         } catch {
@@ -210,7 +231,11 @@ public final class SyncSession {
         case .hello:
             throw WireError(.unexpectedMessage, "a second HELLO")
         case .batch(let batch):
-            try receiveBatch(batch, now: now, actions: &actions)
+            if configuration.plantedBugs.contains(.ackBeforeCommit) {
+                try receiveBatchAckingFirst(batch, now: now, actions: &actions)
+            } else {
+                try receiveBatches([batch], now: now, actions: &actions)
+            }
         case .ack(let ack):
             guard let first = inFlight.first, first.id == ack.batchID else { return }  // from before a resync
             inFlight.removeFirst()
@@ -290,28 +315,47 @@ public final class SyncSession {
         offerNext(now: now, actions: &actions)
     }
 
-    private func receiveBatch(_ batch: Batch, now: Int64, actions: inout [SessionAction]) throws {
+    /// Commits consecutive batches in one transaction, then acknowledges each. A batch this node
+    /// must refuse ends the session after the ones before it are committed and acknowledged.
+    private func receiveBatches(_ batches: [Batch], now: Int64, actions: inout [SessionAction]) throws {
+        let acceptable = capabilities.contains(.receivesEntries) ? batches[...] : batches.prefix { $0.changes.isEmpty }
+        let outcomes: [ApplyOutcome]
+        do {
+            outcomes = try replica.apply(Array(acceptable))
+        } catch {
+            let ids = acceptable.count == 1 ? "batch \(acceptable[0].id)" : "batches \(acceptable.first!.id)…\(acceptable.last!.id)"
+            throw WireError(.storageFailure, "could not store \(ids): \(error)")
+        }
+        for (batch, outcome) in zip(acceptable, outcomes) {
+            received(batch, outcome: outcome, now: now, actions: &actions)
+            actions.append(.send(Message.ack(Ack(batchID: batch.id, applied: UInt32(outcome.applied), conflicts: UInt32(outcome.conflicts))).encoded()))
+            actions.append(.event(.applied(batchID: batch.id, changes: batch.changes.count, outcome: outcome)))
+        }
+        if acceptable.count < batches.count {
+            throw WireError(.unexpectedMessage, "BATCH with changes to a node that does not receive entries")
+        }
+    }
+
+    /// PLANTED BUG `ackBeforeCommit`: the watermark is committed on its own, before the rows.
+    /// The rows wait in memory for the next tick: a crash in between loses them.
+    private func receiveBatchAckingFirst(_ batch: Batch, now: Int64, actions: inout [SessionAction]) throws {
         guard capabilities.contains(.receivesEntries) || batch.changes.isEmpty else {
             throw WireError(.unexpectedMessage, "BATCH with changes to a node that does not receive entries")
         }
-        let outcome: ApplyOutcome
         do {
-            if configuration.plantedBugs.contains(.ackBeforeCommit) {
-                // PLANTED BUG: the watermark is committed on its own, before the rows.
-                // The rows wait in memory for the next tick: a crash in between loses them.
-                _ = try replica.apply([], through: batch.through)
-                actions.append(.send(Message.ack(Ack(batchID: batch.id, applied: 0, conflicts: 0)).encoded()))
-                deferredChanges += batch.changes
-                outcome = ApplyOutcome()
-            } else {
-                outcome = try replica.apply(batch.changes, through: batch.through)
-            }
-            for origin in batch.origins {
-                if let nodeID = origin.nodeID, let role = origin.role { try replica.recordOriginIfUnknown(origin.origin, nodeID: nodeID, role: role) }
-            }
+            _ = try replica.apply([Batch(id: batch.id, origins: batch.origins, changes: [], through: batch.through)])
         } catch {
             throw WireError(.storageFailure, "could not store batch \(batch.id): \(error)")
         }
+        actions.append(.send(Message.ack(Ack(batchID: batch.id, applied: 0, conflicts: 0)).encoded()))
+        deferredChanges += batch.changes
+        received(batch, outcome: ApplyOutcome(), now: now, actions: &actions)
+        actions.append(.event(.applied(batchID: batch.id, changes: batch.changes.count, outcome: ApplyOutcome())))
+    }
+
+    /// What a committed batch changes in the session: recordings the user deleted stop moving,
+    /// and the batch counts as held by the peer (it came from there) and as sent (never echoed).
+    private func received(_ batch: Batch, outcome: ApplyOutcome, now: Int64, actions: inout [SessionAction]) {
         for removed in outcome.recordingsToRemove {
             if incoming?.id == removed.id { incoming = nil }
             if outgoing?.id == removed.id {
@@ -327,10 +371,6 @@ public final class SyncSession {
         sentUpTo = sentUpTo.joined(with: batch.through)
         changesReceived += batch.changes.count
         lastSent = now
-        if !configuration.plantedBugs.contains(.ackBeforeCommit) {
-            actions.append(.send(Message.ack(Ack(batchID: batch.id, applied: UInt32(outcome.applied), conflicts: UInt32(outcome.conflicts))).encoded()))
-        }
-        actions.append(.event(.applied(batchID: batch.id, changes: batch.changes.count, outcome: outcome)))
     }
 
     // MARK: - Sending

@@ -52,7 +52,8 @@ public final class NodeServer: @unchecked Sendable {
     /// How long a dial may take before it counts as failed.
     public var connectTimeout: Int64 = 5_000
     /// Bytes read per connection per readiness: bounds how much one peer can make us hold.
-    private var readBuffer = [UInt8](repeating: 0, count: 256 * 1024)
+    /// Two full batches fit (see `read`).
+    private var readBuffer = [UInt8](repeating: 0, count: 4 * 1024 * 1024)
 
     /// Binds the listening socket (if `listen` is given) so the port is known before `run`.
     /// Recordings live in a folder beside the replica (`<replica>.recordings`).
@@ -149,11 +150,22 @@ public final class NodeServer: @unchecked Sendable {
         }
     }
 
+    /// Drains what the socket holds, up to the read buffer, into one call of the core: batches
+    /// that arrived while the last one was being stored then reach the session together, and it
+    /// commits them together.
     private func read(_ connection: Connection, now: Int64) {
-        let got = recv(connection.fd, &readBuffer, readBuffer.count, 0)
-        if got > 0 {
-            execute(core.received(connection: connection.id, bytes: readBuffer[0..<got], now: now))
-        } else if got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        var filled = 0, ended = false
+        while filled < readBuffer.count {
+            let got = readBuffer.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress! + filled, $0.count - filled, 0) }
+            if got > 0 {
+                filled += got
+                continue
+            }
+            ended = got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            break
+        }
+        if filled > 0 { execute(core.received(connection: connection.id, bytes: readBuffer[0..<filled], now: now)) }
+        if ended, connections[connection.id] != nil {
             drop(connection)
             execute(core.closed(connection: connection.id, now: now))
         }
