@@ -68,6 +68,24 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
         #expect(try p.a.canonicalHash() == (try p.b.canonicalHash()))
     }
 
+    /// What a peer lacks, counted in full or only up to a limit (the node asks "anything?"
+    /// after every acknowledgement), across live rows, deletes and origins.
+    @Test func pendingCountsWhatAPeerLacksUpToALimit() throws {
+        let p = try Self.pair()
+        let first = try p.a.add(json: ReplicaFixtures.entryJSON(text: "one"))
+        for text in ["two", "three", "four"] { try p.a.add(json: ReplicaFixtures.entryJSON(text: text)) }
+        try p.a.delete(id: first.id)
+        try p.b.add(json: ReplicaFixtures.entryJSON(text: "from b"))
+        _ = try ReplicaFixtures.sync(from: p.b, to: p.a)
+        let origin = p.a.identity.incarnation
+        #expect(try p.a.pendingCount(above: VersionVector()) == 5)  // three live, one delete, b's entry
+        #expect(try p.a.pendingCount(above: VersionVector(), limit: 1) == 1)
+        #expect(try p.a.pendingCount(above: VersionVector(), limit: 4) == 4)
+        #expect(try p.a.pendingCount(above: VersionVector(), allowed: { $0 == origin }) == 4)
+        #expect(try p.a.pendingCount(above: try p.a.replicaVector(), limit: 1) == 0)
+        #expect(try p.a.pendingCount(above: VersionVector([(origin, 4)])) == 2)  // the delete (5) and b's entry
+    }
+
     @Test func applyingRestoresFullSyncForLocalWritesEveryTime() throws {
         let p = try Self.pair()
         func setting(_ pragma: String) throws -> Int64? { try p.b.database.firstRow("PRAGMA \(pragma)") { $0.int64(0) } }

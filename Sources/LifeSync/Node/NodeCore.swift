@@ -17,6 +17,8 @@ public final class NodeCore {
         var receivedAll = false
         /// Closed because the same two nodes already had another connection.
         var closedAsDuplicate = false
+        /// When `status` was last written to the replica.
+        var statusSavedAt: Int64?
 
         init(session: SyncSession, dialer: Int?, address: String) {
             self.session = session
@@ -219,19 +221,23 @@ public final class NodeCore {
     }
 
     /// Changes some peer still lacks, summed over the peers we know.
-    public var pendingCount: Int {
+    public var pendingCount: Int { pendingCount(limit: .max) }
+
+    /// `pendingCount`, counted only up to `limit`: whether anything is pending is a probe per
+    /// origin, where the count walks every pending row (and ran after every acknowledgement).
+    func pendingCount(limit: Int) -> Int {
         var total = 0
-        for conn in connections.values { total += conn.session.pendingChangeCount() }
+        for conn in connections.values where total < limit { total += conn.session.pendingChangeCount(limit: limit - total) }
         let own = (try? replica.ownOrigins()) ?? []
         let watch = replica.identity.role == .watch
-        for i in dialers.indices {
+        for i in dialers.indices where total < limit {
             if case .connected = dialers[i].state { continue }
             if dialers[i].state == .covered { continue }
             // A peer that takes no entries (a watch) is owed nothing.
             if dialers[i].receivesEntries == false { continue }
-            total += (try? replica.pendingCount(above: dialerVectors[i], allowed: { !watch || own.contains($0) })) ?? 0
+            total += (try? replica.pendingCount(above: dialerVectors[i], allowed: { !watch || own.contains($0) }, limit: limit - total)) ?? 0
         }
-        return total
+        return min(total, limit)
     }
 
     /// Recordings this node holds that no peer has confirmed yet (they keep the fallback timer
@@ -266,7 +272,7 @@ public final class NodeCore {
     }
 
     private func updateFallback(now: Int64) {
-        if pendingCount + unconfirmedRecordings > 0 {
+        if pendingCount(limit: 1) + unconfirmedRecordings > 0 {
             if fallbackAt == nil { fallbackAt = now + configuration.fallbackInterval }
         } else {
             fallbackAt = nil
@@ -314,7 +320,7 @@ public final class NodeCore {
             conn.status = PeerStatus(nodeID: peer.nodeID, role: peer.role, address: conn.address,
                                      direction: conn.dialer == nil ? "inbound" : "outbound", state: .syncing, lastConnected: wall,
                                      vector: peer.vector)
-            saveStatus(conn)
+            saveStatus(conn, now: now)
             return actions + [.log("peer \(peer.nodeID) (\(peer.role.rawValue), \(conn.address), \(conn.dialer == nil ? "inbound" : "outbound")) connected")]
         case .applied(_, let changes, let outcome):
             conn.status?.entriesReceived += changes
@@ -336,14 +342,16 @@ public final class NodeCore {
             return []
         case .acknowledged(_, let changes):
             pendingCheckDue = true
-            saveStatus(conn)
+            // Once a second at most: counting what is still pending walks it all, and a bulk
+            // sync is acknowledged 50 times in 100k entries. `status` stays a second fresh.
+            if now - (conn.statusSavedAt ?? Int64.min / 2) >= 1_000 { saveStatus(conn, now: now) }
             return changes > 0 ? [.log("\(conn.status?.nodeID ?? conn.address) acknowledged \(changes) change(s)")] : []
         case .sentAll:
             conn.sentAll = true
-            return markSynced(conn)
+            return markSynced(conn, now: now)
         case .receivedAll:
             conn.receivedAll = true
-            return markSynced(conn)
+            return markSynced(conn, now: now)
         case .incarnationRotated(let old, let new):
             return [.log("this replica was restored from an older copy: continuing under incarnation \(new) (was \(old))")]
         case .clockSkew(let peerMs, let localMs):
@@ -388,17 +396,18 @@ public final class NodeCore {
         }
     }
 
-    private func markSynced(_ conn: Connection) -> [NodeAction] {
+    private func markSynced(_ conn: Connection, now: Int64) -> [NodeAction] {
         guard conn.sentAll && conn.receivedAll, conn.status != nil else { return [] }
         let wasSynced = conn.status?.state == .synced
         conn.status?.state = .synced
         conn.status?.lastSync = replica.now
-        saveStatus(conn)
+        saveStatus(conn, now: now)
         return wasSynced ? [] : [.log("in sync with \(conn.status!.nodeID) (sent \(conn.status!.entriesSent), received \(conn.status!.entriesReceived))")]
     }
 
-    private func saveStatus(_ conn: Connection) {
+    private func saveStatus(_ conn: Connection, now: Int64) {
         guard var status = conn.status else { return }
+        conn.statusSavedAt = now
         status.pending = conn.session.pendingChangeCount()
         status.vector = conn.session.peerHas
         conn.status = status

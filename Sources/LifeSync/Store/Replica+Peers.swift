@@ -30,16 +30,19 @@ extension Replica {
     }
 
     /// Changes this replica holds above `vector` in the origins `allowed` admits: what a peer with
-    /// that vector still lacks.
-    public func pendingCount(above vector: VersionVector, allowed: (String) -> Bool = { _ in true }) throws -> Int {
+    /// that vector still lacks. Counting stops at `limit` (`limit: 1` asks whether anything is
+    /// pending, which takes one index probe per origin rather than a walk over all of it).
+    public func pendingCount(above vector: VersionVector, allowed: (String) -> Bool = { _ in true }, limit: Int = .max) throws -> Int {
         var total = 0
         for entry in try replicaVector().entries where entry.sequence > vector[entry.origin] && allowed(entry.origin) {
+            guard total < limit else { break }
             total += Int(try database.firstRow("""
-                SELECT (SELECT count(*) FROM entries WHERE origin = ?1 AND origin_seq > ?2)
-                     + (SELECT count(*) FROM tombstones WHERE origin = ?1 AND origin_seq > ?2)
-                     + (SELECT count(*) FROM recordings WHERE origin = ?1 AND origin_seq > ?2)
-                """, [.text(entry.origin), .integer(Int64(vector[entry.origin]))], { $0.int64(0) }) ?? 0)
+                SELECT (SELECT count(*) FROM (SELECT 1 FROM entries WHERE origin = ?1 AND origin_seq > ?2 LIMIT ?3))
+                     + (SELECT count(*) FROM (SELECT 1 FROM tombstones WHERE origin = ?1 AND origin_seq > ?2 LIMIT ?3))
+                     + (SELECT count(*) FROM (SELECT 1 FROM recordings WHERE origin = ?1 AND origin_seq > ?2 LIMIT ?3))
+                """, [.text(entry.origin), .integer(Int64(vector[entry.origin])), .integer(Int64(min(limit - total, Int(Int64.max))))],
+                { $0.int64(0) }) ?? 0)
         }
-        return total
+        return min(total, limit)
     }
 }

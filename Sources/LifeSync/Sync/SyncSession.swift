@@ -205,10 +205,11 @@ public final class SyncSession {
         incoming = nil
     }
 
-    /// Changes this node holds that the peer is not known to have, in the origins we may send it.
-    public func pendingChangeCount() -> Int {
+    /// Changes this node holds that the peer is not known to have, in the origins we may send
+    /// it, counted up to `limit`.
+    public func pendingChangeCount(limit: Int = .max) -> Int {
         guard state == .open else { return 0 }
-        return (try? replica.pendingCount(above: peerHas, allowed: mayForward)) ?? 0
+        return (try? replica.pendingCount(above: peerHas, allowed: mayForward, limit: limit)) ?? 0
     }
 
     /// Whether this node would send `origin`'s changes to a peer of `role` with `capabilities`.
