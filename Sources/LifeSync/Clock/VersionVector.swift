@@ -95,37 +95,41 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     /// Parses the stored form. Returns nil on malformed text. Runs for every row a sync reads,
     /// so it scans bytes rather than splitting strings.
     public init?(storedText text: String) {
+        var copy = text
+        guard let parsed = copy.withUTF8({ VersionVector(storedText: $0) }) else { return nil }
+        self = parsed
+    }
+
+    /// Parses the stored form from its bytes (a column read in place). An origin spelled like
+    /// `known` shares its string instead of allocating one.
+    init?(storedText bytes: UnsafeBufferPointer<UInt8>, reusing known: String? = nil) {
         self.init()
         var pairs: [(origin: String, sequence: UInt64)] = []
-        var ok = true
-        var copy = text
-        copy.withUTF8 { bytes in
-            var start = 0
-            while start < bytes.count {
-                var equals = -1, end = start
-                while end < bytes.count, bytes[end] != UInt8(ascii: ",") {
-                    if bytes[end] == UInt8(ascii: "=") { equals = end }
-                    end += 1
-                }
-                guard equals > start, equals + 1 < end, end - equals - 1 <= 20 else { ok = false; return }
-                var sequence: UInt64 = 0
-                for i in (equals + 1)..<end {
-                    let digit = bytes[i] &- 0x30
-                    guard digit < 10 else { ok = false; return }
-                    let (times10, o1) = sequence.multipliedReportingOverflow(by: 10)
-                    let (sum, o2) = times10.addingReportingOverflow(UInt64(digit))
-                    guard !o1, !o2 else { ok = false; return }
-                    sequence = sum
-                }
-                guard sequence > 0 else { ok = false; return }
-                let origin = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<equals]), as: UTF8.self)
-                if let last = pairs.last, !(last.origin < origin) { ok = false; return }
-                pairs.append((origin, sequence))
-                start = end + 1
-                if start == bytes.count, end < bytes.count { ok = false; return }  // a trailing comma
+        var start = 0
+        while start < bytes.count {
+            var equals = -1, end = start
+            while end < bytes.count, bytes[end] != UInt8(ascii: ",") {
+                if bytes[end] == UInt8(ascii: "=") { equals = end }
+                end += 1
             }
+            guard equals > start, equals + 1 < end, end - equals - 1 <= 20 else { return nil }
+            var sequence: UInt64 = 0
+            for i in (equals + 1)..<end {
+                let digit = bytes[i] &- 0x30
+                guard digit < 10 else { return nil }
+                let (times10, o1) = sequence.multipliedReportingOverflow(by: 10)
+                let (sum, o2) = times10.addingReportingOverflow(UInt64(digit))
+                guard !o1, !o2 else { return nil }
+                sequence = sum
+            }
+            guard sequence > 0 else { return nil }
+            let spelled = UnsafeBufferPointer(rebasing: bytes[start..<equals])
+            let origin = known.flatMap { $0.utf8.elementsEqual(spelled) ? $0 : nil } ?? String(decoding: spelled, as: UTF8.self)
+            if let last = pairs.last, !(last.origin < origin) { return nil }
+            pairs.append((origin, sequence))
+            start = end + 1
+            if start == bytes.count, end < bytes.count { return nil }  // a trailing comma
         }
-        guard ok else { return nil }
         entries = pairs
     }
 

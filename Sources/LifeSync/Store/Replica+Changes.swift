@@ -57,29 +57,35 @@ extension Replica {
     /// the sender never parses what it sends.
     public func encodedChanges(origin: String, after sequence: UInt64, limit: Int) throws -> [EncodedChange] {
         let entries = try database.rows(Replica.entryLogSQL, [.text(origin), .integer(Int64(sequence)), .integer(Int64(limit))]) { row in
+            // Every row is `origin`'s: its string is shared rather than made again per row, which
+            // also lets the BATCH encoder compare origins by identity.
             let deleted = row.int64(4) != 0
-            let stamp = try Replica.stamp(from: row, deleted: deleted)
+            guard let vector = row.withText(3, { VersionVector(storedText: $0, reusing: origin) }) else {
+                throw ReplicaError.storage("damaged version vector in the replica: \(row.string(3).prefix(80))")
+            }
+            let stamp = VersionStamp(hlc: HLCTimestamp(rawValue: row.int64(0)), origin: origin, sequence: UInt64(row.int64(2)),
+                                     vector: vector, deleted: deleted)
             guard !deleted else { return EncodedChange(id: row.string(5), stamp: stamp, payload: []) }
-            // Keys in sorted order, as JSONValue.canonicalText writes them.
+            // Keys in sorted order, as JSONValue.canonicalText writes them; values straight from
+            // SQLite's buffers.
             var out: [UInt8] = []
             out.reserveCapacity(256)
-            func member(_ key: String, _ column: Int32, first: Bool = false) {
+            func member(_ key: StaticString, _ column: Int32, first: Bool = false) {
                 if !first { out.append(UInt8(ascii: ",")) }
-                JSONValue.writeString(key, to: &out)
-                out.append(UInt8(ascii: ":"))
-                JSONValue.writeString(row.string(column), to: &out)
+                out.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+                row.withText(column) { JSONValue.writeString(utf8: $0, to: &out) }
             }
             out.append(UInt8(ascii: "{"))
             let hasCategory = !row.isNull(10)
-            if hasCategory { member("category", 10, first: true) }
+            if hasCategory { member(#""category":"#, 10, first: true) }
             if hasCategory { out.append(UInt8(ascii: ",")) }
             out.append(contentsOf: Array(#""data":"#.utf8))
-            out.append(contentsOf: row.string(11).utf8)
-            member("device_id", 9)
-            member("id", 5)
-            member("recorded_at", 7)
-            member("source", 8)
-            member("timestamp", 6)
+            row.withText(11) { out.append(contentsOf: $0) }
+            member(#""device_id":"#, 9)
+            member(#""id":"#, 5)
+            member(#""recorded_at":"#, 7)
+            member(#""source":"#, 8)
+            member(#""timestamp":"#, 6)
             out.append(UInt8(ascii: "}"))
             return EncodedChange(id: row.string(5), stamp: stamp, payload: out)
         }

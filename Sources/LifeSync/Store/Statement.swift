@@ -111,6 +111,12 @@ public final class Statement {
 
     public func optionalString(_ column: Int32) -> String? { isNull(column) ? nil : string(column) }
 
+    /// The column's text as SQLite holds it, without making a `String`: valid only inside `body`.
+    func withText<T>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        let text = sqlite3_column_text(handle, column)
+        return try body(UnsafeBufferPointer(start: text, count: text == nil ? 0 : Int(sqlite3_column_bytes(handle, column))))
+    }
+
     public func blob(_ column: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }

@@ -70,7 +70,7 @@ extension JSONValue {
     }
 
     /// Reads the string's bytes in place: this runs for every string of every stored entry.
-    private static func writeString(utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+    static func writeString(utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         // Most strings need no escaping: copy them whole.
         if !utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
