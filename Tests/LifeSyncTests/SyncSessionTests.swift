@@ -60,8 +60,11 @@ import TestSupport
         let receiver = SyncSession(replica: mac, configuration: configuration, now: 0)
         let senderHello = Self.sent(sender.start(now: 0)), receiverHello = Self.sent(receiver.start(now: 0))
         _ = receiver.receive(senderHello, now: 1)
-        let stream = Self.sent(sender.receive(receiverHello, now: 1))
-        #expect(try Self.messages(stream).filter { if case .batch = $0 { return true }; return false }.count == 3)
+        var stream = Self.sent(sender.receive(receiverHello, now: 1))
+        // The handshake sends the first batch; each tick, due at once, one more.
+        #expect(try Self.batchIDs(stream) == [1])
+        for _ in 0..<5 where (sender.nextDeadline ?? .max) <= 1 { stream += Self.sent(sender.tick(now: 1)) }
+        #expect(try Self.batchIDs(stream) == [1, 2, 3])
 
         let replies = receiver.receive(stream, now: 2)
         let acks = try Self.messages(Self.sent(replies)).compactMap { message -> UInt64? in
@@ -101,6 +104,13 @@ import TestSupport
         actions.flatMap { action -> [UInt8] in
             if case .send(let bytes) = action { return bytes }
             return []
+        }
+    }
+
+    static func batchIDs(_ stream: [UInt8]) throws -> [UInt64] {
+        try messages(stream).compactMap { message -> UInt64? in
+            if case .batch(let batch) = message { return batch.id }
+            return nil
         }
     }
 

@@ -24,6 +24,7 @@ enum SyncBench {
         let port = try freeLoopbackPort()
         let phoneProcess = try spawn(binary, ["serve", "--db", phonePath, "--listen", "127.0.0.1:\(port)"], log: directory + "/phone.log")
         defer { if phoneProcess.isRunning { phoneProcess.terminate(); phoneProcess.waitUntilExit() } }
+        try waitUntilListening(log: directory + "/phone.log")
         var watchProcess = try spawn(binary, ["serve", "--db", watchPath, "--peer", "127.0.0.1:\(port)", "--reconnect-max-ms", "200"], log: directory + "/watch.log")
         defer { if watchProcess.isRunning { watchProcess.terminate(); watchProcess.waitUntilExit() } }
 
@@ -76,6 +77,16 @@ enum SyncBench {
         process.standardError = handle
         try process.run()
         return process
+    }
+
+    /// Waits for a `serve` process to print that it listens (it does once its socket is bound):
+    /// a watch started sooner is refused and waits out a reconnect delay, which a bench would
+    /// count as sync time.
+    static func waitUntilListening(log: String) throws {
+        let listening = waitUntil(timeout: 10, every: 0.002) {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains(" serving ")
+        }
+        guard listening else { throw CLIError.refused("bench: the phone did not start listening within 10 s (see \(log))") }
     }
 
     /// A port the kernel just had free on 127.0.0.1.

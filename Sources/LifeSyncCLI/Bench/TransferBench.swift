@@ -33,7 +33,7 @@ enum TransferBench {
         let port = try SyncBench.freeLoopbackPort()
         let phoneProcess = try SyncBench.spawn(binary, ["serve", "--db", phonePath, "--listen", "127.0.0.1:\(port)"], log: directory + "/phone.log")
         defer { phoneProcess.terminate(); phoneProcess.waitUntilExit() }
-        usleep(200_000)
+        try SyncBench.waitUntilListening(log: directory + "/phone.log")
         let start = MonotonicClock.seconds()
         let watchProcess = try SyncBench.spawn(binary, ["serve", "--db", watchPath, "--peer", "127.0.0.1:\(port)", "--keep-recordings"],
                                                log: directory + "/watch.log")
