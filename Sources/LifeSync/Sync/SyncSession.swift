@@ -332,13 +332,14 @@ public final class SyncSession {
     /// must refuse ends the session after the ones before it are committed and acknowledged.
     private func receiveBatches(_ batches: [Batch], now: Int64, actions: inout [SessionAction]) throws {
         let acceptable = capabilities.contains(.receivesEntries) ? batches[...] : batches.prefix { $0.changes.isEmpty }
-        let outcomes: [ApplyOutcome]
+        var outcomes: [ApplyOutcome] = []
         do {
-            outcomes = try replica.apply(Array(acceptable))
+            if !acceptable.isEmpty { outcomes = try replica.apply(Array(acceptable)) }
         } catch {
             let ids = acceptable.count == 1 ? "batch \(acceptable[0].id)" : "batches \(acceptable.first!.id)…\(acceptable.last!.id)"
             throw WireError(.storageFailure, "could not store \(ids): \(error)")
         }
+        precondition(outcomes.count == acceptable.count, "one outcome per committed batch")
         for (batch, outcome) in zip(acceptable, outcomes) {
             received(batch, outcome: outcome, now: now, actions: &actions)
             actions.append(.send(Message.ack(Ack(batchID: batch.id, applied: UInt32(outcome.applied), conflicts: UInt32(outcome.conflicts))).encoded()))
