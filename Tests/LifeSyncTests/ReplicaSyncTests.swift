@@ -50,18 +50,18 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
         for text in ["one", "two", "three"] { try p.a.add(json: ReplicaFixtures.entryJSON(text: text)) }
         let origin = p.a.identity.incarnation
         let changes = try p.a.changes(after: VersionVector())
-        let named = [OriginInfo(origin: origin, nodeID: p.a.identity.nodeID, role: .phone)]
-        let first = Batch(id: 1, origins: named, changes: Array(changes[0..<2]), through: VersionVector([(origin, 2)]))
+        let named = [(origin: origin, nodeID: p.a.identity.nodeID, role: Role.phone)]
+        let first = (changes: Array(changes[0..<2]), through: VersionVector([(origin, 2)]))
         var clash = changes[2]
         clash.stamp.sequence = 1  // the first change's place in the origin's log
-        let failing = Batch(id: 2, origins: [], changes: [clash], through: VersionVector([(origin, 3)]))
-        #expect(throws: (any Error).self) { try p.b.apply([first, failing]) }
+        let failing = (changes: [clash], through: VersionVector([(origin, 3)]))
+        #expect(throws: (any Error).self) { try p.b.apply([first, failing], origins: named) }
         #expect(try p.b.liveEntryCount() == 0)
         #expect(try p.b.replicaVector()[origin] == 0)
         #expect(try !p.b.knownOrigins().contains { $0.origin == origin })
 
-        let second = Batch(id: 2, origins: [], changes: [changes[2]], through: VersionVector([(origin, 3)]))
-        let outcomes = try p.b.apply([first, second])
+        let second = (changes: [changes[2]], through: VersionVector([(origin, 3)]))
+        let outcomes = try p.b.apply([first, second], origins: named)
         #expect(outcomes.map(\.applied) == [2, 1])
         #expect(try p.b.replicaVector()[origin] == 3)
         #expect(try p.b.knownOrigins().contains { $0.origin == origin && $0.nodeID == p.a.identity.nodeID })

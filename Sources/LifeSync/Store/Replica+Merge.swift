@@ -46,17 +46,18 @@ extension Replica {
     /// writes checkpoint at the default again.
     @discardableResult
     public func apply(_ changes: [Change], through: VersionVector) throws -> ApplyOutcome {
-        try apply([Batch(id: 0, origins: [], changes: changes, through: through)])[0]
+        try apply([(changes, through)])[0]
     }
 
     /// Applies several batches in one transaction, each as `apply(_:through:)` would and in
-    /// order, and also records the node IDs their origins name; returns one outcome per batch.
-    /// All of them are committed or none.
+    /// order, and records which node each of `origins` belongs to (where not known yet);
+    /// returns one outcome per batch. All of it is committed or none.
     ///
     /// A receiver that finds several batches waiting commits them together: each commit writes
     /// every page it dirtied to the WAL, and with random entry IDs a batch dirties most of the
     /// ID index, so one commit for three batches writes a third of the pages.
-    public func apply(_ batches: [Batch]) throws -> [ApplyOutcome] {
+    public func apply(_ batches: [(changes: [Change], through: VersionVector)],
+                      origins: [(origin: String, nodeID: String, role: Role)] = []) throws -> [ApplyOutcome] {
         // `execute`, not a cached statement: SQLite applies this pragma while compiling it, so a
         // statement kept for reuse would not set it again.
         try database.execute("PRAGMA synchronous = NORMAL")
@@ -71,7 +72,7 @@ extension Replica {
             // merge only when the ID turns out to be taken (the common case of a fresh replica).
             var noTombstones = try tombstoneCount() == 0
             var writer = RecordWriter(database: database, createdAt: Timestamp(millisecondsSince1970: now))
-            return try batches.map { batch in
+            let outcomes = try batches.map { batch in
                 var outcome = ApplyOutcome()
                 for change in batch.changes {
                     if change.entry == nil { noTombstones = false }
@@ -93,11 +94,10 @@ extension Replica {
                         ON CONFLICT(origin) DO UPDATE SET seq = max(seq, ?2)
                         """, [.text(entry.origin), .integer(Int64(entry.sequence))])
                 }
-                for origin in batch.origins {
-                    if let nodeID = origin.nodeID, let role = origin.role { try recordOriginIfUnknown(origin.origin, nodeID: nodeID, role: role) }
-                }
                 return outcome
             }
+            for origin in origins { try recordOriginIfUnknown(origin.origin, nodeID: origin.nodeID, role: origin.role) }
+            return outcomes
         }
     }
 

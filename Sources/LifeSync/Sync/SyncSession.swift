@@ -334,7 +334,7 @@ public final class SyncSession {
         let acceptable = capabilities.contains(.receivesEntries) ? batches[...] : batches.prefix { $0.changes.isEmpty }
         var outcomes: [ApplyOutcome] = []
         do {
-            if !acceptable.isEmpty { outcomes = try replica.apply(Array(acceptable)) }
+            if !acceptable.isEmpty { outcomes = try replica.apply(acceptable.map { ($0.changes, $0.through) }, origins: namedOrigins(acceptable)) }
         } catch {
             let ids = acceptable.count == 1 ? "batch \(acceptable[0].id)" : "batches \(acceptable.first!.id)…\(acceptable.last!.id)"
             throw WireError(.storageFailure, "could not store \(ids): \(error)")
@@ -357,7 +357,7 @@ public final class SyncSession {
             throw WireError(.unexpectedMessage, "BATCH with changes to a node that does not receive entries")
         }
         do {
-            _ = try replica.apply([Batch(id: batch.id, origins: batch.origins, changes: [], through: batch.through)])
+            _ = try replica.apply([([], batch.through)], origins: namedOrigins([batch]))
         } catch {
             throw WireError(.storageFailure, "could not store batch \(batch.id): \(error)")
         }
@@ -365,6 +365,14 @@ public final class SyncSession {
         deferredChanges += batch.changes
         received(batch, outcome: ApplyOutcome(), now: now, actions: &actions)
         actions.append(.event(.applied(batchID: batch.id, changes: batch.changes.count, outcome: ApplyOutcome())))
+    }
+
+    /// The origins these batches name with their node, for the replica to remember.
+    private func namedOrigins(_ batches: some Sequence<Batch>) -> [(origin: String, nodeID: String, role: Role)] {
+        batches.flatMap(\.origins).compactMap { info in
+            guard let nodeID = info.nodeID, let role = info.role else { return nil }
+            return (info.origin, nodeID, role)
+        }
     }
 
     /// What a committed batch changes in the session: recordings the user deleted stop moving,
