@@ -344,7 +344,7 @@ public final class NodeCore {
             pendingCheckDue = true
             // Once a second at most: counting what is still pending walks it all, and a bulk
             // sync is acknowledged 50 times in 100k entries. `status` stays a second fresh.
-            if now - (conn.statusSavedAt ?? Int64.min / 2) >= 1_000 { saveStatus(conn, now: now) }
+            if conn.statusSavedAt.map({ now - $0 >= 1_000 }) ?? true { saveStatus(conn, now: now) }
             return changes > 0 ? [.log("\(conn.status?.nodeID ?? conn.address) acknowledged \(changes) change(s)")] : []
         case .sentAll:
             conn.sentAll = true

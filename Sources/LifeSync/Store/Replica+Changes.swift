@@ -16,7 +16,7 @@ extension Replica {
     public func changes(origin: String, after sequence: UInt64, limit: Int) throws -> [Change] {
         let entries = try database.rows(Replica.entryLogSQL, [.text(origin), .integer(Int64(sequence)), .integer(Int64(limit))]) { row in
             let deleted = row.int64(4) != 0
-            let stamp = try Replica.stamp(from: row, deleted: deleted)
+            let stamp = try Replica.stamp(from: row, deleted: deleted, origin: origin)
             return Change(id: row.string(5), stamp: stamp, entry: deleted ? nil : try Replica.entry(from: row, offset: 5))
         }
         let recordings = try recordingRows(origin: origin, after: sequence, limit: limit).map { row in
@@ -57,14 +57,10 @@ extension Replica {
     /// the sender never parses what it sends.
     public func encodedChanges(origin: String, after sequence: UInt64, limit: Int) throws -> [EncodedChange] {
         let entries = try database.rows(Replica.entryLogSQL, [.text(origin), .integer(Int64(sequence)), .integer(Int64(limit))]) { row in
-            // Every row is `origin`'s: its string is shared rather than made again per row, which
-            // also lets the BATCH encoder compare origins by identity.
+            // Every row is `origin`'s: sharing its string also lets the BATCH encoder compare
+            // origins by identity.
             let deleted = row.int64(4) != 0
-            guard let vector = row.withText(3, { VersionVector(storedText: $0, reusing: origin) }) else {
-                throw ReplicaError.storage("damaged version vector in the replica: \(row.string(3).prefix(80))")
-            }
-            let stamp = VersionStamp(hlc: HLCTimestamp(rawValue: row.int64(0)), origin: origin, sequence: UInt64(row.int64(2)),
-                                     vector: vector, deleted: deleted)
+            let stamp = try Replica.stamp(from: row, deleted: deleted, origin: origin)
             guard !deleted else { return EncodedChange(id: row.string(5), stamp: stamp, payload: []) }
             // Keys in sorted order, as JSONValue.canonicalText writes them; values straight from
             // SQLite's buffers.

@@ -24,12 +24,16 @@ extension Replica {
         }
     }
 
-    /// Reads `hlc, origin, origin_seq, vv` from the first four columns.
-    static func stamp(from row: Statement, deleted: Bool, offset: Int32 = 0) throws -> VersionStamp {
-        guard let vector = VersionVector(storedText: row.string(offset + 3)) else {
+    /// Reads `hlc, origin, origin_seq, vv` from the first four columns. A caller whose query
+    /// selected one origin passes it as `origin`: its string is then shared by every row (and by
+    /// their vectors' entries for it) rather than made again for each.
+    static func stamp(from row: Statement, deleted: Bool, offset: Int32 = 0, origin known: String? = nil) throws -> VersionStamp {
+        let origin = known ?? row.string(offset + 1)
+        assert(known == nil || row.string(offset + 1) == known, "a row of another origin")
+        guard let vector = row.withText(offset + 3, { VersionVector(storedText: $0, reusing: origin) }) else {
             throw ReplicaError.storage("damaged version vector in the replica: \(row.string(offset + 3).prefix(80))")
         }
-        return VersionStamp(hlc: HLCTimestamp(rawValue: row.int64(offset)), origin: row.string(offset + 1),
+        return VersionStamp(hlc: HLCTimestamp(rawValue: row.int64(offset)), origin: origin,
                             sequence: UInt64(row.int64(offset + 2)), vector: vector, deleted: deleted)
     }
 
