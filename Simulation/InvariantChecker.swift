@@ -2,20 +2,40 @@ import LifeSync
 
 extension Simulator {
     /// Converged: every full replica is up and holds the same state, and each node's own writes
-    /// have reached every full replica.
+    /// have reached every full replica — each is there, or absorbed by what is there (superseded,
+    /// or beaten by a concurrent winner: receiving it would change nothing).
+    ///
+    /// A replica's vector is not the proof: it advances only as far as delivered data justifies
+    /// (`DeltaSync.admit`), and a write that lost to a concurrent one at a relay never travels on,
+    /// so nothing delivered can prove it to the replicas behind that relay.
     func checkConvergence() -> Bool {
         let full = names.filter { nodes[$0]!.role.isFullReplica }
         guard full.allSatisfy({ nodes[$0]!.isUp }), !full.isEmpty else { return false }
         guard let hashes = try? full.map({ try nodes[$0]!.replica!.canonicalHash() }), Set(hashes).count == 1 else { return false }
-        guard let vectors = try? full.map({ try nodes[$0]!.replica!.replicaVector() }) else { return false }
+        let replicas = full.map { nodes[$0]!.replica! }
+        guard let vectors = try? replicas.map({ try $0.replicaVector() }) else { return false }
         for name in names {
             guard let replica = nodes[name]?.replica ?? (try? Replica(path: nodes[name]!.path, clock: nodes[name]!.clock, random: nodeRandom)) else { return false }
             guard let own = try? replica.ownOrigins(), let vector = try? replica.replicaVector() else { return false }
             for origin in own where vector[origin] > 0 {
-                if vectors.contains(where: { $0[origin] < vector[origin] }) { return false }
+                for (other, otherVector) in zip(replicas, vectors) where otherVector[origin] < vector[origin] {
+                    guard absorbed(origin: origin, above: otherVector[origin], by: other) else { return false }
+                }
             }
         }
         return recordingsSettled()
+    }
+
+    /// Whether every ledger write of `origin` above `sequence` would change nothing at `replica`.
+    func absorbed(origin: String, above sequence: UInt64, by replica: Replica) -> Bool {
+        ledger.writes.allSatisfy { write in
+            guard write.stamp.origin == origin, write.stamp.sequence > sequence else { return true }
+            guard let held = try? replica.versionStamp(id: write.id) else { return false }
+            switch Merge.decide(local: held, remote: write.stamp) {
+            case .identical, .keepLocal: return true
+            case .takeRemote: return false
+            }
+        }
     }
 
     /// Every live recording's bytes are on every full replica, and no watch still holds one that

@@ -17,6 +17,13 @@ struct CommandContext {
     func openReplica(_ arguments: ParsedArguments) throws -> Replica {
         try Replica(path: databasePath(arguments), clock: clock, random: random)
     }
+
+    /// Rows a read passed over because they do not read back: said on stderr, the rest shown.
+    func reportDamaged(_ ids: [String]) {
+        guard !ids.isEmpty else { return }
+        console.error("warning: replica damaged: \(ids.count) entr\(ids.count == 1 ? "y does" : "ies do") not read back and \(ids.count == 1 ? "is" : "are") left out: "
+                      + ids.prefix(10).joined(separator: ", ") + (ids.count > 10 ? ", …" : ""))
+    }
 }
 
 /// A subcommand: its spec and what it does. `run` returns the exit code.

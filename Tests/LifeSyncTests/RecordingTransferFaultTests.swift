@@ -173,6 +173,13 @@ extension RecordingTransferTests {
         let bytes = randomBytes(20_000, seed: 65)
         var other = bytes
         other[10_000] ^= 0x01
+        // The recording's metadata names `other`; the bytes sent are `bytes`, each chunk
+        // consistent with itself.
+        let origin = Identifier.uuidV4(random: SeededRandom(seed: 116))
+        let metadata = Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: SHA256.hash(other).hex, mediaType: "audio/mp4",
+                                 entryID: nil, originNode: watch.replica.identity.nodeID, createdAt: Timestamp(millisecondsSince1970: 0))
+        try phone.replica.apply([Change(id: id, stamp: VersionStamp(hlc: .zero, origin: origin, sequence: 1, vector: VersionVector([(origin, 1)]), deleted: false),
+                                        recording: metadata)], through: VersionVector([(origin, 1)]))
         link.inject(Message.offer(Offer(recordingID: id, fileName: id + ".m4a", mediaType: "audio/mp4", size: UInt64(bytes.count),
                                         chunkSize: UInt32(bytes.count), sha256: SHA256.hash(other).bytes)).encoded(), to: .b)
         link.inject(Message.chunk(Chunk(recordingID: id, offset: 0, sha256: SHA256.hash(bytes).bytes, data: bytes)).encoded(), to: .b)

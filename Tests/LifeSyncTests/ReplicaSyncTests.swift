@@ -52,13 +52,18 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
         let changes = try p.a.changes(after: VersionVector())
         let named = [(origin: origin, nodeID: p.a.identity.nodeID, role: Role.phone)]
         let first = (changes: Array(changes[0..<2]), through: VersionVector([(origin, 2)]))
-        var clash = changes[2]
-        clash.stamp.sequence = 1  // the first change's place in the origin's log
-        let failing = (changes: [clash], through: VersionVector([(origin, 3)]))
+        let failing = (changes: [changes[2]], through: VersionVector([(origin, 3)]))
+        // Storing the third row fails as a full disk would (a clash on (origin, seq) would not:
+        // that change is set aside and the rest applies).
+        try p.b.database.execute("""
+            CREATE TEMP TRIGGER fail_third BEFORE INSERT ON entries WHEN NEW.id = '\(changes[2].id)'
+            BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END
+            """)
         #expect(throws: (any Error).self) { try p.b.apply([first, failing], origins: named) }
         #expect(try p.b.liveEntryCount() == 0)
         #expect(try p.b.replicaVector()[origin] == 0)
         #expect(try !p.b.knownOrigins().contains { $0.origin == origin })
+        try p.b.database.execute("DROP TRIGGER fail_third")
 
         let second = (changes: [changes[2]], through: VersionVector([(origin, 3)]))
         let outcomes = try p.b.apply([first, second], origins: named)

@@ -14,10 +14,17 @@ public struct HLCTimestamp: Comparable, Hashable, Sendable, CustomStringConverti
     public var counter: Int { Int(rawValue & 0xFFFF) }
 
     /// The next stamp after this one; a full counter carries into the milliseconds, which keeps
-    /// the order total without ever going back.
-    public var successor: HLCTimestamp { HLCTimestamp(rawValue: rawValue + 1) }
+    /// the order total without ever going back. At the ceiling it stays there (see `maximum`).
+    public var successor: HLCTimestamp { self < .maximum ? HLCTimestamp(rawValue: rawValue + 1) : .maximum }
 
     public static let zero = HLCTimestamp(rawValue: 0)
+
+    /// The ceiling of every HLC (PROTOCOL.md §2.1): milliseconds below 2^46 (the year 4199), so no
+    /// wall clock reaches it and a stamp from a peer can never make arithmetic overflow. A peer's
+    /// stamp above it is refused. A local write over a version stamped at the ceiling (only a
+    /// faulty peer can put one there) is stamped at the ceiling too: the order falls to
+    /// (origin, sequence), every replica still agrees, and the losing side is kept as a conflict.
+    public static let maximum = HLCTimestamp(milliseconds: (1 << 46) - 1, counter: 0xFFFF)
 
     public static func < (a: HLCTimestamp, b: HLCTimestamp) -> Bool { a.rawValue < b.rawValue }
 
@@ -49,14 +56,14 @@ public struct HybridLogicalClock: Sendable {
 
     /// A stamp for a local event at wall time `now`.
     public mutating func tick(now: Int64) -> HLCTimestamp {
-        let physical = HLCTimestamp(milliseconds: max(now, 0), counter: 0)
+        let physical = HLCTimestamp(milliseconds: min(max(now, 0), HLCTimestamp.maximum.milliseconds), counter: 0)
         last = max(physical, last.successor)
         return last
     }
 
     /// Moves past a stamp from a trusted source (this replica's own file), with no drift bound.
     public mutating func catchUp(to stamp: HLCTimestamp) {
-        if stamp > last { last = stamp }
+        if stamp > last { last = min(stamp, .maximum) }
     }
 
     /// Takes in a stamp seen from a peer. Returns false when the stamp was beyond the drift bound
@@ -64,7 +71,7 @@ public struct HybridLogicalClock: Sendable {
     @discardableResult
     public mutating func observe(_ remote: HLCTimestamp, now: Int64) -> Bool {
         let boundMilliseconds = min(max(now, 0), Int64(1) << 46) + maximumDrift
-        let bound = HLCTimestamp(milliseconds: boundMilliseconds, counter: 0xFFFF)
+        let bound = min(HLCTimestamp(milliseconds: boundMilliseconds, counter: 0xFFFF), .maximum)
         let accepted = min(remote, bound)
         if accepted > last { last = accepted }
         return remote <= bound

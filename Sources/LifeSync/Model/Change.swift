@@ -46,12 +46,23 @@ public struct EncodedChange: Equatable, Sendable {
     public var kind: ChangeKind
     public var stamp: VersionStamp
     public var payload: [UInt8]
+    /// A stored row that does not read back as a valid change (see `Replica.encodedChanges`):
+    /// it keeps its place in its origin's log, and is never sent.
+    public var isDamaged = false
 
     public init(id: String, kind: ChangeKind = .entry, stamp: VersionStamp, payload: [UInt8]) {
         self.id = id
         self.kind = kind
         self.stamp = stamp
         self.payload = payload
+    }
+
+    /// The place-holder of a damaged row of `origin` at `sequence`.
+    static func damaged(id: String, origin: String, sequence: UInt64) -> EncodedChange {
+        var change = EncodedChange(id: id, stamp: VersionStamp(hlc: .zero, origin: origin, sequence: sequence, vector: VersionVector(), deleted: false),
+                                   payload: [])
+        change.isDamaged = true
+        return change
     }
 }
 

@@ -15,6 +15,9 @@ extension LogEntry {
     /// `id` must already be a valid entry ID (the change's, checked once): when the payload's
     /// `id` has the same bytes it is taken as is, and otherwise the reference path decides.
     static func scanComplete(_ bytes: UnsafeBufferPointer<UInt8>, id: String) -> LogEntry? {
+        // Canonical text is never more than ~100 bytes longer than any valid spelling of the same
+        // entry (only numbers can grow, e.g. `9e15`); near the bound the reference path counts.
+        guard bytes.count <= EntryLimits.encodedBytes - 256 else { return nil }
         var scanner = EntryScanner(bytes)
         return try? scanner.entry(id: id)
     }
@@ -204,7 +207,8 @@ private struct EntryScanner {
 
     private func category(_ value: String) throws(NotVouched) -> String {
         let bytes = value.utf8.count
-        guard bytes > 0, bytes <= EntryLimits.categoryCharacters || value.count <= EntryLimits.categoryCharacters else { throw NotVouched() }
+        guard bytes > 0, bytes <= EntryLimits.categoryCharacters
+                || (bytes <= EntryLimits.shortStringBytes && value.count <= EntryLimits.categoryCharacters) else { throw NotVouched() }
         return value
     }
 

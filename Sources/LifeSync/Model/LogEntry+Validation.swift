@@ -31,12 +31,20 @@ public struct EntryDefaults {
     }
 }
 
-/// The limits every way in enforces.
+/// The limits every way in enforces (CLI, library, network, and later HTTP): characters for
+/// what a person reads, bytes for what a machine stores and sends. A character can be a base
+/// letter with any number of combining marks, so a bound in characters alone bounds nothing.
 public enum EntryLimits {
     public static let categoryCharacters = 64
     public static let textBytes = 64 * 1024
     public static let shortStringCharacters = 256
+    /// Every short string (source, device, category, metric name and unit, place, each tag).
+    public static let shortStringBytes = 1024
     public static let tagCount = 64
+    /// The whole entry as canonical JSON (PROTOCOL.md §5.2.2), which is what peers receive:
+    /// 64 KiB of text made of control characters escapes to 384 KiB, so the text rule alone
+    /// does not keep an entry under the wire's bound. One number for validation and the wire.
+    public static let encodedBytes = 256 * 1024
 }
 
 extension LogEntry {
@@ -57,14 +65,31 @@ extension LogEntry {
         let category = try fields.optionalString("category")
         if let category {
             if category.isEmpty { throw ValidationError(field: "category", reason: "must not be empty (omit it instead)") }
-            if category.count > EntryLimits.categoryCharacters {
+            if category.count > EntryLimits.categoryCharacters || category.utf8.count > EntryLimits.shortStringBytes {
                 throw ValidationError(field: "category", reason: "longer than \(EntryLimits.categoryCharacters) characters")
             }
         }
         let data = try fields.optional("data").map { value throws(ValidationError) in try LogData.validated(from: value, path: "data") } ?? LogData()
         try fields.refuseUnknown()
-        return LogEntry(id: id, timestamp: timestamp, recordedAt: recordedAt, source: source, deviceId: deviceId,
-                        category: category, data: data)
+        let entry = LogEntry(id: id, timestamp: timestamp, recordedAt: recordedAt, source: source, deviceId: deviceId,
+                             category: category, data: data)
+        try entry.requireEncodedSize()
+        return entry
+    }
+
+    /// Refuses an entry whose canonical JSON exceeds `EntryLimits.encodedBytes`. Counting is
+    /// skipped when even the worst case fits: every string byte escaped to six, plus the keys
+    /// and numbers.
+    func requireEncodedSize() throws(ValidationError) {
+        var strings = id.utf8.count + source.utf8.count + deviceId.utf8.count + (category?.utf8.count ?? 0)
+            + (data.text?.utf8.count ?? 0) + (data.metric.map { $0.name.utf8.count + ($0.unit?.utf8.count ?? 0) } ?? 0)
+            + (data.location?.placeName?.utf8.count ?? 0)
+        for tag in data.tags ?? [] { strings += tag.utf8.count + 3 }
+        guard strings * 6 + 1024 > EntryLimits.encodedBytes else { return }
+        let encoded = json.canonicalText.utf8.count
+        guard encoded <= EntryLimits.encodedBytes else {
+            throw ValidationError(field: "", reason: "the entry encodes to \(encoded) bytes of JSON, more than the \(EntryLimits.encodedBytes) an entry may take (control characters in text count six bytes each)")
+        }
     }
 
     /// Entry IDs are `{prefix}_{uuid-v4}`, lowercase; the prefix is the creating role for our own
@@ -89,6 +114,9 @@ extension LogEntry {
 
     static func requireShort(_ value: String, field: String) throws(ValidationError) {
         if value.isEmpty { throw ValidationError(field: field, reason: "must not be empty") }
+        if value.utf8.count > EntryLimits.shortStringBytes {
+            throw ValidationError(field: field, reason: "longer than \(EntryLimits.shortStringBytes) bytes")
+        }
         if value.count > EntryLimits.shortStringCharacters {
             throw ValidationError(field: field, reason: "longer than \(EntryLimits.shortStringCharacters) characters")
         }

@@ -19,6 +19,10 @@ public final class NodeCore {
         var closedAsDuplicate = false
         /// When `status` was last written to the replica.
         var statusSavedAt: Int64?
+        /// Whether the peer may have a row in the replica: it had one already, or it delivered
+        /// something (a batch with changes, an acknowledgement). A stranger that only said hello
+        /// leaves nothing behind, however many identities it makes up.
+        var persisted = false
 
         init(session: SyncSession, dialer: Int?, address: String) {
             self.session = session
@@ -126,7 +130,7 @@ public final class NodeCore {
         var actions: [NodeAction] = []
         if var status = conn.status {
             status.state = .disconnected
-            try? replica.savePeer(status)
+            if conn.persisted { try? replica.savePeer(status) }
             actions.append(.log("disconnected from \(status.nodeID) (\(conn.address))"))
         }
         // A dialler that stood down for this peer's own connection dials again now.
@@ -229,13 +233,14 @@ public final class NodeCore {
         var total = 0
         for conn in connections.values where total < limit { total += conn.session.pendingChangeCount(limit: limit - total) }
         let own = (try? replica.ownOrigins()) ?? []
-        let watch = replica.identity.role == .watch
+        let policy = RolePolicy(role: replica.identity.role, watchReceivesEntries: configuration.session.watchReceivesEntries)
         for i in dialers.indices where total < limit {
             if case .connected = dialers[i].state { continue }
             if dialers[i].state == .covered { continue }
-            // A peer that takes no entries (a watch) is owed nothing.
-            if dialers[i].receivesEntries == false { continue }
-            total += (try? replica.pendingCount(above: dialerVectors[i], allowed: { !watch || own.contains($0) }, limit: limit - total)) ?? 0
+            let receives = dialers[i].receivesEntries
+            guard receives != false else { continue }  // a peer that takes no entries (a watch) is owed nothing
+            total += (try? replica.pendingCount(above: dialerVectors[i], allowed: { policy.owes(origin: $0, own: own, peerReceivesEntries: receives) },
+                                                limit: limit - total)) ?? 0
         }
         return min(total, limit)
     }
@@ -317,6 +322,7 @@ public final class NodeCore {
                 if duplicate == id { return actions }
             }
             if let dialer = conn.dialer { dialers[dialer].failures = 0 }
+            conn.persisted = (try? replica.isKnownPeer(nodeID: peer.nodeID)) ?? false
             conn.status = PeerStatus(nodeID: peer.nodeID, role: peer.role, address: conn.address,
                                      direction: conn.dialer == nil ? "inbound" : "outbound", state: .syncing, lastConnected: wall,
                                      vector: peer.vector)
@@ -324,6 +330,7 @@ public final class NodeCore {
             return actions + [.log("peer \(peer.nodeID) (\(peer.role.rawValue), \(conn.address), \(conn.dialer == nil ? "inbound" : "outbound")) connected")]
         case .applied(_, let changes, let outcome):
             conn.status?.entriesReceived += changes
+            if changes > 0 { conn.persisted = true }
             conn.receivedAll = false
             var actions: [NodeAction] = []
             if changes > 0 {
@@ -342,6 +349,7 @@ public final class NodeCore {
             return []
         case .acknowledged(_, let changes):
             pendingCheckDue = true
+            conn.persisted = true
             // Once a second at most: counting what is still pending walks it all, and a bulk
             // sync is acknowledged 50 times in 100k entries. `status` stays a second fresh.
             if conn.statusSavedAt.map({ now - $0 >= 1_000 }) ?? true { saveStatus(conn, now: now) }
@@ -388,6 +396,8 @@ public final class NodeCore {
             return [.log("resuming \(recording) from byte \(offset) (\(offset / 1_048_576) MiB already verified)")]
         case .recordingCopyRemoved(let recording):
             return [.log("removed the watch copy of \(recording): the phone confirmed it")]
+        case .damagedRowsSkipped(let ids):
+            return [.log("replica damaged: \(ids.count) row(s) do not read back and are not sent (\(ids.prefix(5).joined(separator: ", "))\(ids.count > 5 ? ", …" : "")); the rest keeps flowing")]
         case .recordingFailed(let recording, let reason, let sending):
             transfers[recording] = nil
             progressLogged[recording] = nil
@@ -406,7 +416,7 @@ public final class NodeCore {
     }
 
     private func saveStatus(_ conn: Connection, now: Int64) {
-        guard var status = conn.status else { return }
+        guard var status = conn.status, conn.persisted else { return }
         conn.statusSavedAt = now
         status.pending = conn.session.pendingChangeCount()
         status.vector = conn.session.peerHas

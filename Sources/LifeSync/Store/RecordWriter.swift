@@ -22,16 +22,17 @@ struct RecordWriter {
     mutating func store(id: String, entry: LogEntry?, stamp: VersionStamp, previous: StoredPlace?, ifAbsent: Bool = false) throws -> Bool {
         guard let entry else {
             precondition(stamp.deleted)
-            if previous == .live { try database.run("DELETE FROM entries WHERE id = ?", [.text(id)]) }
+            // The new version first: if another record holds its (origin, sequence), this throws
+            // before anything of the old version is gone (see `storeUnlessClashing`).
             try database.run("""
                 INSERT INTO tombstones(id, deleted_at, hlc, origin, origin_seq, vv) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                 ON CONFLICT(id) DO UPDATE SET hlc = ?3, origin = ?4, origin_seq = ?5, vv = ?6
                 """, [.text(id), .text(createdAt), .integer(stamp.hlc.rawValue), .text(stamp.origin),
                       .integer(Int64(stamp.sequence)), .text(stamp.vector.description)])
+            if previous == .live { try database.run("DELETE FROM entries WHERE id = ?", [.text(id)]) }
             return true
         }
         precondition(entry.id == id && !stamp.deleted)
-        if previous == .tombstone { try database.run("DELETE FROM tombstones WHERE id = ?", [.text(id)]) }
         let statement = ifAbsent ? try held(&insertIfAbsent, RecordWriter.insertIfAbsentSQL) : try held(&upsert, RecordWriter.upsertSQL)
         row.removeAll()
         row.set(1, id)
@@ -47,7 +48,9 @@ struct RecordWriter {
         statement.bind(stamp.hlc.rawValue, at: 9)
         statement.bind(Int64(stamp.sequence), at: 11)
         try row.execute(statement)
-        return database.changes > 0
+        let stored = database.changes > 0
+        if previous == .tombstone { try database.run("DELETE FROM tombstones WHERE id = ?", [.text(id)]) }
+        return stored
     }
 
     private func held(_ slot: inout Statement?, _ sql: String) throws(SQLiteError) -> Statement {

@@ -54,13 +54,21 @@ extension Replica {
 
     /// The same changes as `changes(origin:after:limit:)`, with each entry as the canonical JSON a
     /// BATCH carries, assembled from the stored columns (which hold canonical forms already):
-    /// the sender never parses what it sends.
+    /// the sender never re-encodes what it sends.
+    ///
+    /// A row that does not read back as a valid change (broken JSON in `data`, a counter out of
+    /// range: a file damaged on disk or edited by hand) comes back marked `isDamaged`, in its
+    /// place: the batch builder leaves it out and reports it, so the rest keeps flowing (every
+    /// peer would refuse a batch that carried it).
     public func encodedChanges(origin: String, after sequence: UInt64, limit: Int) throws -> [EncodedChange] {
-        let entries = try database.rows(Replica.entryLogSQL, [.text(origin), .integer(Int64(sequence)), .integer(Int64(limit))]) { row in
+        let entries = try database.rows(Replica.entryLogSQL, [.text(origin), .integer(Int64(sequence)), .integer(Int64(limit))]) { row -> EncodedChange in
             // Every row is `origin`'s: sharing its string also lets the BATCH encoder compare
             // origins by identity.
             let deleted = row.int64(4) != 0
-            let stamp = try Replica.stamp(from: row, deleted: deleted, origin: origin)
+            func damaged() -> EncodedChange {
+                .damaged(id: row.string(5), origin: origin, sequence: UInt64(clamping: max(row.int64(2), 1)))
+            }
+            guard let stamp = try? Replica.stamp(from: row, deleted: deleted, origin: origin) else { return damaged() }
             guard !deleted else { return EncodedChange(id: row.string(5), stamp: stamp, payload: []) }
             // Keys in sorted order, as JSONValue.canonicalText writes them; values straight from
             // SQLite's buffers.
@@ -83,7 +91,13 @@ extension Replica {
             member(#""source":"#, 8)
             member(#""timestamp":"#, 6)
             out.append(UInt8(ascii: "}"))
-            return EncodedChange(id: row.string(5), stamp: stamp, payload: out)
+            let id = row.string(5)
+            // What every peer's decoder will check: the scanner vouches for nearly every row at
+            // a fraction of the cost of storing it; only what it cannot vouch for is parsed.
+            let valid = out.withUnsafeBufferPointer { LogEntry.scanComplete($0, id: id) } != nil
+                || (try? LogEntry.validatedComplete(from: JSONValue.parse(bytes: out)))?.id == id
+            guard valid else { return damaged() }
+            return EncodedChange(id: id, stamp: stamp, payload: out)
         }
         let recordings = try recordingRows(origin: origin, after: sequence, limit: limit).map { row in
             EncodedChange(id: row.id, kind: .recording, stamp: row.stamp,

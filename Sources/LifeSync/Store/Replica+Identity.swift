@@ -11,12 +11,16 @@ extension Replica {
     /// older copy), so new writes can never reuse sequence numbers the peers already hold.
     @discardableResult
     public func rotateIncarnation() throws -> String {
+        try database.transaction { try startIncarnation() }
+    }
+
+    /// Switches to a fresh incarnation inside the caller's transaction.
+    @discardableResult
+    func startIncarnation() throws -> String {
         let fresh = Identifier.uuidV4(random: random)
-        try database.transaction {
-            try database.run("UPDATE meta SET value = ? WHERE key = 'incarnation'", [.text(fresh)])
-            try database.run("INSERT INTO replica_vector(origin, seq, node_id, role) VALUES (?, 0, ?, ?)",
-                             [.text(fresh), .text(identity.nodeID), .text(identity.role.rawValue)])
-        }
+        try database.run("UPDATE meta SET value = ? WHERE key = 'incarnation'", [.text(fresh)])
+        try database.run("INSERT INTO replica_vector(origin, seq, node_id, role) VALUES (?, 0, ?, ?)",
+                         [.text(fresh), .text(identity.nodeID), .text(identity.role.rawValue)])
         identity.incarnation = fresh
         return fresh
     }

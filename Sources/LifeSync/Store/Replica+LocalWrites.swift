@@ -120,7 +120,10 @@ extension Replica {
         var vector = previous?.vector ?? VersionVector()
         vector[identity.incarnation] = sequence
         let stamp = VersionStamp(hlc: stampTime, origin: identity.incarnation, sequence: sequence, vector: vector, deleted: deleted)
-        assert(previous.map { $0.precedes(stamp) } ?? true || !plantedBugs.isEmpty, "a local write must be stamped after the version it replaces")
+        // Strictly after, except over a version a faulty peer stamped at the ceiling (HLCTimestamp.maximum).
+        precondition(previous.map { $0.precedes(stamp) || $0.hlc == .maximum } ?? true || !plantedBugs.isEmpty,
+                     "a local write must be stamped after the version it replaces")
+        precondition(stamp.hlc <= .maximum && stamp.sequence <= Message.Limits.maximumSequence, "a local stamp within the wire's ceilings")
         return stamp
     }
 
@@ -130,7 +133,10 @@ extension Replica {
     }
 
     /// Takes the next number in this incarnation's sequence (inside the caller's transaction).
+    /// An incarnation that has used every number (2^53 − 1 writes; only a forged vector could
+    /// get it there) gives way to a fresh one rather than refusing the write.
     func nextSequence() throws -> UInt64 {
+        if try currentSequence() >= Message.Limits.maximumSequence { try startIncarnation() }
         guard let seq = try database.firstRow("UPDATE replica_vector SET seq = seq + 1 WHERE origin = ? RETURNING seq",
                                               [.text(identity.incarnation)], { $0.int64(0) }) else {
             throw ReplicaError.storage("the replica's own origin is missing from replica_vector")

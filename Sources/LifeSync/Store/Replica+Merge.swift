@@ -1,3 +1,5 @@
+import CSQLite
+
 /// What applying a batch of remote changes did.
 public struct ApplyOutcome: Equatable, Sendable {
     /// Changes whose content became the local version.
@@ -8,6 +10,10 @@ public struct ApplyOutcome: Equatable, Sendable {
     public var conflicts = 0
     /// Remote HLCs beyond the drift bound (accepted, but the local clock was not dragged along).
     public var clockSkewed = 0
+    /// Changes whose (origin, sequence) another version already holds with other content: a
+    /// forged or buggy write. Each is set aside in the conflicts table; the rest of the batch
+    /// applies, so one such change can never wedge its origin.
+    public var clashes = 0
     /// Recordings to remove from storage (their file and any partial download): a user delete
     /// of a recording this replica holds bytes of won the merge.
     public var recordingsToRemove: [(id: String, fileName: String)] = []
@@ -16,6 +22,7 @@ public struct ApplyOutcome: Equatable, Sendable {
 
     public static func == (a: ApplyOutcome, b: ApplyOutcome) -> Bool {
         a.applied == b.applied && a.unchanged == b.unchanged && a.conflicts == b.conflicts && a.clockSkewed == b.clockSkewed
+            && a.clashes == b.clashes
             && a.recordingsToRemove.map(\.id) == b.recordingsToRemove.map(\.id)
     }
 }
@@ -67,6 +74,7 @@ extension Replica {
             database.setWALAutocheckpoint(pages: 1000)
         }
         return try writeTransaction {
+            try requireOriginRoom(batches.flatMap(\.through.entries).map(\.origin) + origins.map(\.origin))
             let now = clock.nowMilliseconds()
             // With no tombstones, a new live entry needs no lookup first: try the insert, and
             // merge only when the ID turns out to be taken (the common case of a fresh replica).
@@ -81,10 +89,12 @@ extension Replica {
                         try mergeRecording(change, into: &outcome)
                         continue
                     }
-                    if noTombstones, let entry = change.entry,
-                       try writer.store(id: change.id, entry: entry, stamp: change.stamp, previous: nil, ifAbsent: true) {
-                        outcome.applied += 1
-                        continue
+                    if noTombstones, let entry = change.entry {
+                        switch try storeUnlessClashing(change, outcome: &outcome, { try writer.store(id: change.id, entry: entry, stamp: change.stamp, previous: nil, ifAbsent: true) }) {
+                        case true?: outcome.applied += 1; continue
+                        case nil: continue
+                        case false?: break
+                        }
                     }
                     try merge(change, into: &outcome, writer: &writer)
                 }
@@ -110,12 +120,18 @@ extension Replica {
 
     func merge(_ change: Change, into outcome: inout ApplyOutcome, writer: inout RecordWriter) throws {
         guard let local = try storedVersion(id: change.id) else {
-            try writer.store(id: change.id, entry: change.entry, stamp: change.stamp, previous: nil)
-            outcome.applied += 1
+            if try storeUnlessClashing(change, outcome: &outcome, { try writer.store(id: change.id, entry: change.entry, stamp: change.stamp, previous: nil) }) != nil {
+                outcome.applied += 1
+            }
             return
         }
         switch Merge.decide(local: local.stamp, remote: change.stamp) {
         case .identical:
+            if local.stamp.hlc != change.stamp.hlc || local.stamp.deleted != change.stamp.deleted {
+                // The same (origin, sequence) with another stamp: not the write we hold.
+                try recordConflict(id: change.id, loser: change.stamp, loserEntry: change.entry, winner: local.stamp)
+                outcome.clashes += 1
+            }
             outcome.unchanged += 1
         case .keepLocal(let conflict):
             if conflict {
@@ -129,9 +145,66 @@ extension Replica {
                 try recordConflict(id: change.id, loser: local.stamp, loserEntry: localEntry, winner: change.stamp)
                 outcome.conflicts += 1
             }
-            try writer.store(id: change.id, entry: change.entry, stamp: change.stamp, previous: local.place)
-            outcome.applied += 1
+            if try storeUnlessClashing(change, outcome: &outcome, { try writer.store(id: change.id, entry: change.entry, stamp: change.stamp, previous: local.place) }) != nil {
+                outcome.applied += 1
+            }
         }
+    }
+
+    /// Runs `store`; when another record already holds the change's (origin, sequence) — which
+    /// an honest origin never writes twice — the change is kept in the conflicts table instead
+    /// and nil returned. Otherwise `store`'s own answer.
+    func storeUnlessClashing(_ change: Change, outcome: inout ApplyOutcome, _ store: () throws -> Bool) throws -> Bool? {
+        do {
+            return try store()
+        } catch let error as SQLiteError where error.code == Replica.uniqueConstraintFailed {
+            let holder = try stampHolding(origin: change.stamp.origin, sequence: change.stamp.sequence) ?? change.stamp
+            try recordConflict(id: change.id, loser: change.stamp, loserEntry: change.entry, winner: holder)
+            outcome.clashes += 1
+            return nil
+        }
+    }
+
+    /// SQLITE_CONSTRAINT_UNIQUE (a C macro Swift does not import): only the (origin, origin_seq)
+    /// indexes can raise it here, since every insert resolves a clash on `id` itself.
+    static let uniqueConstraintFailed: Int32 = SQLITE_CONSTRAINT | (8 << 8)
+
+    /// The stamp of the record that holds (origin, sequence), if any.
+    func stampHolding(origin: String, sequence: UInt64) throws -> VersionStamp? {
+        try database.firstRow("""
+            SELECT hlc, origin, origin_seq, vv, 0 FROM entries WHERE origin = ?1 AND origin_seq = ?2
+            UNION ALL SELECT hlc, origin, origin_seq, vv, 1 FROM tombstones WHERE origin = ?1 AND origin_seq = ?2
+            UNION ALL SELECT hlc, origin, origin_seq, vv, deleted FROM recordings WHERE origin = ?1 AND origin_seq = ?2
+            """, [.text(origin), .integer(Int64(sequence))]) { row in try Replica.stamp(from: row, deleted: row.int64(4) != 0) }
+    }
+
+    /// Refuses to learn origins past `Message.Limits.maximumReplicaOrigins`: a replica that knew
+    /// more could not send its own vector in a HELLO.
+    func requireOriginRoom(_ named: [String]) throws {
+        var fresh = Set<String>()
+        for origin in named where !fresh.contains(origin) {
+            if try database.firstRow("SELECT 1 FROM replica_vector WHERE origin = ?", [.text(origin)], { _ in true }) == nil { fresh.insert(origin) }
+        }
+        guard !fresh.isEmpty else { return }
+        let known = Int(try database.firstRow("SELECT count(*) FROM replica_vector", [], { $0.int64(0) }) ?? 0)
+        guard known + fresh.count <= Message.Limits.maximumReplicaOrigins else {
+            throw ReplicaError.limitExceeded("the batch names \(fresh.count) new origins; this replica knows \(known) and keeps at most \(Message.Limits.maximumReplicaOrigins)")
+        }
+    }
+
+    /// The highest sequence of `origin` that what this replica stores vouches for: its own rows
+    /// of that origin, and the version vectors of every row (a write that saw `origin` up to n
+    /// proves n was written). Used to admit a peer's `through` only as far as data justifies it;
+    /// a full scan, so the session asks at most once per origin.
+    public func justifiedSequence(origin: String) throws -> UInt64 {
+        var best: UInt64 = 0
+        for table in ["entries", "tombstones", "recordings"] {
+            let own = try database.firstRow("SELECT max(origin_seq) FROM \(table) WHERE origin = ?", [.text(origin)]) { $0.int64(0) } ?? 0
+            best = max(best, UInt64(clamping: own))
+            let vectors = try database.rows("SELECT vv FROM \(table) WHERE instr(vv, ?) > 0", [.text(origin + "=")]) { $0.string(0) }
+            for text in vectors { best = max(best, VersionVector(storedText: text)?[origin] ?? 0) }
+        }
+        return min(best, Message.Limits.maximumSequence)
     }
 
     /// Keeps a losing version. Recording the same loser twice is a no-op (merge is idempotent).
@@ -158,11 +231,11 @@ extension Replica {
             }
             return Conflict(
                 entryID: row.string(0),
-                loser: VersionStamp(hlc: HLCTimestamp(rawValue: row.int64(3)), origin: row.string(1),
-                                    sequence: UInt64(row.int64(2)), vector: VersionVector(), deleted: row.int64(4) != 0),
+                loser: VersionStamp(hlc: try row.hlc(3, "loser_hlc"), origin: row.string(1),
+                                    sequence: try row.counter(2, upTo: Message.Limits.maximumSequence, "loser_seq"), vector: VersionVector(), deleted: row.int64(4) != 0),
                 loserEntry: loserEntry,
-                winner: VersionStamp(hlc: HLCTimestamp(rawValue: row.int64(8)), origin: row.string(6),
-                                     sequence: UInt64(row.int64(7)), vector: VersionVector(), deleted: row.int64(9) != 0),
+                winner: VersionStamp(hlc: try row.hlc(8, "winner_hlc"), origin: row.string(6),
+                                     sequence: try row.counter(7, upTo: Message.Limits.maximumSequence, "winner_seq"), vector: VersionVector(), deleted: row.int64(9) != 0),
                 detectedAt: try Timestamp(iso8601: row.string(10)))
         }
     }

@@ -14,6 +14,11 @@ extension Replica {
                   .text(now.iso8601)])
     }
 
+    /// Whether the replica has a row for `nodeID`.
+    public func isKnownPeer(nodeID: String) throws -> Bool {
+        try database.firstRow("SELECT 1 FROM peers WHERE node_id = ?", [.text(nodeID)], { _ in true }) ?? false
+    }
+
     /// Every peer this node has met, by node ID.
     public func peers() throws -> [PeerStatus] {
         try database.rows("""

@@ -9,6 +9,12 @@ extension Replica {
 
     /// Live entries matching `query`, newest first (ties by id, so pages never overlap).
     public func entries(matching query: EntryQuery) throws -> [LogEntry] {
+        var damaged: [String] = []
+        return try entries(matching: query, damaged: &damaged)
+    }
+
+    /// `entries(matching:)`, passing over rows that do not read back (their IDs go to `damaged`).
+    public func entries(matching query: EntryQuery, damaged: inout [String]) throws -> [LogEntry] {
         var clauses: [String] = []
         var values: [SQLValue] = []
         if let since = query.since { clauses.append("timestamp >= ?"); values.append(.text(since.iso8601)) }
@@ -26,15 +32,34 @@ extension Replica {
         let filter = clauses.isEmpty ? "" : "WHERE " + clauses.joined(separator: " AND ")
         values.append(.integer(Int64(query.limit)))
         values.append(.integer(Int64(query.offset)))
-        return try database.rows("""
+        return try readableEntries("""
             SELECT \(Replica.entryColumns) FROM entries \(filter)
             ORDER BY timestamp DESC, id DESC LIMIT ? OFFSET ?
-            """, values) { try Replica.entry(from: $0) }
+            """, values, damaged: &damaged)
     }
 
     /// Every live entry, oldest first: what `export` writes.
     public func allEntries() throws -> [LogEntry] {
-        try database.rows("SELECT \(Replica.entryColumns) FROM entries ORDER BY timestamp, id") { try Replica.entry(from: $0) }
+        var damaged: [String] = []
+        return try allEntries(damaged: &damaged)
+    }
+
+    public func allEntries(damaged: inout [String]) throws -> [LogEntry] {
+        try readableEntries("SELECT \(Replica.entryColumns) FROM entries ORDER BY timestamp, id", [], damaged: &damaged)
+    }
+
+    /// The entries `sql` selects, except rows that do not read back: one damaged row must not
+    /// hide a whole journal.
+    private func readableEntries(_ sql: String, _ values: [SQLValue], damaged: inout [String]) throws -> [LogEntry] {
+        var skipped: [String] = []
+        let entries = try database.rows(sql, values) { row -> LogEntry? in
+            do { return try Replica.entry(from: row) } catch ReplicaError.damaged {
+                skipped.append(row.string(0))
+                return nil
+            }
+        }
+        damaged += skipped
+        return entries.compactMap { $0 }
     }
 
     /// How many live entries the replica holds.

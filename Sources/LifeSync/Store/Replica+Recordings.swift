@@ -91,7 +91,7 @@ extension Replica {
             let recording = try Replica.recording(from: row)
             return RecordingStatus(recording: recording, deleted: row.int64(8) != 0,
                                    file: row.optionalString(9).flatMap(RecordingFileState.init(rawValue:)),
-                                   received: UInt64(row.int64(10)), confirmedBy: [])
+                                   received: try row.counter(10, upTo: .max, "received of \(recording.id)"), confirmedBy: [])
         }
         return try rows.map { status in
             var status = status
@@ -100,9 +100,12 @@ extension Replica {
         }
     }
 
+    /// The stamp of the recording's metadata as this replica holds it.
+    public func recordingStamp(id: String) throws -> VersionStamp? { try storedRecording(id: id)?.stamp }
+
     public func recordingFile(id: String) throws -> (state: RecordingFileState, sha256: String, received: UInt64)? {
         try database.firstRow("SELECT state, sha256, received FROM recording_files WHERE id = ?", [.text(id)]) { row in
-            (RecordingFileState(rawValue: row.string(0)) ?? .removed, row.string(1), UInt64(row.int64(2)))
+            (RecordingFileState(rawValue: row.string(0)) ?? .removed, row.string(1), try row.counter(2, upTo: .max, "received of \(id)"))
         }
     }
 
@@ -174,11 +177,11 @@ extension Replica {
 
     static func recording(from row: Statement) throws -> Recording {
         do {
-            return Recording(id: row.string(0), fileName: row.string(1), size: UInt64(row.int64(2)), sha256: row.string(3),
+            return Recording(id: row.string(0), fileName: row.string(1), size: try row.counter(2, upTo: .max, "size"), sha256: row.string(3),
                              mediaType: row.string(4), entryID: row.optionalString(5), originNode: row.string(6),
                              createdAt: try Timestamp(iso8601: row.string(7)))
         } catch {
-            throw ReplicaError.storage("recording \(row.string(0)) in the replica is damaged: \(error)")
+            throw ReplicaError.damaged("recording \(row.string(0)): \(error)")
         }
     }
 
@@ -206,7 +209,7 @@ extension Replica {
         let recording = change.recording ?? local?.recording
             ?? Recording(id: change.id, fileName: change.id + ".bin", size: 0, sha256: String(repeating: "0", count: 64),
                          mediaType: "application/octet-stream", entryID: nil, originNode: "unknown", createdAt: Timestamp(millisecondsSince1970: 0))
-        try storeRecording(recording, id: change.id, stamp: change.stamp)
+        guard try storeUnlessClashing(change, outcome: &outcome, { try storeRecording(recording, id: change.id, stamp: change.stamp); return true }) != nil else { return }
         outcome.applied += 1
         if change.stamp.deleted, local?.stamp.deleted == false, let file = try recordingFile(id: change.id), file.state != .removed {
             try setRecordingFile(id: change.id, state: .removed, sha256: file.sha256, received: 0)

@@ -31,10 +31,12 @@ extension Replica {
         let origin = known ?? row.string(offset + 1)
         assert(known == nil || row.string(offset + 1) == known, "a row of another origin")
         guard let vector = row.withText(offset + 3, { VersionVector(storedText: $0, reusing: origin) }) else {
-            throw ReplicaError.storage("damaged version vector in the replica: \(row.string(offset + 3).prefix(80))")
+            throw ReplicaError.damaged("a version vector reads \(row.string(offset + 3).prefix(80))")
         }
-        return VersionStamp(hlc: HLCTimestamp(rawValue: row.int64(offset)), origin: origin,
-                            sequence: UInt64(row.int64(offset + 2)), vector: vector, deleted: deleted)
+        let sequence = try row.counter(offset + 2, upTo: Message.Limits.maximumSequence, "origin_seq of \(origin)")
+        guard sequence >= 1 else { throw ReplicaError.damaged("origin_seq 0 of \(origin)") }
+        return VersionStamp(hlc: try row.hlc(offset, "hlc of \(origin)#\(sequence)"), origin: origin,
+                            sequence: sequence, vector: vector, deleted: deleted)
     }
 
     /// Reads an entry from `id, timestamp, recorded_at, source, device_id, category, data` at `offset`.
@@ -46,7 +48,7 @@ extension Replica {
                             recordedAt: try Timestamp(iso8601: row.string(offset + 2)), source: row.string(offset + 3),
                             deviceId: row.string(offset + 4), category: row.optionalString(offset + 5), data: data)
         } catch {
-            throw ReplicaError.storage("entry \(id) in the replica is damaged: \(error)")
+            throw ReplicaError.damaged("entry \(id): \(error)")
         }
     }
 

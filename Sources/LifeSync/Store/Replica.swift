@@ -152,15 +152,16 @@ public final class Replica {
 
     /// The highest sequence applied from each origin: what a peer compares to send the delta.
     public func replicaVector() throws -> VersionVector {
-        VersionVector(try database.rows("SELECT origin, seq FROM replica_vector WHERE seq > 0") {
-            ($0.string(0), UInt64($0.int64(1)))
+        VersionVector(try database.rows("SELECT origin, seq FROM replica_vector WHERE seq <> 0") {
+            ($0.string(0), try $0.counter(1, upTo: Message.Limits.maximumSequence, "replica_vector.seq of \($0.string(0))"))
         })
     }
 
     /// The origins this replica knows, with the node and role they belong to when known.
     public func knownOrigins() throws -> [(origin: String, nodeID: String?, role: Role?, sequence: UInt64)] {
         try database.rows("SELECT origin, node_id, role, seq FROM replica_vector ORDER BY origin") {
-            ($0.string(0), $0.optionalString(1), $0.optionalString(2).flatMap(Role.init(rawValue:)), UInt64($0.int64(3)))
+            ($0.string(0), $0.optionalString(1), $0.optionalString(2).flatMap(Role.init(rawValue:)),
+             try $0.counter(3, upTo: Message.Limits.maximumSequence, "replica_vector.seq of \($0.string(0))"))
         }
     }
 

@@ -7,6 +7,12 @@ public enum ReplicaError: Error, CustomStringConvertible, Equatable {
     case notFound(id: String)
     case invalid(ValidationError)
     case storage(String)
+    /// The file holds a row that does not read back (a broken JSON column, a negative counter):
+    /// what it names is skipped and reported, never trapped on.
+    case damaged(String)
+    /// Storing this would pass a bound (origins known), after which the replica could no longer
+    /// encode what it holds: refused, nothing written.
+    case limitExceeded(String)
 
     public var description: String {
         switch self {
@@ -23,6 +29,10 @@ public enum ReplicaError: Error, CustomStringConvertible, Equatable {
         case .invalid(let error):
             return error.description
         case .storage(let message):
+            return message
+        case .damaged(let message):
+            return "replica damaged: \(message)"
+        case .limitExceeded(let message):
             return message
         }
     }

@@ -6,8 +6,10 @@ struct BatchBuilder {
     /// Recording metadata never goes to a watch; its rows count as covered all the same.
     var includeRecordings = true
 
-    /// Returns nil when there is nothing to send. `allowed` filters origins (role policy).
-    func next(from replica: Replica, sentUpTo: VersionVector, allowed: (String) -> Bool) throws -> (changes: [EncodedChange], through: VersionVector)? {
+    /// Returns nil when there is nothing to send. `allowed` filters origins (role policy). The IDs
+    /// of damaged rows passed over are added to `damaged`.
+    func next(from replica: Replica, sentUpTo: VersionVector, allowed: (String) -> Bool,
+              damaged: inout [String]) throws -> (changes: [EncodedChange], through: VersionVector)? {
         try replica.readSnapshot {
             let vector = try replica.replicaVector()
             var changes: [EncodedChange] = []
@@ -19,6 +21,7 @@ struct BatchBuilder {
                 let rows = try replica.encodedChanges(origin: entry.origin, after: sentUpTo[entry.origin], limit: room)
                 var taken = 0
                 for change in rows {
+                    if change.isDamaged { damaged.append(change.id); taken += 1; continue }
                     if change.kind == .recording && !includeRecordings { taken += 1; continue }
                     let size = BatchBuilder.approximateSize(change)
                     if !changes.isEmpty, bytes + size > maximumBytes { break }

@@ -41,6 +41,9 @@ public enum SessionEvent: Equatable, Sendable {
     case recordingReceived(id: String, size: UInt64)
     /// A watch removed its copy after the phone's confirmation.
     case recordingCopyRemoved(id: String)
+    /// Rows of the replica that do not read back (damaged on disk or by hand) were passed over;
+    /// the rest keeps flowing. Reported once per row per session.
+    case damagedRowsSkipped(ids: [String])
     /// A transfer failed (it stays pending and is retried later).
     case recordingFailed(id: String, reason: String, sending: Bool)
 }

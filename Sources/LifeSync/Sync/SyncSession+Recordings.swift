@@ -7,13 +7,8 @@ extension SyncSession {
     /// Whether the role policy lets us send recording bytes to this peer: the phone is the source
     /// of truth; watches and macs send to phones, phones mirror to macs, nothing goes to a watch.
     var mayOfferRecordings: Bool {
-        guard storage != nil, let peer, peer.capabilities.contains(.recordings), peer.capabilities.contains(.receivesRecordings) else {
-            return false
-        }
-        switch replica.identity.role {
-        case .watch: return peer.role == .phone
-        case .phone, .mac: return peer.role != .watch
-        }
+        guard storage != nil, let peer else { return false }
+        return policy.offersRecordings(to: peer)
     }
 
     /// Lets recordings that failed in this session be tried again (the fallback timer's retry).
@@ -30,8 +25,11 @@ extension SyncSession {
         guard state == .open, outgoing == nil, mayOfferRecordings, let storage, let peer else { return }
         guard let candidates = try? replica.recordingsToOffer(peerNodeID: peer.nodeID) else { return }
         let retryAfter = configuration.transfer.retryDelay
+        // Only once the peer holds the recording's metadata: a receiver takes bytes only for a
+        // recording it knows, and checks them against that metadata.
         guard let recording = candidates.first(where: { candidate in
             failedRecordings[candidate.id].map { now - $0 >= retryAfter } ?? true && storage.exists(candidate.fileName)
+                && peerHoldsMetadata(of: candidate.id)
         }),
               let digest = Hex.decode(recording.sha256) else { return }
         failedRecordings[recording.id] = nil
@@ -41,19 +39,33 @@ extension SyncSession {
                                                   size: recording.size, chunkSize: configuration.transfer.chunkSize, sha256: digest)).encoded()))
     }
 
+    /// Whether the peer is known to hold the version of the recording's metadata we hold.
+    func peerHoldsMetadata(of id: String) -> Bool {
+        guard let delta, let stamp = try? replica.recordingStamp(id: id) else { return false }
+        return delta.peerHas[stamp.origin] >= stamp.sequence
+    }
+
     // MARK: - Sending
 
     func receiveAccept(id: String, offset: UInt64, now: Int64, actions: inout [SessionAction]) throws {
         guard var transfer = outgoing, transfer.id == id else { return }  // about a transfer we gave up
         let size = transfer.recording.size
-        guard offset <= size, transfer.accepted || offset % UInt64(configuration.transfer.chunkSize) == 0 || offset == size else {
-            throw WireError(.malformed, "ACCEPT offset \(offset) of \(id) is not a chunk boundary within \(size) bytes")
-        }
         if !transfer.accepted {
+            guard offset <= size, offset % UInt64(configuration.transfer.chunkSize) == 0 || offset == size else {
+                throw WireError(.malformed, "ACCEPT offset \(offset) of \(id) is not a chunk boundary within \(size) bytes")
+            }
             transfer.accepted = true
+            transfer.startedAt = offset
             transfer.sent = offset
+            transfer.acknowledged = offset
+        } else {
+            // Progress: never behind what was acknowledged, never beyond what was sent.
+            guard offset >= transfer.acknowledged, offset <= transfer.sent else {
+                throw WireError(.malformed, "ACCEPT offset \(offset) of \(id) outside \(transfer.acknowledged)…\(transfer.sent), what was acknowledged and sent")
+            }
+            transfer.acknowledged = offset
         }
-        transfer.acknowledged = max(transfer.acknowledged, offset)
+        precondition(transfer.acknowledged <= transfer.sent && transfer.sent <= size, "acknowledged ≤ sent ≤ size")
         outgoing = transfer
         actions.append(.event(.recordingProgress(id: id, done: transfer.acknowledged, total: size, sending: true)))
         sendChunks(now: now, actions: &actions)
@@ -74,6 +86,7 @@ extension SyncSession {
                     try scratch.withUnsafeMutableBytes { try readAndHash(&transfer, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), from: storage) }
                 }
             }
+            precondition(transfer.hashed <= transfer.sent && transfer.acknowledged <= transfer.sent, "hashed ≤ sent, acknowledged ≤ sent")
             while transfer.sent < size && transfer.sent - transfer.acknowledged < chunk * UInt64(configuration.transfer.window) {
                 let count = Int(min(chunk, size - transfer.sent))
                 let frame = try Chunk.frame(recordingID: transfer.id, offset: transfer.sent, count: count) { data in
@@ -131,8 +144,11 @@ extension SyncSession {
             return
         }
         actions.append(.event(.recordingConfirmed(id: id)))
-        // The only automatic removal there is: a watch's copy, once a phone has proved it holds it.
-        if replica.identity.role == .watch && peer.role == .phone && !configuration.transfer.keepRecordings {
+        // The only automatic removal there is: a watch's copy, once a phone has proved it holds
+        // it — by acknowledging bytes this session sent, up to the end (the last chunk's running
+        // digest covers the whole file, resumed prefix included). A CONFIRM without them proves
+        // nothing: the copy stays.
+        if policy.dropsCopy(confirmedBy: peer.role, keepRecordings: configuration.transfer.keepRecordings), transfer.deliveredWhole {
             removeWatchCopy(transfer.recording, actions: &actions)
         }
         offerNext(now: now, actions: &actions)
@@ -149,31 +165,19 @@ extension SyncSession {
         }
     }
 
+    /// A FAILURE never removes anything here: a receiver has no say over our copy. A user's
+    /// delete reaches us as a replicated tombstone (or not at all, on a watch, which then keeps
+    /// its copy); `deleted` from a peer only stops this transfer.
     func receiveFailure(id: String, code: UInt16, text: String, now: Int64, actions: inout [SessionAction]) {
-        if let transfer = outgoing, transfer.id == id, code == TransferFailure.deleted.rawValue {
-            // The user deleted it on the receiver. A watch never receives metadata, so this is how
-            // an explicit delete reaches it: the delete is applied here too.
-            outgoing = nil
-            do {
-                if !isDeleted(id) { try replica.deleteRecording(id: id) }
-                try replica.setRecordingFile(id: id, state: .removed, sha256: transfer.recording.sha256, received: 0)
-                try storage?.remove(transfer.recording.fileName)
-                actions.append(.event(.recordingFailed(id: id, reason: "deleted by the user on the peer; removed here too", sending: true)))
-            } catch {
-                failedRecordings[id] = now
-            }
-            offerNext(now: now, actions: &actions)
-            return
-        }
         if let transfer = outgoing, transfer.id == id {
             outgoing = nil
             failedRecordings[id] = now
-            actions.append(.event(.recordingFailed(id: id, reason: "peer refused (\(code)): \(text)", sending: true)))
+            actions.append(.event(.recordingFailed(id: id, reason: "peer refused (\(TransferFailure.name(code))): \(text)", sending: true)))
             offerNext(now: now, actions: &actions)
         } else if incoming?.id == id {
             incoming = nil  // the sender gave up; the verified prefix stays for a resume…
-            if code == TransferFailure.deleted.rawValue || isDeleted(id) {
-                storage?.discardTemporary(id)  // …unless the recording was deleted
+            if isDeleted(id) {
+                storage?.discardTemporary(id)  // …unless our own replica says the recording was deleted
                 try? replica.setRecordingFile(id: id, state: .removed, sha256: (try? replica.recording(id: id))?.recording.sha256 ?? "", received: 0)
             }
         }
@@ -197,11 +201,17 @@ extension SyncSession {
             return refuse(.badName, "file name must be {id}.{ext}, got \"\(offer.fileName.prefix(80))\"")
         }
         let sha = Hex.encode(offer.sha256)
-        if isDeleted(offer.recordingID) {
-            return refuse(.deleted, "the recording was deleted by the user")
+        // Bytes are taken only for a recording whose metadata replicated here, and only the bytes
+        // it names: a peer cannot substitute content, nor make us store what nobody attached.
+        guard let known = try? replica.recording(id: offer.recordingID) else {
+            return refuse(.unknownRecording, "no metadata for \(offer.recordingID) here yet; offer it after it synced")
         }
-        if let file = try? replica.recordingFile(id: offer.recordingID), file.sha256 == sha,
-           file.state == .present, storage.exists(offer.fileName) {
+        if known.deleted { return refuse(.deleted, "the recording was deleted by the user") }
+        guard known.recording.sha256 == sha, known.recording.size == offer.size, known.recording.fileName == offer.fileName else {
+            return refuse(.metadataMismatch, "the offer (\(offer.size) bytes, \(sha.prefix(16))…) does not match the recording's metadata (\(known.recording.size) bytes, \(known.recording.sha256.prefix(16))…)")
+        }
+        if let file = try? replica.recordingFile(id: offer.recordingID), file.state == .present, storage.exists(offer.fileName) {
+            // A verified file is never overwritten; its metadata matched, so the sender's bytes are ours.
             try? replica.recordConfirmation(id: offer.recordingID, nodeID: peer!.nodeID, role: peer!.role, sha256: sha)
             actions.append(.send(Message.confirm(recordingID: offer.recordingID, sha256: offer.sha256).encoded()))
             return

@@ -38,13 +38,18 @@ public final class SyncSession {
     public private(set) var state: State = .awaitingHello
     /// The peer's HELLO, once received.
     public private(set) var peer: Hello?
+    /// Delta sync with the peer, from the handshake on.
+    var delta: DeltaSync?
     /// What the peer is known to hold.
-    public private(set) var peerHas = VersionVector()
-    /// What has been sent (acknowledged or in flight).
-    var sentUpTo = VersionVector()
-    var inFlight: [(id: UInt64, through: VersionVector, changes: Int)] = []
-    var nextBatchID: UInt64 = 1
-    var decoder = FrameDecoder()
+    public var peerHas: VersionVector { delta?.peerHas ?? VersionVector() }
+    /// The peer's incarnation is remembered only once the peer delivered something: a stranger
+    /// that merely said hello leaves nothing behind.
+    var peerOriginRecorded = false
+    /// Our incarnations as of the handshake (or a rotation since): what a watch may send.
+    var ownOrigins: Set<String> = []
+    /// Damaged rows already reported in this session.
+    var reportedDamaged = Set<String>()
+    var decoder = FrameDecoder(firstFrameMaximum: Message.Limits.maximumHandshakeFrameLength)
     var startedAt: Int64
     var lastReceived: Int64
     var lastSent: Int64
@@ -53,7 +58,6 @@ public final class SyncSession {
     var windowUnfilled = false
     /// Whether "sent everything" was reported since the last change to send.
     var reportedSentAll = false
-    var ownOrigins: Set<String> = []
     /// Only with the planted bug `ackBeforeCommit`: rows acknowledged but not yet written.
     var deferredChanges: [Change] = []
     public private(set) var changesSent = 0
@@ -70,16 +74,11 @@ public final class SyncSession {
         lastSent = now
     }
 
+    /// Who sends what to whom.
+    var policy: RolePolicy { RolePolicy(role: replica.identity.role, watchReceivesEntries: configuration.watchReceivesEntries) }
+
     /// What this node asks of its peers.
-    var capabilities: Capabilities {
-        var capabilities: Capabilities = replica.identity.role.isFullReplica || configuration.watchReceivesEntries ? [.receivesEntries] : []
-        if storage != nil {
-            capabilities.insert(.recordings)
-            // Recordings never flow to a watch.
-            if replica.identity.role != .watch { capabilities.insert(.receivesRecordings) }
-        }
-        return capabilities
-    }
+    var capabilities: Capabilities { policy.capabilities(transfersRecordings: storage != nil) }
 
     /// The connection is up: send our HELLO.
     public func start(now: Int64) -> [SessionAction] {
@@ -216,20 +215,21 @@ public final class SyncSession {
     /// Changes this node holds that the peer is not known to have, in the origins we may send
     /// it, counted up to `limit`.
     public func pendingChangeCount(limit: Int = .max) -> Int {
-        guard state == .open else { return 0 }
+        guard state == .open, let peerHas = delta?.peerHas else { return 0 }
         return (try? replica.pendingCount(above: peerHas, allowed: mayForward, limit: limit)) ?? 0
-    }
-
-    /// Whether this node would send `origin`'s changes to a peer of `role` with `capabilities`.
-    public static func policyAllows(origin: String, localRole: Role, ownOrigins: Set<String>, peerCapabilities: Capabilities) -> Bool {
-        guard peerCapabilities.contains(.receivesEntries) else { return false }
-        return localRole == .watch ? ownOrigins.contains(origin) : true
     }
 
     // MARK: - Handling messages
 
     private func handle(_ message: Message, now: Int64, actions: inout [SessionAction]) throws {
         if state == .awaitingHello {
+            if case .error(let code, let text) = message {
+                // An ERROR is never answered, not even before the handshake (PROTOCOL.md §7.1).
+                state = .closed
+                actions.append(.event(.peerError(code: code, message: text)))
+                actions.append(.close(reason: "peer error \(code): \(text)"))
+                return
+            }
             guard case .hello(let hello) = message else {
                 throw WireError(.unexpectedMessage, "expected HELLO first, got \(message.type)")
             }
@@ -246,20 +246,18 @@ public final class SyncSession {
                 try receiveBatches([batch], now: now, actions: &actions)
             }
         case .ack(let ack):
-            guard let first = inFlight.first, first.id == ack.batchID else { return }  // from before a resync
-            inFlight.removeFirst()
-            peerHas = peerHas.joined(with: first.through)
+            guard let first = delta?.acknowledged(ack.batchID) else { return }  // not the oldest in flight: ignored
             actions.append(.event(.acknowledged(batchID: ack.batchID, changes: first.changes)))
             pump(now: now, actions: &actions)
+            offerNext(now: now, actions: &actions)  // a recording's metadata may have just arrived there
         case .caughtUp:
             // The peer's burst is over: tidy the WAL now rather than in the middle of the next.
             replica.checkpoint()
             actions.append(.event(.receivedAll))
         case .syncRequest(let vector):
-            // The peer's word on what it holds; what is in flight is still on its way and is not
-            // sent again.
-            peerHas = vector
-            sentUpTo = inFlight.reduce(vector) { $0.joined(with: $1.through) }
+            // The peer's word on what it holds (never on what we wrote); what is in flight is
+            // still on its way and is not sent again.
+            delta?.resync(peerVector: vector, own: try ownHistory())
             reportedSentAll = false
             pump(now: now, actions: &actions)
         case .ping(let nonce):
@@ -300,12 +298,13 @@ public final class SyncSession {
         if origins.contains(where: { $0.nodeID == me.nodeID && $0.origin == hello.incarnation }) {
             throw WireError(.identityConflict, "peer claims one of our own incarnations")
         }
-        try replica.recordOrigin(hello.incarnation, nodeID: hello.nodeID, role: hello.role)
         if !helloSent { actions += start(now: now) }
         // The peer holds writes of our current incarnation that we do not: this file went back in
-        // time. Continue under a new incarnation so new writes cannot reuse those numbers.
+        // time. Continue under a new incarnation so new writes cannot reuse those numbers. Only
+        // once this incarnation has written: a peer's claim can force at most one new history
+        // per local write.
         let mine = try replica.replicaVector()[me.incarnation]
-        if hello.vector[me.incarnation] > mine {
+        if hello.vector[me.incarnation] > mine && mine >= 1 {
             let old = me.incarnation
             let new = try replica.rotateIncarnation()
             actions.append(.event(.incarnationRotated(old: old, new: new)))
@@ -315,9 +314,9 @@ public final class SyncSession {
             actions.append(.event(.clockSkew(peerMilliseconds: hello.clock.milliseconds, localMilliseconds: replica.now.millisecondsSince1970)))
         }
         peer = hello
-        peerHas = hello.vector
-        sentUpTo = hello.vector
-        ownOrigins = try replica.ownOrigins()
+        let own = try ownHistory()
+        ownOrigins = own.origins
+        delta = DeltaSync(peerVector: hello.vector, own: own)
         state = .open
         actions.append(.event(.handshake(peer: hello, version: version)))
         // One batch now and the rest of the window one per tick, due at once: the peer starts
@@ -333,15 +332,39 @@ public final class SyncSession {
     private func receiveBatches(_ batches: [Batch], now: Int64, actions: inout [SessionAction]) throws {
         let acceptable = capabilities.contains(.receivesEntries) ? batches[...] : batches.prefix { $0.changes.isEmpty }
         var outcomes: [ApplyOutcome] = []
+        var admitted: [VersionVector] = []
+        let own = try ownHistory()
+        let current = try replica.replicaVector()
+        let counter = current[replica.identity.incarnation]
+        var deliversOwnCurrent = false
+        for batch in acceptable {
+            for (n, change) in batch.changes.enumerated() where change.stamp.sequence > batch.through[change.stamp.origin] {
+                throw WireError(.invalidChange, "batch \(batch.id), change \(n) (\(change.id)): seq \(change.stamp.sequence) lies beyond the batch's through")
+            }
+            deliversOwnCurrent = deliversOwnCurrent || batch.changes.contains { $0.stamp.origin == replica.identity.incarnation }
+            admitted.append(try delta!.admit(batch, current: current, ownOrigins: own.origins, stored: replica.justifiedSequence))
+        }
         do {
-            if !acceptable.isEmpty { outcomes = try replica.apply(acceptable.map { ($0.changes, $0.through) }, origins: namedOrigins(acceptable)) }
+            if !acceptable.isEmpty {
+                outcomes = try replica.apply(zip(acceptable, admitted).map { ($0.changes, $1) }, origins: namedOrigins(acceptable))
+            }
+        } catch ReplicaError.limitExceeded(let reason) {
+            throw WireError(.limitExceeded, reason)
         } catch {
             let ids = acceptable.count == 1 ? "batch \(acceptable[0].id)" : "batches \(acceptable.first!.id)…\(acceptable.last!.id)"
             throw WireError(.storageFailure, "could not store \(ids): \(error)")
         }
         precondition(outcomes.count == acceptable.count, "one outcome per committed batch")
+        if acceptable.contains(where: { !$0.changes.isEmpty }) { peerOriginRecorded = true }
+        // Writes of our own current history that we never made, delivered for real: this file
+        // went back in time (the handshake could not tell, having written nothing since).
+        if deliversOwnCurrent, counter >= 1, try replica.replicaVector()[replica.identity.incarnation] > counter {
+            let old = replica.identity.incarnation
+            actions.append(.event(.incarnationRotated(old: old, new: try replica.rotateIncarnation())))
+            ownOrigins = try replica.ownOrigins()
+        }
         for (batch, outcome) in zip(acceptable, outcomes) {
-            received(batch, outcome: outcome, now: now, actions: &actions)
+            received(batch, outcome: outcome, own: own, now: now, actions: &actions)
             actions.append(.send(Message.ack(Ack(batchID: batch.id, applied: UInt32(outcome.applied), conflicts: UInt32(outcome.conflicts))).encoded()))
             actions.append(.event(.applied(batchID: batch.id, changes: batch.changes.count, outcome: outcome)))
         }
@@ -356,28 +379,44 @@ public final class SyncSession {
         guard capabilities.contains(.receivesEntries) || batch.changes.isEmpty else {
             throw WireError(.unexpectedMessage, "BATCH with changes to a node that does not receive entries")
         }
+        let own = try ownHistory()
+        let through = try delta!.admit(batch, current: try replica.replicaVector(), ownOrigins: own.origins, stored: replica.justifiedSequence)
         do {
-            _ = try replica.apply([([], batch.through)], origins: namedOrigins([batch]))
+            _ = try replica.apply([([], through)], origins: namedOrigins([batch]))
         } catch {
             throw WireError(.storageFailure, "could not store batch \(batch.id): \(error)")
         }
         actions.append(.send(Message.ack(Ack(batchID: batch.id, applied: 0, conflicts: 0)).encoded()))
         deferredChanges += batch.changes
-        received(batch, outcome: ApplyOutcome(), now: now, actions: &actions)
+        received(batch, outcome: ApplyOutcome(), own: own, now: now, actions: &actions)
         actions.append(.event(.applied(batchID: batch.id, changes: batch.changes.count, outcome: ApplyOutcome())))
     }
 
-    /// The origins these batches name with their node, for the replica to remember.
-    private func namedOrigins(_ batches: some Sequence<Batch>) -> [(origin: String, nodeID: String, role: Role)] {
-        batches.flatMap(\.origins).compactMap { info in
+    /// The origins these batches name with their node, for the replica to remember; and the
+    /// peer's own incarnation, once it delivers something.
+    private func namedOrigins(_ batches: some Collection<Batch>) -> [(origin: String, nodeID: String, role: Role)] {
+        var named = batches.flatMap(\.origins).compactMap { info -> (origin: String, nodeID: String, role: Role)? in
             guard let nodeID = info.nodeID, let role = info.role else { return nil }
             return (info.origin, nodeID, role)
         }
+        if !peerOriginRecorded, let peer, batches.contains(where: { !$0.changes.isEmpty }) {
+            named.append((peer.incarnation, peer.nodeID, peer.role))
+        }
+        return named
+    }
+
+    /// Our origins and how far we wrote in each: what no peer's claim may overrule.
+    func ownHistory() throws -> OwnHistory {
+        let origins = try replica.ownOrigins()
+        let vector = try replica.replicaVector()
+        var counts = VersionVector()
+        for origin in origins { counts[origin] = vector[origin] }
+        return OwnHistory(origins: origins, counts: counts)
     }
 
     /// What a committed batch changes in the session: recordings the user deleted stop moving,
     /// and the batch counts as held by the peer (it came from there) and as sent (never echoed).
-    private func received(_ batch: Batch, outcome: ApplyOutcome, now: Int64, actions: inout [SessionAction]) {
+    private func received(_ batch: Batch, outcome: ApplyOutcome, own: OwnHistory, now: Int64, actions: inout [SessionAction]) {
         for removed in outcome.recordingsToRemove {
             if incoming?.id == removed.id { incoming = nil }
             if outgoing?.id == removed.id {
@@ -389,8 +428,7 @@ public final class SyncSession {
             try? storage?.remove(removed.fileName)
             storage?.discardTemporary(removed.id)
         }
-        peerHas = peerHas.joined(with: batch.through)
-        sentUpTo = sentUpTo.joined(with: batch.through)
+        delta!.received(through: batch.through, own: own)
         changesReceived += batch.changes.count
         lastSent = now
     }
@@ -401,8 +439,7 @@ public final class SyncSession {
     private func mayForward(_ origin: String) -> Bool {
         guard let peer else { return false }
         if configuration.plantedBugs.contains(.relayDropsForeignChanges), !ownOrigins.contains(origin) { return false }
-        return SyncSession.policyAllows(origin: origin, localRole: replica.identity.role, ownOrigins: ownOrigins,
-                                        peerCapabilities: peer.capabilities)
+        return policy.mayForward(origin: origin, own: ownOrigins, to: peer.capabilities)
     }
 
     /// Sends batches while the window has room and there is something to send, `limit` at most.
@@ -411,36 +448,39 @@ public final class SyncSession {
     func pump(now: Int64, actions: inout [SessionAction], limit: Int = .max) {
         var sent = 0
         var builder = BatchBuilder(maximumChanges: configuration.batchMaximumChanges, maximumBytes: configuration.batchMaximumBytes)
-        builder.includeRecordings = peer?.role != .watch
-        while inFlight.count < configuration.window && sent < limit {
+        builder.includeRecordings = peer.map { policy.sendsRecordingMetadata(to: $0.role) } ?? false
+        guard delta != nil else { return }
+        var damaged: [String] = []
+        defer {
+            let fresh = damaged.filter { reportedDamaged.insert($0).inserted }
+            if !fresh.isEmpty { actions.append(.event(.damagedRowsSkipped(ids: fresh))) }
+        }
+        while delta!.hasRoom(window: configuration.window) && sent < limit {
             let next: (changes: [EncodedChange], through: VersionVector)?
             do {
-                next = try builder.next(from: replica, sentUpTo: sentUpTo, allowed: mayForward)
+                next = try builder.next(from: replica, sentUpTo: delta!.sentUpTo, allowed: mayForward, damaged: &damaged)
             } catch {
                 actions += fail(WireError(.storageFailure, "could not read changes: \(error)"))
                 return
             }
             guard let next else { break }
-            let id = nextBatchID
-            nextBatchID += 1
+            let id = delta!.sent(changes: next.changes, through: next.through)
             let origins = ((try? replica.knownOrigins()) ?? []).compactMap { known -> OriginInfo? in
                 guard let nodeID = known.nodeID, let role = known.role else { return nil }
                 return OriginInfo(origin: known.origin, nodeID: nodeID, role: role)
             }
             actions.append(.send(Message.encodedBatch(id: id, origins: origins, changes: next.changes, through: next.through)))
             actions.append(.event(.sent(batchID: id, changes: next.changes.count)))
-            sentUpTo = sentUpTo.joined(with: next.through)
-            inFlight.append((id, next.through, next.changes.count))
             changesSent += next.changes.count
             lastSent = now
             reportedSentAll = false
             sent += 1
         }
-        windowUnfilled = windowUnfilled && sent == limit && inFlight.count < configuration.window
-        if inFlight.isEmpty && !reportedSentAll {
+        windowUnfilled = windowUnfilled && sent == limit && delta!.hasRoom(window: configuration.window)
+        if delta!.inFlight.isEmpty && !reportedSentAll {
             reportedSentAll = true
             lastSent = now
-            actions.append(.send(Message.caughtUp(vector: sentUpTo).encoded()))
+            actions.append(.send(Message.caughtUp(vector: delta!.sentUpTo).encoded()))
             actions.append(.event(.sentAll))
         }
     }

@@ -19,6 +19,8 @@ struct IncomingTransfer {
 struct OutgoingTransfer {
     let recording: Recording
     var accepted = false
+    /// Where the receiver's first ACCEPT started us (the end of what it held from before).
+    var startedAt: UInt64 = 0
     var acknowledged: UInt64 = 0
     var sent: UInt64 = 0
     let hasher = SHA256()
@@ -26,6 +28,12 @@ struct OutgoingTransfer {
     var hashed: UInt64 = 0
 
     var id: String { recording.id }
+
+    /// Whether this session sent bytes up to the end and the receiver acknowledged them all: the
+    /// only proof a CONFIRM can carry (an empty recording needs none).
+    var deliveredWhole: Bool {
+        recording.size == 0 || (accepted && startedAt < recording.size && acknowledged == recording.size)
+    }
 }
 
 /// The recordings a node is receiving right now, shared by its sessions: two peers offering the

@@ -54,6 +54,16 @@ public enum TransferFailure: UInt16, Sendable {
     case outOfOrder = 6
     /// Another peer is sending the same recording right now: offer it again later.
     case notAccepted = 7
-    /// The user deleted the recording: the sender removes its copy too.
+    /// The user deleted the recording here: the sender stops offering it (it removes nothing
+    /// on this word; only a replicated tombstone removes a copy).
     case deleted = 8
+    /// The receiver holds no metadata for the recording yet (it travels in a BATCH first).
+    case unknownRecording = 9
+    /// The OFFER's size, hash or file name differ from the recording's replicated metadata.
+    case metadataMismatch = 10
+
+    /// The code's name for logs; unknown codes by number.
+    public static func name(_ code: UInt16) -> String {
+        TransferFailure(rawValue: code).map { "\($0)" } ?? "code \(code)"
+    }
 }

@@ -40,8 +40,15 @@ public enum Framing {
 public struct FrameDecoder: Sendable {
     private var buffer: [UInt8] = []
     private var start = 0
+    /// The bound on the first frame (a session's first frame is the peer's HELLO, so a peer we
+    /// know nothing of yet cannot make us buffer a full 8 MiB); later frames may take the maximum.
+    private let firstFrameMaximum: Int
+    private var framesCut = 0
 
-    public init() {}
+    public init(firstFrameMaximum: Int = Framing.maximumFrameLength) {
+        precondition(firstFrameMaximum >= 1 && firstFrameMaximum <= Framing.maximumFrameLength)
+        self.firstFrameMaximum = firstFrameMaximum
+    }
 
     /// Bytes received but not yet part of a whole frame.
     public var bufferedCount: Int { buffer.count - start }
@@ -58,30 +65,36 @@ public struct FrameDecoder: Sendable {
         }
         guard buffer.isEmpty else {
             buffer.append(contentsOf: bytes)
-            return try FrameDecoder.cut(buffer[...], from: &start)
+            var next = start
+            let frames = try cut(buffer[...], from: &next)
+            start = next
+            return frames
         }
         // Nothing pending: the frames are cut from `bytes` where they lie, and only an unfinished
         // one is kept. Copying every read into the buffer first cost a pass over all the bytes,
         // out of cache for a 4 MiB read.
         var next = bytes.startIndex
-        let frames = try FrameDecoder.cut(bytes, from: &next)
+        let frames = try cut(bytes, from: &next)
         buffer.append(contentsOf: bytes[next...])
         return frames
     }
 
     /// The whole frames of `bytes` from `index` on; `index` ends at the first byte not used.
-    private static func cut(_ bytes: ArraySlice<UInt8>, from index: inout Int) throws(WireError) -> [(type: UInt8, payload: ArraySlice<UInt8>)] {
+    private mutating func cut(_ bytes: ArraySlice<UInt8>, from index: inout Int) throws(WireError) -> [(type: UInt8, payload: ArraySlice<UInt8>)] {
         var frames: [(UInt8, ArraySlice<UInt8>)] = []
         while bytes.endIndex - index >= Framing.headerSize {
             let length = bytes[index..<(index + 4)].reduce(0) { $0 << 8 | Int($1) }
             guard length >= 1 else { throw WireError(.malformed, "frame length 0 (a frame has at least its type byte)") }
-            guard length <= Framing.maximumFrameLength else {
-                throw WireError(.frameTooLarge, "frame length \(length) exceeds the maximum \(Framing.maximumFrameLength)")
+            let maximum = framesCut == 0 ? firstFrameMaximum : Framing.maximumFrameLength
+            guard length <= maximum else {
+                throw WireError(.frameTooLarge, "frame length \(length) exceeds the maximum \(maximum)"
+                                + (framesCut == 0 && maximum < Framing.maximumFrameLength ? " for a first frame (HELLO)" : ""))
             }
             guard bytes.endIndex - index >= Framing.headerSize + length else { break }
             let typeIndex = index + Framing.headerSize
             frames.append((bytes[typeIndex], bytes[(typeIndex + 1)..<(typeIndex + length)]))
             index = typeIndex + length
+            framesCut += 1
         }
         return frames
     }

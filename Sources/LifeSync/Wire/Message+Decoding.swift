@@ -1,15 +1,4 @@
 extension Message {
-    /// Limits on what a peer may send, checked while decoding (PROTOCOL.md §3).
-    public enum Limits {
-        public static let maximumChangesPerBatch = 10_000
-        /// The largest canonical entry the validation rules allow is about 600 KB (64 KiB of text
-        /// that is all control characters, escaped six bytes each, plus 64 tags of 256): 1 MiB
-        /// leaves room, so nothing valid locally is refused by a peer.
-        public static let maximumEntryBytes = 1024 * 1024
-        public static let maximumChunkBytes = 4 * 1024 * 1024
-        public static let maximumStringBytes = 1024
-    }
-
     /// Decodes one frame's type and payload. Every field is checked: a protocol violation comes
     /// back as a `WireError` with the code the spec assigns, never a crash.
     public static func decode(type rawType: UInt8, payload: ArraySlice<UInt8>) throws(WireError) -> Message {
@@ -96,23 +85,39 @@ extension Message {
 
     /// `what` is only made into text for the error: this runs for every change of a batch.
     static func hlc(_ raw: UInt64, _ what: @autoclosure () -> String) throws(WireError) -> HLCTimestamp {
-        let stamp = HLCTimestamp(rawValue: Int64(bitPattern: raw))
-        guard stamp.rawValue >= 0, Timestamp.representable.contains(stamp.milliseconds) else {
-            throw WireError(.malformed, "\(what()) \(raw) is not a valid HLC")
+        guard raw <= UInt64(HLCTimestamp.maximum.rawValue) else {
+            throw WireError(.malformed, "\(what()) \(raw) is above the HLC ceiling \(HLCTimestamp.maximum.rawValue)")
         }
-        return stamp
+        return HLCTimestamp(rawValue: Int64(raw))
     }
 
-    /// A vector: origins strictly ascending, each a UUID, sequences ≥ 1.
+    /// A sequence number: 1 … `Limits.maximumSequence`.
+    static func readSequence(_ r: inout ByteReader, _ what: @autoclosure () -> String) throws(WireError) -> UInt64 {
+        let value = try r.u64("seq")
+        guard value >= 1, value <= Limits.maximumSequence else {
+            throw WireError(.malformed, "\(what()) \(value) outside 1…\(Limits.maximumSequence)")
+        }
+        return value
+    }
+
+    /// A count of origins (a vector, an origin table), at most `Limits.maximumOrigins`.
+    static func readOriginCount(_ r: inout ByteReader, _ what: String, minimumItemSize: Int) throws(WireError) -> Int {
+        let count = try r.count16(what, minimumItemSize: minimumItemSize)
+        guard count <= Limits.maximumOrigins else {
+            throw WireError(.malformed, "\(what) \(count) exceeds the maximum \(Limits.maximumOrigins) origins")
+        }
+        return count
+    }
+
+    /// A vector: origins strictly ascending, each a UUID, sequences 1 … `Limits.maximumSequence`.
     static func readVector(_ r: inout ByteReader, _ what: String) throws(WireError) -> VersionVector {
-        let count = try r.count16("\(what) count", minimumItemSize: 10)
+        let count = try readOriginCount(&r, "\(what) count", minimumItemSize: 10)
         var pairs: [(String, UInt64)] = []
         pairs.reserveCapacity(count)
         for _ in 0..<count {
             let origin = try r.string("\(what) origin")
             try checkOrigin(origin, "\(what) origin")
-            let sequence = try r.u64("\(what) seq")
-            guard sequence >= 1 else { throw WireError(.malformed, "\(what) seq 0") }
+            let sequence = try readSequence(&r, "\(what) seq")
             if let last = pairs.last, !(last.0 < origin) { throw WireError(.malformed, "\(what) origins not strictly ascending") }
             pairs.append((origin, sequence))
         }
@@ -121,7 +126,7 @@ extension Message {
 
     static func readBatch(_ r: inout ByteReader) throws(WireError) -> Batch {
         let id = try r.u64("batch_id")
-        let originCount = try r.count16("origin count", minimumItemSize: 5)
+        let originCount = try readOriginCount(&r, "origin count", minimumItemSize: 5)
         var table: [String] = []
         var origins: [OriginInfo] = []
         var seen = Set<String>()
@@ -164,15 +169,14 @@ extension Message {
             }
             guard ids.insert(entryID).inserted else { throw WireError(.invalidChange, "change \(n): id \(entryID) appears twice in the batch") }
             let changeOrigin = try origin(try r.u16("change origin"), "change \(n)")
-            let sequence = try r.u64("change seq")
-            guard sequence >= 1 else { throw WireError(.malformed, "change \(n): seq 0") }
+            let sequence = try readSequence(&r, "change \(n): seq")
             let stampTime = try hlc(try r.u64("change hlc"), "change \(n) hlc")
-            let vvCount = try r.count16("change vv count", minimumItemSize: 10)
+            let vvCount = try readOriginCount(&r, "change vv count", minimumItemSize: 10)
             var vector = VersionVector()
             for _ in 0..<vvCount {
                 let vvOrigin = try origin(try r.u16("vv origin"), "change \(n) vv")
-                let vvSequence = try r.u64("vv seq")
-                guard vvSequence >= 1, vector[vvOrigin] == 0 else { throw WireError(.malformed, "change \(n): bad version vector") }
+                let vvSequence = try readSequence(&r, "change \(n): vv seq")
+                guard vector[vvOrigin] == 0 else { throw WireError(.malformed, "change \(n): an origin twice in its version vector") }
                 vector[vvOrigin] = vvSequence
             }
             guard vector[changeOrigin] >= sequence else {
@@ -205,12 +209,12 @@ extension Message {
                 throw WireError(.invalidChange, "change \(n) (\(entryID)): \(error)")
             }
         }
-        let throughCount = try r.count16("through count", minimumItemSize: 10)
+        let throughCount = try readOriginCount(&r, "through count", minimumItemSize: 10)
         var through = VersionVector()
         for _ in 0..<throughCount {
             let throughOrigin = try origin(try r.u16("through origin"), "through")
-            let throughSequence = try r.u64("through seq")
-            guard throughSequence >= 1, through[throughOrigin] == 0 else { throw WireError(.malformed, "bad through vector") }
+            let throughSequence = try readSequence(&r, "through seq")
+            guard through[throughOrigin] == 0 else { throw WireError(.malformed, "an origin twice in the through vector") }
             through[throughOrigin] = throughSequence
         }
         return Batch(id: id, origins: origins, changes: changes, through: through)

@@ -40,6 +40,9 @@ public enum ErrorCode: UInt16, Sendable, CustomStringConvertible {
     case internalError = 12
     /// The two nodes already have a connection; this one is redundant and closes.
     case duplicateConnection = 13
+    /// Storing what the peer sent would pass one of the receiver's bounds (PROTOCOL.md §3.1):
+    /// refused whole, nothing stored.
+    case limitExceeded = 14
 
     public var description: String {
         switch self {
@@ -56,6 +59,7 @@ public enum ErrorCode: UInt16, Sendable, CustomStringConvertible {
         case .shuttingDown: return "shutting_down"
         case .internalError: return "internal_error"
         case .duplicateConnection: return "duplicate_connection"
+        case .limitExceeded: return "limit_exceeded"
         }
     }
 }

@@ -14,7 +14,9 @@ extension LifeSyncCommandLine {
             guard format == "json" || format == "csv" else {
                 throw CLIError.usage("--format must be json or csv, got '\(format)'", command: arguments.spec)
             }
-            let entries = try context.openReplica(arguments).allEntries()
+            var damaged: [String] = []
+            let entries = try context.openReplica(arguments).allEntries(damaged: &damaged)
+            context.reportDamaged(damaged)
             let text = format == "json" ? JSONValue.array(entries.map(\.json)).prettyText + "\n" : CSVExport.text(entries)
             if let out = arguments.value("--out") {
                 // Write beside the target and rename, so a failed export never leaves half a file.

@@ -25,7 +25,9 @@ extension LifeSyncCommandLine {
             query.search = arguments.value("--search")
             query.limit = try arguments.integer("--limit", default: EntryQuery.defaultLimit, range: 0...1_000_000)
             query.offset = try arguments.integer("--offset", default: 0, range: 0...Int(Int32.max))
-            let entries = try context.openReplica(arguments).entries(matching: query)
+            var damaged: [String] = []
+            let entries = try context.openReplica(arguments).entries(matching: query, damaged: &damaged)
+            context.reportDamaged(damaged)
             if arguments.flag("--json") {
                 context.console.print(JSONValue.array(entries.map(\.json)).prettyText)
             } else if entries.isEmpty {

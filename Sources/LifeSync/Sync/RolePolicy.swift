@@ -1,0 +1,70 @@
+/// Who sends what to whom (PROTOCOL.md §7.3 and §5.9): every rule of the role policy, in one
+/// place. The phone is the source of truth for recordings; a watch sends its own entries and
+/// recordings toward the phone and receives neither by default; a mac mirrors everything.
+///
+/// ```swift
+/// let policy = RolePolicy(role: .watch)
+/// policy.capabilities(transfersRecordings: true)   // [.recordings]: wants nothing
+/// policy.mayForward(origin: o, own: mine, to: phoneCapabilities)   // only o ∈ mine
+/// ```
+public struct RolePolicy: Sendable, Equatable {
+    /// This node's role.
+    public var role: Role
+    /// A watch takes entries only when configured to (`--receive-entries`).
+    public var watchReceivesEntries = false
+
+    public init(role: Role, watchReceivesEntries: Bool = false) {
+        self.role = role
+        self.watchReceivesEntries = watchReceivesEntries
+    }
+
+    /// What this node announces in its HELLO.
+    public func capabilities(transfersRecordings: Bool) -> Capabilities {
+        var capabilities: Capabilities = role.isFullReplica || watchReceivesEntries ? [.receivesEntries] : []
+        if transfersRecordings {
+            capabilities.insert(.recordings)
+            // Recordings never flow to a watch.
+            if role != .watch { capabilities.insert(.receivesRecordings) }
+        }
+        return capabilities
+    }
+
+    /// Whether this node sends `origin`'s changes to a peer with `peerCapabilities`: nothing to
+    /// a peer that takes no entries; a watch only its own writes; full replicas relay everything.
+    public func mayForward(origin: String, own: Set<String>, to peerCapabilities: Capabilities) -> Bool {
+        guard peerCapabilities.contains(.receivesEntries) else { return false }
+        return role == .watch ? own.contains(origin) : true
+    }
+
+    /// Whether recording metadata goes to a peer of `peerRole` (never to a watch; its rows count
+    /// as covered by `through` all the same).
+    public func sendsRecordingMetadata(to peerRole: Role) -> Bool { peerRole != .watch }
+
+    /// Whether this node offers recording bytes to `peer`: watches and macs send to phones,
+    /// phones mirror to macs, nothing goes to a watch.
+    public func offersRecordings(to peer: Hello) -> Bool {
+        guard peer.capabilities.contains(.recordings), peer.capabilities.contains(.receivesRecordings) else { return false }
+        switch role {
+        case .watch: return peer.role == .phone
+        case .phone, .mac: return peer.role != .watch
+        }
+    }
+
+    /// Whether this node takes recording bytes at all.
+    public func receivesRecordings(transfersRecordings: Bool) -> Bool {
+        capabilities(transfersRecordings: transfersRecordings).contains(.receivesRecordings)
+    }
+
+    /// Whether a confirmation from a peer of `peerRole` lets this node drop its own copy: only a
+    /// watch, only for a phone (the source of truth), unless told to keep its recordings.
+    public func dropsCopy(confirmedBy peerRole: Role, keepRecordings: Bool) -> Bool {
+        role == .watch && peerRole == .phone && !keepRecordings
+    }
+
+    /// Whether a dialled peer that is away is owed `origin`'s changes (pending counts): the same
+    /// rule as `mayForward`, judged from what the peer last announced.
+    public func owes(origin: String, own: Set<String>, peerReceivesEntries: Bool?) -> Bool {
+        guard peerReceivesEntries != false else { return false }
+        return role == .watch ? own.contains(origin) : true
+    }
+}

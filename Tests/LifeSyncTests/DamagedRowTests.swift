@@ -1,0 +1,48 @@
+import LifeSync
+import Testing
+import TestSupport
+
+/// Rows damaged on disk or by hand (issue: local damage). One broken row used to stop all
+/// replication to a peer and make `list` fail; a damaged vector row crashed `serve` and `status`.
+@Suite struct DamagedRowTests {
+    static func phoneWith(_ count: Int, seed: UInt64) throws -> (Replica, [LogEntry]) {
+        let phone = try ReplicaFixtures.replica(role: .phone, seed: seed)
+        var entries: [LogEntry] = []
+        for i in 0..<count { entries.append(try phone.add(json: ReplicaFixtures.entryJSON(text: "entry \(i)"))) }
+        return (phone, entries)
+    }
+
+    @Test func aDamagedRowIsPassedOverAndTheRestFlows() throws {
+        let (phone, entries) = try Self.phoneWith(300, seed: 71)
+        let brokenJSON = entries[10].id, negativeClock = entries[200].id
+        try phone.database.run("UPDATE entries SET data = '{\"text\": ' WHERE id = ?", [.text(brokenJSON)])
+        try phone.database.run("UPDATE entries SET hlc = -5 WHERE id = ?", [.text(negativeClock)])
+        let mac = try ReplicaFixtures.replica(role: .mac, seed: 72)
+        var configuration = SessionConfiguration()
+        configuration.batchMaximumChanges = 50
+        let link = SessionLink(phone, mac, configuration: configuration)
+        link.run()
+        #expect(link.closed.isEmpty, "\(link.closed)")
+        #expect(try mac.liveEntryCount() == 298)
+        let reported = link.events.flatMap { item -> [String] in
+            if item.side == "a", case .damagedRowsSkipped(let ids) = item.event { return ids }
+            return []
+        }
+        #expect(Set(reported) == [brokenJSON, negativeClock])
+
+        var damaged: [String] = []
+        let listed = try phone.entries(matching: EntryQuery(limit: 1_000), damaged: &damaged)
+        #expect(listed.count == 299)
+        #expect(damaged == [brokenJSON])
+    }
+
+    @Test func aDamagedVectorRowIsAClearErrorNotATrap() throws {
+        let phone = try ReplicaFixtures.replica(role: .phone, seed: 73)
+        try phone.add(json: ReplicaFixtures.entryJSON(text: "x"))
+        try phone.database.run("UPDATE replica_vector SET seq = -1 WHERE origin = ?", [.text(phone.identity.incarnation)])
+        #expect(throws: ReplicaError.self) { _ = try phone.replicaVector() }
+        do { _ = try phone.replicaVector() } catch { #expect("\(error)".hasPrefix("replica damaged:"), "\(error)") }
+        let session = SyncSession(replica: phone, configuration: .init(), now: 0)
+        _ = session.start(now: 0)  // no trap
+    }
+}

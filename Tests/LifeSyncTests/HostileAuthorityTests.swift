@@ -1,0 +1,122 @@
+import LifeSync
+import LifeSyncSimulation
+import Testing
+import TestSupport
+
+/// A peer's word never moves our data (DESIGN.md, "Trust"): what we hold, what was deleted,
+/// what we confirmed. Authority comes from the data's origin and from what was delivered.
+@Suite struct HostileAuthorityTests {
+    // MARK: Vectors
+
+    /// A `through` beyond what was delivered does not advance the vector: a relay told it holds
+    /// a watch's writes up to 10,000 would otherwise never ask anyone for them.
+    @Test func aForgedThroughDoesNotAdvanceTheVector() throws {
+        let (replica, peer) = try HostileWireTests.victim()
+        let absent = Identifier.uuidV4(random: SeededRandom(seed: 41))
+        peer.send(.batch(Batch(id: 1, origins: [], changes: [try peer.change(sequence: 1)],
+                               through: VersionVector([(peer.incarnation, 1), (absent, 10_000)]))))
+        #expect(peer.acks == [1])
+        #expect(try replica.replicaVector()[peer.incarnation] == 1)
+        #expect(try replica.replicaVector()[absent] == 0, "a bare claim advanced the vector")
+
+        // A delivered write that had seen `absent` up to 7 proves 7 (superseded writes).
+        var seen = try peer.change(sequence: 2, seed: 2)
+        seen.stamp.vector[absent] = 7
+        peer.send(.batch(Batch(id: 2, origins: [], changes: [seen], through: VersionVector([(peer.incarnation, 2), (absent, 10_000)]))))
+        #expect(peer.acks == [1, 2])
+        #expect(try replica.replicaVector()[absent] == 7)
+    }
+
+    /// A peer claiming more of our writes than we made gets them all again: a watch's offline
+    /// writes are never held back on a forged vector ("synced, 0 pending" while nothing moved).
+    @Test func aClaimAboveOurOwnWritesGetsThemAll() throws {
+        let watch = try ReplicaFixtures.replica(role: .watch, seed: 42)
+        for i in 0..<3 { try watch.add(json: ReplicaFixtures.entryJSON(text: "offline \(i)")) }
+        let incarnation = watch.identity.incarnation
+        let peer = FakePeer(facing: SyncSession(replica: watch, configuration: .init(), now: 0))
+        peer.hello(vector: VersionVector([(incarnation, 5_000)]))
+        #expect(peer.victim.state == .open)
+        let sent = peer.batches.flatMap(\.changes)
+        #expect(sent.filter { $0.stamp.origin == incarnation }.map(\.stamp.sequence).sorted() == [1, 2, 3])
+        #expect(peer.victim.pendingChangeCount() == 3, "the writes count as pending until acknowledged")
+    }
+
+    /// A claim on our history moves us to a new incarnation at most once per local write: a
+    /// fresh node, or one that just rotated, is not rotated again by words alone.
+    @Test func aPeerCannotRotateUsAtWill() throws {
+        let phone = try ReplicaFixtures.replica(role: .phone, seed: 43)
+        let first = phone.identity.incarnation
+        var peer = FakePeer(facing: SyncSession(replica: phone, configuration: .init(), now: 0), seed: 901)
+        peer.hello(vector: VersionVector([(first, 50)]))
+        #expect(phone.identity.incarnation == first, "rotated before writing anything")
+
+        try phone.add(json: ReplicaFixtures.entryJSON(text: "one"))
+        peer = FakePeer(facing: SyncSession(replica: phone, configuration: .init(), now: 0), seed: 902)
+        peer.hello(vector: VersionVector([(first, 50)]))
+        let second = phone.identity.incarnation
+        #expect(second != first, "a genuine-looking rollback rotates")
+
+        peer = FakePeer(facing: SyncSession(replica: phone, configuration: .init(), now: 0), seed: 903)
+        peer.hello(vector: VersionVector([(first, 50), (second, 50)]))
+        #expect(phone.identity.incarnation == second, "rotated again with no write in between")
+        #expect(try phone.ownOrigins().count == 2)
+    }
+
+    /// `through` at the maximum for our own incarnation never reaches our counter; a forged write
+    /// under it at the maximum makes the next local write start a fresh incarnation, not fail.
+    @Test func forgedClaimsOnOurOwnIncarnationLeaveLocalWritesWorking() throws {
+        let (replica, peer) = try HostileWireTests.victim()
+        let mine = replica.identity.incarnation
+        peer.send(.batch(Batch(id: 1, origins: [], changes: [], through: VersionVector([(mine, Message.Limits.maximumSequence)]))))
+        #expect(peer.acks == [1])
+        #expect(try replica.replicaVector()[mine] == 0)
+        let entry = try replica.add(json: ReplicaFixtures.entryJSON(text: "mine"))
+        #expect(try replica.versionStamp(id: entry.id)?.sequence == 1)
+
+        let top = Message.Limits.maximumSequence
+        peer.send(.batch(Batch(id: 2, origins: [], changes: [try peer.change(sequence: top, origin: mine)], through: VersionVector([(mine, top)]))))
+        #expect(peer.acks == [1, 2])
+        let later = try replica.add(json: ReplicaFixtures.entryJSON(text: "after the forgery"))
+        let stamp = try #require(try replica.versionStamp(id: later.id))
+        #expect(stamp.origin != mine && stamp.sequence == 1)
+    }
+
+    /// A change forged under another origin's next sequence number is set aside as a conflict;
+    /// that origin keeps flowing (it failed with a storage error on every session before).
+    @Test func aClashOnOriginAndSequenceIsSetAsideNotAWedge() throws {
+        let (replica, peer) = try HostileWireTests.victim()
+        let first = try peer.change(sequence: 1, text: "first", seed: 1)
+        let forged = try peer.change(sequence: 1, text: "forged", seed: 2)
+        #expect(first.id != forged.id)
+        peer.send(.batch(Batch(id: 1, origins: [], changes: [first], through: VersionVector([(peer.incarnation, 1)]))))
+        peer.send(.batch(Batch(id: 2, origins: [], changes: [forged], through: VersionVector([(peer.incarnation, 1)]))))
+        peer.send(.batch(Batch(id: 3, origins: [], changes: [try peer.change(sequence: 2, seed: 3)], through: VersionVector([(peer.incarnation, 2)]))))
+        #expect(peer.acks == [1, 2, 3])
+        #expect(peer.errors.isEmpty)
+        #expect(try replica.liveEntryCount() == 2)
+        #expect(try replica.conflicts().contains { $0.entryID == forged.id })
+        #expect(try replica.replicaVector()[peer.incarnation] == 2)
+        let clashes = peer.events.compactMap { event -> Int? in
+            if case .applied(_, _, let outcome) = event { return outcome.clashes }
+            return nil
+        }
+        #expect(clashes == [0, 1, 0])
+    }
+
+    /// A stranger that only says hello leaves nothing in the replica.
+    @Test func aHelloAloneLeavesNothingBehind() throws {
+        let replica = try ReplicaFixtures.replica(role: .phone, seed: 44)
+        let before = try replica.knownOrigins().map(\.origin)
+        for seed in 0..<20 {
+            let peer = FakePeer(facing: SyncSession(replica: replica, configuration: .init(), now: 0), seed: 1_000 + UInt64(seed))
+            peer.hello()
+        }
+        #expect(try replica.knownOrigins().map(\.origin) == before)
+
+        let peer = FakePeer(facing: SyncSession(replica: replica, configuration: .init(), now: 0), seed: 2_000)
+        peer.hello()
+        peer.send(.batch(Batch(id: 1, origins: [], changes: [try peer.change(sequence: 1)], through: VersionVector([(peer.incarnation, 1)]))))
+        let learned = try replica.knownOrigins().first { $0.origin == peer.incarnation }
+        #expect(learned?.nodeID == peer.nodeID, "a peer that delivered is remembered")
+    }
+}
