@@ -257,8 +257,8 @@ public final class Simulator {
                 send(bytes, from: end)
             case .close(let end):
                 closeConnection(of: end)
-            case .log(let line):
-                trace.record(now, "\(name): \(line)")
+            case .event(let event):
+                trace.record(now, "\(name): \(event)")
             case .sessionEvent:
                 break
             }

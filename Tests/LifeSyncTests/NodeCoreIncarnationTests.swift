@@ -97,7 +97,7 @@ extension NodeCoreTests {
         let newIncarnation = restored.identity.incarnation
         #expect(newIncarnation != incarnation)
         #expect(rotations.first?.0 == incarnation && rotations.first?.1 == newIncarnation)
-        #expect(net.logs.contains { $0.node == "phone" && $0.line.contains("restored from an older copy") })
+        #expect(net.nodeEvents.contains { if $0.node == "phone", case .incarnationRotated = $0.event { return true }; return false })
         // Its own old writes come back from the mac.
         #expect(net.run(upTo: 5_000) { count(restored) == 5 })
         for id in first + lost { #expect((try? restored.entry(id: id)) != nil) }

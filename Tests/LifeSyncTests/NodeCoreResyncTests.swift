@@ -72,7 +72,7 @@ extension NodeCoreTests {
         #expect(net.run(upTo: 60_000) { count(mac) == 400 && count(phone) == 400 })
         net.run(for: 3_000)
         #expect(net.converged(["phone", "mac"]))
-        let fired = net.logs.filter { $0.line.contains("fallback timer") }.count
+        let fired = net.nodeEvents.filter { $0.event == .fallbackTimerFired }.count
         #expect(fired >= 2, "the scenario needs the fallback to fire mid-transfer (fired \(fired)×)")
         for (from, to) in [("phone", "mac"), ("mac", "phone")] {
             let keys = net.sentChanges(from: from, to: to)

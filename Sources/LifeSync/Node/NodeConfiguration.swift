@@ -22,8 +22,8 @@ public enum NodeAction: Equatable, Sendable {
     case connect(peer: Int, address: String)
     case send(connection: Int, bytes: [UInt8])
     case close(connection: Int)
-    /// A line for the log.
-    case log(String)
+    /// Something happened (for logs, status, traces).
+    case event(NodeEvent)
     /// A session event, for drivers that trace or test (the simulator).
     case sessionEvent(connection: Int, SessionEvent)
 }

@@ -17,6 +17,8 @@ public final class NodeCore {
         var receivedAll = false
         /// Closed because the same two nodes already had another connection.
         var closedAsDuplicate = false
+        /// The peer's node ID once the handshake told it, else the address.
+        var name: String { status?.nodeID ?? address }
         /// When `status` was last written to the replica.
         var statusSavedAt: Int64?
         /// Whether the peer may have a row in the replica: it had one already, or it delivered
@@ -75,7 +77,7 @@ public final class NodeCore {
 
     /// Sync on start: dial every configured peer.
     public func start(now: Int64) -> [NodeAction] {
-        var actions: [NodeAction] = [.log("node \(replica.identity.nodeID) (\(replica.identity.role.rawValue)) starting")]
+        var actions: [NodeAction] = [.event(.starting(nodeID: replica.identity.nodeID, role: replica.identity.role))]
         for i in dialers.indices { actions += dial(i) }
         return actions
     }
@@ -89,7 +91,7 @@ public final class NodeCore {
         // The acceptor answers the dialler's HELLO rather than sending its own at once, so the
         // vector it advertises includes whatever a previous connection of the same peer was
         // still delivering (a restarted sender is not sent a stale vector).
-        return [.log("accepted connection from \(remote)")]
+        return [.event(.accepted(remote: remote))]
     }
 
     /// Our dial of peer `peer` succeeded.
@@ -99,7 +101,7 @@ public final class NodeCore {
         let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage,
                                   incomingTransfers: incomingTransfers)
         connections[connection] = Connection(session: session, dialer: peer, address: dialers[peer].address)
-        return [.log("connected to \(dialers[peer].address)")] + perform(session.start(now: now), on: connection, now: now)
+        return [.event(.dialled(address: dialers[peer].address))] + perform(session.start(now: now), on: connection, now: now)
     }
 
     /// Our dial of peer `peer` failed; try again after a backoff.
@@ -109,7 +111,7 @@ public final class NodeCore {
                                        maximum: configuration.reconnectMaximum, random: random)
         dialers[peer].state = .waiting(until: now + delay)
         return dialers[peer].failures <= 3 || dialers[peer].failures % 10 == 0
-            ? [.log("cannot reach \(dialers[peer].address): \(reason); retrying in \(Double(delay) / 1000) s")] : []
+            ? [.event(.unreachable(address: dialers[peer].address, reason: reason, retryIn: delay))] : []
     }
 
     /// Bytes arrived on a connection; a slice of the runtime's read buffer is taken as it is.
@@ -131,7 +133,7 @@ public final class NodeCore {
         if var status = conn.status {
             status.state = .disconnected
             if conn.persisted { try? replica.savePeer(status) }
-            actions.append(.log("disconnected from \(status.nodeID) (\(conn.address))"))
+            actions.append(.event(.disconnected(peer: status.nodeID, address: conn.address)))
         }
         // A dialler that stood down for this peer's own connection dials again now.
         if let nodeID = conn.status?.nodeID, !stopping {
@@ -189,7 +191,7 @@ public final class NodeCore {
         }
         if let due = fallbackAt, now >= due {
             fallbackAt = nil
-            actions.append(.log("fallback timer: retrying pending sync"))
+            actions.append(.event(.fallbackTimerFired))
             for i in dialers.indices where dialers[i].state != .connecting && dialers[i].state != .covered {
                 if case .connected = dialers[i].state { continue }
                 dialers[i].failures = 0
@@ -217,7 +219,7 @@ public final class NodeCore {
     /// Clean shutdown: tell every peer, close every connection, stop dialling.
     public func shutdown(now: Int64) -> [NodeAction] {
         stopping = true
-        var actions: [NodeAction] = [.log("shutting down")]
+        var actions: [NodeAction] = [.event(.shuttingDown)]
         for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {
             actions += perform(conn.session.close(code: .shuttingDown, message: "node shutting down"), on: id, now: now)
         }
@@ -294,7 +296,7 @@ public final class NodeCore {
                 if silenced.contains(id) { continue }
                 actions.append(.send(connection: id, bytes: bytes))
             case .close(let reason):
-                actions.append(.log("closing connection to \(connections[id]?.status?.nodeID ?? connections[id]?.address ?? "?"): \(reason)"))
+                actions.append(.event(.closing(peer: connections[id]?.status?.nodeID ?? connections[id]?.address ?? "?", reason: reason)))
                 actions.append(.close(connection: id))
             case .event(let event):
                 actions.append(.sessionEvent(connection: id, event))
@@ -327,15 +329,14 @@ public final class NodeCore {
                                      direction: conn.dialer == nil ? "inbound" : "outbound", state: .syncing, lastConnected: wall,
                                      vector: peer.vector)
             saveStatus(conn, now: now)
-            return actions + [.log("peer \(peer.nodeID) (\(peer.role.rawValue), \(conn.address), \(conn.dialer == nil ? "inbound" : "outbound")) connected")]
+            return actions + [.event(.peerConnected(peer: peer.nodeID, role: peer.role, address: conn.address, inbound: conn.dialer == nil))]
         case .applied(_, let changes, let outcome):
             conn.status?.entriesReceived += changes
             if changes > 0 { conn.persisted = true }
             conn.receivedAll = false
             var actions: [NodeAction] = []
             if changes > 0 {
-                let conflictText = outcome.conflicts > 0 ? ", \(outcome.conflicts) conflict(s) resolved" : ""
-                actions.append(.log("received \(changes) change(s) from \(conn.status?.nodeID ?? conn.address): \(outcome.applied) applied\(conflictText)"))
+                actions.append(.event(.received(from: conn.name, changes: changes, applied: outcome.applied, conflicts: outcome.conflicts)))
                 // Relay: what one peer sent, the others may lack.
                 for (other, otherConn) in connections.sorted(by: { $0.key < $1.key }) where other != id {
                     actions += perform(otherConn.session.replicaChanged(now: now), on: other, now: now)
@@ -353,7 +354,7 @@ public final class NodeCore {
             // Once a second at most: counting what is still pending walks it all, and a bulk
             // sync is acknowledged 50 times in 100k entries. `status` stays a second fresh.
             if conn.statusSavedAt.map({ now - $0 >= 1_000 }) ?? true { saveStatus(conn, now: now) }
-            return changes > 0 ? [.log("\(conn.status?.nodeID ?? conn.address) acknowledged \(changes) change(s)")] : []
+            return changes > 0 ? [.event(.acknowledged(by: conn.name, changes: changes))] : []
         case .sentAll:
             conn.sentAll = true
             return markSynced(conn, now: now)
@@ -361,48 +362,46 @@ public final class NodeCore {
             conn.receivedAll = true
             return markSynced(conn, now: now)
         case .incarnationRotated(let old, let new):
-            return [.log("this replica was restored from an older copy: continuing under incarnation \(new) (was \(old))")]
+            return [.event(.incarnationRotated(old: old, new: new))]
         case .clockSkew(let peerMs, let localMs):
-            return [.log("warning: \(conn.address)'s clock is \((peerMs - localMs) / 1000) s ahead of ours")]
+            return [.event(.clockSkew(peer: conn.address, aheadSeconds: (peerMs - localMs) / 1000))]
         case .peerError(let code, let message):
             if code == ErrorCode.duplicateConnection.rawValue { conn.closedAsDuplicate = true }
-            return [.log("peer \(conn.status?.nodeID ?? conn.address) reported error \(code): \(message)")]
+            return [.event(.peerError(peer: conn.name, code: code, message: message))]
         case .protocolError(let error):
-            return [.log("protocol error with \(conn.status?.nodeID ?? conn.address): \(error)")]
+            return [.event(.protocolError(peer: conn.name, error: error))]
         case .recordingProgress(let recording, let done, let total, let sending):
             transfers[recording] = (done, total, sending)
             let started = progressLogged[recording]?.started ?? now
             guard done < total, now - (progressLogged[recording]?.at ?? -10_000) >= 2_000 else { return [] }
             progressLogged[recording] = (now, started)
             let rate = now > started ? Double(done) / Double(now - started) * 1000 / 1_048_576 : 0
-            let percent = total > 0 ? Int(done * 100 / total) : 100
-            return [.log("\(sending ? "sending" : "receiving") \(recording) \(sending ? "to" : "from") \(conn.status?.nodeID ?? conn.address): "
-                         + "\(percent)% (\(done / 1_048_576) of \(total / 1_048_576) MiB, \(String(Int(rate))) MiB/s)")]
+            return [.event(.transferProgress(recording: recording, peer: conn.name, sending: sending, done: done, total: total, rate: rate))]
         case .recordingConfirmed(let recording):
             transfers[recording] = nil
             progressLogged[recording] = nil
             pendingCheckDue = true
-            return [.log("\(conn.status?.nodeID ?? conn.address) confirmed \(recording) by checksum")]
+            return [.event(.recordingConfirmed(recording: recording, by: conn.name))]
         case .recordingReceived(let recording, let size):
             transfers[recording] = nil
             progressLogged[recording] = nil
-            var actions: [NodeAction] = [.log("received \(recording) (\(size) bytes) from \(conn.status?.nodeID ?? conn.address), checksum verified")]
+            var actions: [NodeAction] = [.event(.recordingReceived(recording: recording, size: size, from: conn.name))]
             // A phone mirrors what it just received to its macs.
             for (other, otherConn) in connections.sorted(by: { $0.key < $1.key }) where other != id {
                 actions += perform(otherConn.session.replicaChanged(now: now), on: other, now: now)
             }
             return actions
         case .recordingResumed(let recording, let offset):
-            return [.log("resuming \(recording) from byte \(offset) (\(offset / 1_048_576) MiB already verified)")]
+            return [.event(.recordingResumed(recording: recording, offset: offset))]
         case .recordingCopyRemoved(let recording):
-            return [.log("removed the watch copy of \(recording): the phone confirmed it")]
+            return [.event(.watchCopyRemoved(recording: recording))]
         case .damagedRowsSkipped(let ids):
-            return [.log("replica damaged: \(ids.count) row(s) do not read back and are not sent (\(ids.prefix(5).joined(separator: ", "))\(ids.count > 5 ? ", …" : "")); the rest keeps flowing")]
+            return [.event(.damagedRowsSkipped(ids: ids))]
         case .recordingFailed(let recording, let reason, let sending):
             transfers[recording] = nil
             progressLogged[recording] = nil
             pendingCheckDue = true
-            return [.log("transfer of \(recording) \(sending ? "to" : "from") \(conn.status?.nodeID ?? conn.address) failed: \(reason); it stays pending")]
+            return [.event(.transferFailed(recording: recording, peer: conn.name, sending: sending, reason: reason))]
         }
     }
 
@@ -412,7 +411,7 @@ public final class NodeCore {
         conn.status?.state = .synced
         conn.status?.lastSync = replica.now
         saveStatus(conn, now: now)
-        return wasSynced ? [] : [.log("in sync with \(conn.status!.nodeID) (sent \(conn.status!.entriesSent), received \(conn.status!.entriesReceived))")]
+        return wasSynced ? [] : [.event(.inSync(with: conn.status!.nodeID, sent: conn.status!.entriesSent, received: conn.status!.entriesReceived))]
     }
 
     private func saveStatus(_ conn: Connection, now: Int64) {

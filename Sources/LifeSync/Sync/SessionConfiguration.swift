@@ -37,4 +37,7 @@ public struct PlantedBugs: OptionSet, Sendable, Hashable {
     public static let stampIgnoresCausality = PlantedBugs(rawValue: 1 << 2)
     /// A watch removes a recording before the phone confirmed it.
     public static let watchRemovesBeforeConfirmation = PlantedBugs(rawValue: 1 << 3)
+    /// A sender deletes a recording everywhere (a replicated tombstone, its file removed) when a
+    /// receiver's FAILURE says `deleted`: a peer's word taken as a user delete.
+    public static let trustsFailureDeleted = PlantedBugs(rawValue: 1 << 4)
 }

@@ -169,6 +169,10 @@ extension SyncSession {
     /// delete reaches us as a replicated tombstone (or not at all, on a watch, which then keeps
     /// its copy); `deleted` from a peer only stops this transfer.
     func receiveFailure(id: String, code: UInt16, text: String, now: Int64, actions: inout [SessionAction]) {
+        if configuration.plantedBugs.contains(.trustsFailureDeleted), code == TransferFailure.deleted.rawValue,
+           outgoing?.id == id, let storage, !isDeleted(id) {
+            try? replica.deleteRecording(id: id, from: storage)  // PLANTED BUG: the receiver's word as a user delete
+        }
         if let transfer = outgoing, transfer.id == id {
             outgoing = nil
             failedRecordings[id] = now

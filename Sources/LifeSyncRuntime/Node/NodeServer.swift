@@ -229,8 +229,8 @@ public final class NodeServer: @unchecked Sendable {
                     drop(connection)
                     execute(core.closed(connection: id, now: MonotonicClock.milliseconds()))
                 }
-            case .log(let line):
-                log(line)
+            case .event(let event):
+                log(event.logLine)
             case .sessionEvent:
                 break
             }

@@ -64,6 +64,8 @@ final class VirtualNet {
     private(set) var dials: [Dial] = []
     private(set) var connectFailures: [(time: Int64, node: String, peer: Int)] = []
     private(set) var logs: [(time: Int64, node: String, line: String)] = []
+    /// The same, typed.
+    private(set) var nodeEvents: [(time: Int64, node: String, event: NodeEvent)] = []
     private(set) var violations: [String] = []
     private(set) var steps = 0
 
@@ -276,8 +278,9 @@ final class VirtualNet {
                     let other = nodes[endpoint.other]!
                     if other.running { execute(endpoint.other, other.core.closed(connection: endpoint.otherConnection, now: now)) }
                 }
-            case .log(let line):
-                logs.append((now, name, line))
+            case .event(let event):
+                logs.append((now, name, "\(event)"))
+                nodeEvents.append((now, name, event))
             case .sessionEvent(let connection, let event):
                 events.append((now, name, connection, event))
             }

@@ -1,0 +1,163 @@
+/// Delta sync inside a session (PROTOCOL.md §7.4): receiving batches (admitted through
+/// `DeltaSync`, committed together, acknowledged after the commit) and sending them (the window,
+/// the role policy, CAUGHT_UP). The decisions are `DeltaSync`'s and `RolePolicy`'s; this is the
+/// glue to the replica.
+extension SyncSession {
+    /// Commits consecutive batches in one transaction, then acknowledges each. A batch this node
+    /// must refuse ends the session after the ones before it are committed and acknowledged.
+    func receiveBatches(_ batches: [Batch], now: Int64, actions: inout [SessionAction]) throws {
+        let acceptable = capabilities.contains(.receivesEntries) ? batches[...] : batches.prefix { $0.changes.isEmpty }
+        var outcomes: [ApplyOutcome] = []
+        var admitted: [VersionVector] = []
+        let own = try ownHistory()
+        let current = try replica.replicaVector()
+        let counter = current[replica.identity.incarnation]
+        var deliversOwnCurrent = false
+        for batch in acceptable {
+            for (n, change) in batch.changes.enumerated() where change.stamp.sequence > batch.through[change.stamp.origin] {
+                throw WireError(.invalidChange, "batch \(batch.id), change \(n) (\(change.id)): seq \(change.stamp.sequence) lies beyond the batch's through")
+            }
+            deliversOwnCurrent = deliversOwnCurrent || batch.changes.contains { $0.stamp.origin == replica.identity.incarnation }
+            admitted.append(try delta!.admit(batch, current: current, ownOrigins: own.origins, stored: replica.justifiedSequence))
+        }
+        do {
+            if !acceptable.isEmpty {
+                outcomes = try replica.apply(zip(acceptable, admitted).map { ($0.changes, $1) }, origins: namedOrigins(acceptable))
+            }
+        } catch ReplicaError.limitExceeded(let reason) {
+            throw WireError(.limitExceeded, reason)
+        } catch {
+            let ids = acceptable.count == 1 ? "batch \(acceptable[0].id)" : "batches \(acceptable.first!.id)…\(acceptable.last!.id)"
+            throw WireError(.storageFailure, "could not store \(ids): \(error)")
+        }
+        precondition(outcomes.count == acceptable.count, "one outcome per committed batch")
+        if acceptable.contains(where: { !$0.changes.isEmpty }) { peerOriginRecorded = true }
+        // Writes of our own current history that we never made, delivered for real: this file
+        // went back in time (the handshake could not tell, having written nothing since).
+        if deliversOwnCurrent, counter >= 1, try replica.replicaVector()[replica.identity.incarnation] > counter {
+            let old = replica.identity.incarnation
+            actions.append(.event(.incarnationRotated(old: old, new: try replica.rotateIncarnation())))
+            ownOrigins = try replica.ownOrigins()
+        }
+        for (batch, outcome) in zip(acceptable, outcomes) {
+            received(batch, outcome: outcome, own: own, now: now, actions: &actions)
+            actions.append(.send(Message.ack(Ack(batchID: batch.id, applied: UInt32(outcome.applied), conflicts: UInt32(outcome.conflicts))).encoded()))
+            actions.append(.event(.applied(batchID: batch.id, changes: batch.changes.count, outcome: outcome)))
+        }
+        if acceptable.count < batches.count {
+            throw WireError(.unexpectedMessage, "BATCH with changes to a node that does not receive entries")
+        }
+    }
+
+    /// PLANTED BUG `ackBeforeCommit`: the watermark is committed on its own, before the rows.
+    /// The rows wait in memory for the next tick: a crash in between loses them.
+    func receiveBatchAckingFirst(_ batch: Batch, now: Int64, actions: inout [SessionAction]) throws {
+        guard capabilities.contains(.receivesEntries) || batch.changes.isEmpty else {
+            throw WireError(.unexpectedMessage, "BATCH with changes to a node that does not receive entries")
+        }
+        let own = try ownHistory()
+        let through = try delta!.admit(batch, current: try replica.replicaVector(), ownOrigins: own.origins, stored: replica.justifiedSequence)
+        do {
+            _ = try replica.apply([([], through)], origins: namedOrigins([batch]))
+        } catch {
+            throw WireError(.storageFailure, "could not store batch \(batch.id): \(error)")
+        }
+        actions.append(.send(Message.ack(Ack(batchID: batch.id, applied: 0, conflicts: 0)).encoded()))
+        deferredChanges += batch.changes
+        received(batch, outcome: ApplyOutcome(), own: own, now: now, actions: &actions)
+        actions.append(.event(.applied(batchID: batch.id, changes: batch.changes.count, outcome: ApplyOutcome())))
+    }
+
+    /// The origins these batches name with their node, for the replica to remember; and the
+    /// peer's own incarnation, once it delivers something.
+    func namedOrigins(_ batches: some Collection<Batch>) -> [(origin: String, nodeID: String, role: Role)] {
+        var named = batches.flatMap(\.origins).compactMap { info -> (origin: String, nodeID: String, role: Role)? in
+            guard let nodeID = info.nodeID, let role = info.role else { return nil }
+            return (info.origin, nodeID, role)
+        }
+        if !peerOriginRecorded, let peer, batches.contains(where: { !$0.changes.isEmpty }) {
+            named.append((peer.incarnation, peer.nodeID, peer.role))
+        }
+        return named
+    }
+
+    /// Our origins and how far we wrote in each: what no peer's claim may overrule.
+    func ownHistory() throws -> OwnHistory {
+        let origins = try replica.ownOrigins()
+        let vector = try replica.replicaVector()
+        var counts = VersionVector()
+        for origin in origins { counts[origin] = vector[origin] }
+        return OwnHistory(origins: origins, counts: counts)
+    }
+
+    /// What a committed batch changes in the session: recordings the user deleted stop moving,
+    /// and the batch counts as held by the peer (it came from there) and as sent (never echoed).
+    func received(_ batch: Batch, outcome: ApplyOutcome, own: OwnHistory, now: Int64, actions: inout [SessionAction]) {
+        for removed in outcome.recordingsToRemove {
+            if incoming?.id == removed.id { incoming = nil }
+            if outgoing?.id == removed.id {
+                // Stop sending what the user deleted; the receiver drops what it had of it.
+                outgoing = nil
+                actions.append(.send(Message.failure(recordingID: removed.id, code: TransferFailure.deleted.rawValue,
+                                                     message: "the recording was deleted by the user").encoded()))
+            }
+            try? storage?.remove(removed.fileName)
+            storage?.discardTemporary(removed.id)
+        }
+        delta!.received(through: batch.through, own: own)
+        changesReceived += batch.changes.count
+        lastSent = now
+    }
+
+    // MARK: - Sending
+
+    /// Whether the role policy lets us send `origin`'s changes to this peer.
+    func mayForward(_ origin: String) -> Bool {
+        guard let peer else { return false }
+        if configuration.plantedBugs.contains(.relayDropsForeignChanges), !ownOrigins.contains(origin) { return false }
+        return policy.mayForward(origin: origin, own: ownOrigins, to: peer.capabilities)
+    }
+
+    /// Sends batches while the window has room and there is something to send, `limit` at most.
+    /// (Always sending one per call, the rest on immediate ticks, cost the simulator a fifth of
+    /// its speed; only the handshake does, see `windowUnfilled`.)
+    func pump(now: Int64, actions: inout [SessionAction], limit: Int = .max) {
+        var sent = 0
+        var builder = BatchBuilder(maximumChanges: configuration.batchMaximumChanges, maximumBytes: configuration.batchMaximumBytes)
+        builder.includeRecordings = peer.map { policy.sendsRecordingMetadata(to: $0.role) } ?? false
+        guard delta != nil else { return }
+        var damaged: [String] = []
+        defer {
+            let fresh = damaged.filter { reportedDamaged.insert($0).inserted }
+            if !fresh.isEmpty { actions.append(.event(.damagedRowsSkipped(ids: fresh))) }
+        }
+        while delta!.hasRoom(window: configuration.window) && sent < limit {
+            let next: (changes: [EncodedChange], through: VersionVector)?
+            do {
+                next = try builder.next(from: replica, sentUpTo: delta!.sentUpTo, allowed: mayForward, damaged: &damaged)
+            } catch {
+                actions += fail(WireError(.storageFailure, "could not read changes: \(error)"))
+                return
+            }
+            guard let next else { break }
+            let id = delta!.sent(changes: next.changes, through: next.through)
+            let origins = ((try? replica.knownOrigins()) ?? []).compactMap { known -> OriginInfo? in
+                guard let nodeID = known.nodeID, let role = known.role else { return nil }
+                return OriginInfo(origin: known.origin, nodeID: nodeID, role: role)
+            }
+            actions.append(.send(Message.encodedBatch(id: id, origins: origins, changes: next.changes, through: next.through)))
+            actions.append(.event(.sent(batchID: id, changes: next.changes.count)))
+            changesSent += next.changes.count
+            lastSent = now
+            reportedSentAll = false
+            sent += 1
+        }
+        windowUnfilled = windowUnfilled && sent == limit && delta!.hasRoom(window: configuration.window)
+        if delta!.inFlight.isEmpty && !reportedSentAll {
+            reportedSentAll = true
+            lastSent = now
+            actions.append(.send(Message.caughtUp(vector: delta!.sentUpTo).encoded()))
+            actions.append(.event(.sentAll))
+        }
+    }
+}

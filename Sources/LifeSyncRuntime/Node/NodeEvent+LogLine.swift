@@ -1,0 +1,62 @@
+import LifeSync
+
+extension NodeEvent {
+    /// The event as the one log line `lifesync serve` prints for it.
+    ///
+    /// ```swift
+    /// NodeEvent.inSync(with: "mac_7c9e…", sent: 3, received: 0).logLine   // "in sync with mac_7c9e… (sent 3, received 0)"
+    /// ```
+    public var logLine: String {
+        switch self {
+        case .starting(let nodeID, let role):
+            return "node \(nodeID) (\(role.rawValue)) starting"
+        case .accepted(let remote):
+            return "accepted connection from \(remote)"
+        case .dialled(let address):
+            return "connected to \(address)"
+        case .unreachable(let address, let reason, let retryIn):
+            return "cannot reach \(address): \(reason); retrying in \(Double(retryIn) / 1000) s"
+        case .peerConnected(let peer, let role, let address, let inbound):
+            return "peer \(peer) (\(role.rawValue), \(address), \(inbound ? "inbound" : "outbound")) connected"
+        case .disconnected(let peer, let address):
+            return "disconnected from \(peer) (\(address))"
+        case .closing(let peer, let reason):
+            return "closing connection to \(peer): \(reason)"
+        case .fallbackTimerFired:
+            return "fallback timer: retrying pending sync"
+        case .shuttingDown:
+            return "shutting down"
+        case .received(let from, let changes, let applied, let conflicts):
+            return "received \(changes) change(s) from \(from): \(applied) applied" + (conflicts > 0 ? ", \(conflicts) conflict(s) resolved" : "")
+        case .acknowledged(let by, let changes):
+            return "\(by) acknowledged \(changes) change(s)"
+        case .inSync(let with, let sent, let received):
+            return "in sync with \(with) (sent \(sent), received \(received))"
+        case .incarnationRotated(let old, let new):
+            return "this replica was restored from an older copy: continuing under incarnation \(new) (was \(old))"
+        case .clockSkew(let peer, let ahead):
+            return "warning: \(peer)'s clock is \(ahead) s ahead of ours"
+        case .peerError(let peer, let code, let message):
+            return "peer \(peer) reported error \(code): \(message)"
+        case .protocolError(let peer, let error):
+            return "protocol error with \(peer): \(error)"
+        case .damagedRowsSkipped(let ids):
+            return "replica damaged: \(ids.count) row(s) do not read back and are not sent (\(ids.prefix(5).joined(separator: ", "))"
+                + (ids.count > 5 ? ", …" : "") + "); the rest keeps flowing"
+        case .transferProgress(let recording, let peer, let sending, let done, let total, let rate):
+            let percent = total > 0 ? Int(done * 100 / total) : 100
+            return "\(sending ? "sending" : "receiving") \(recording) \(sending ? "to" : "from") \(peer): "
+                + "\(percent)% (\(done / 1_048_576) of \(total / 1_048_576) MiB, \(Int(rate)) MiB/s)"
+        case .recordingConfirmed(let recording, let by):
+            return "\(by) confirmed \(recording) by checksum"
+        case .recordingReceived(let recording, let size, let from):
+            return "received \(recording) (\(size) bytes) from \(from), checksum verified"
+        case .recordingResumed(let recording, let offset):
+            return "resuming \(recording) from byte \(offset) (\(offset / 1_048_576) MiB already verified)"
+        case .watchCopyRemoved(let recording):
+            return "removed the watch copy of \(recording): the phone confirmed it"
+        case .transferFailed(let recording, let peer, let sending, let reason):
+            return "transfer of \(recording) \(sending ? "to" : "from") \(peer) failed: \(reason); it stays pending"
+        }
+    }
+}
