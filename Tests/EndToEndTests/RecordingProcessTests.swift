@@ -205,16 +205,17 @@ private func resumedOffset(_ log: String, id: String) -> Int? {
         }
         try #require(arriving, "the mac never held 8 MiB of the transfer\n\(phone.allOutput)\n\(mac.allOutput)")
         // Frozen while the user deletes it, so the delete lands mid-transfer for certain.
+        // (SIGSTOP returns before the process has stopped: wait for the stopped state.)
         let pid = try #require(mac.process?.processIdentifier)
-        kill(pid, SIGSTOP)
+        try #require(ProcessControl.stopProcess(pid), "the mac did not stop\n\(mac.allOutput)")
         var deleted = try LifeSyncBinary.run(["delete", id, "--db", mac.db], timeout: 20)
         for _ in 0..<3 where deleted.status != 0 && (deleted.stderr.contains("locked") || deleted.stderr.contains("busy")) {
-            kill(pid, SIGCONT)  // it held the write lock: let it finish that statement
+            ProcessControl.continueProcess(pid)  // it held the write lock: let it finish that statement
             usleep(2_000)
-            kill(pid, SIGSTOP)
+            try #require(ProcessControl.stopProcess(pid), "the mac did not stop\n\(mac.allOutput)")
             deleted = try LifeSyncBinary.run(["delete", id, "--db", mac.db], timeout: 20)
         }
-        kill(pid, SIGCONT)
+        ProcessControl.continueProcess(pid)
         try #require(deleted.status == 0, "delete failed: \(deleted.stderr)")
         #expect(fileSize(macFile) == nil, "the transfer finished before the delete; the test proves nothing")
 
@@ -285,7 +286,9 @@ private func resumedOffset(_ log: String, id: String) -> Int? {
         try transfer.startWatch()
         try #require(transfer.waitForPart(atLeast: 8 * mebibyte), "the phone never held 8 MiB of the transfer\n\(transfer.logs)")
         let pid = try #require(transfer.phone.process?.processIdentifier)
-        kill(pid, SIGSTOP)  // frozen first, so the size noted is the size it dies with
+        // Frozen first, so the size noted is the size it dies with. SIGSTOP returns before the
+        // process has stopped (it could write another chunk meanwhile): wait for the stopped state.
+        try #require(ProcessControl.stopProcess(pid), "the phone did not stop\n\(transfer.logs)")
         let held = try #require(fileSize(transfer.partFile))
         transfer.phone.kill9()
         #expect(!transfer.phone.isRunning)

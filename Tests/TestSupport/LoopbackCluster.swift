@@ -28,13 +28,14 @@ public final class LoopbackCluster: @unchecked Sendable {
     /// Starts node `name` listening on `listen` (port 0 picks one) and dialling `peers`.
     @discardableResult
     public func start(_ name: String, listen: String? = "127.0.0.1:0", peers: [String] = [],
+                      limits: NodeServer.Limits = NodeServer.Limits(),
                       configure: (inout NodeConfiguration) -> Void = { _ in }) throws -> NodeThread {
         var configuration = NodeConfiguration(peers: peers)
         configuration.reconnectBase = 100
         configuration.reconnectMaximum = 500
         configuration.debounce = 50
         configure(&configuration)
-        let node = try NodeThread(path: path(name), configuration: configuration, listen: listen) { [weak self] line in
+        let node = try NodeThread(path: path(name), configuration: configuration, listen: listen, limits: limits) { [weak self] line in
             guard let self else { return }
             self.logLock.lock(); self.logs[name, default: []].append(line); self.logLock.unlock()
         }

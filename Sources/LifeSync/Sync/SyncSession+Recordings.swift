@@ -49,25 +49,9 @@ extension SyncSession {
 
     func receiveAccept(id: String, offset: UInt64, now: Int64, actions: inout [SessionAction]) throws {
         guard var transfer = outgoing, transfer.id == id else { return }  // about a transfer we gave up
-        let size = transfer.recording.size
-        if !transfer.accepted {
-            guard offset <= size, offset % UInt64(configuration.transfer.chunkSize) == 0 || offset == size else {
-                throw WireError(.malformed, "ACCEPT offset \(offset) of \(id) is not a chunk boundary within \(size) bytes")
-            }
-            transfer.accepted = true
-            transfer.startedAt = offset
-            transfer.sent = offset
-            transfer.acknowledged = offset
-        } else {
-            // Progress: never behind what was acknowledged, never beyond what was sent.
-            guard offset >= transfer.acknowledged, offset <= transfer.sent else {
-                throw WireError(.malformed, "ACCEPT offset \(offset) of \(id) outside \(transfer.acknowledged)…\(transfer.sent), what was acknowledged and sent")
-            }
-            transfer.acknowledged = offset
-        }
-        precondition(transfer.acknowledged <= transfer.sent && transfer.sent <= size, "acknowledged ≤ sent ≤ size")
+        try transfer.accept(offset: offset, chunkSize: configuration.transfer.chunkSize)
         outgoing = transfer
-        actions.append(.event(.recordingProgress(id: id, done: transfer.acknowledged, total: size, sending: true)))
+        actions.append(.event(.recordingProgress(id: id, done: transfer.acknowledged, total: transfer.recording.size, sending: true)))
         sendChunks(now: now, actions: &actions)
     }
 
@@ -86,8 +70,7 @@ extension SyncSession {
                     try scratch.withUnsafeMutableBytes { try readAndHash(&transfer, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), from: storage) }
                 }
             }
-            precondition(transfer.hashed <= transfer.sent && transfer.acknowledged <= transfer.sent, "hashed ≤ sent, acknowledged ≤ sent")
-            while transfer.sent < size && transfer.sent - transfer.acknowledged < chunk * UInt64(configuration.transfer.window) {
+            while transfer.room(chunkSize: configuration.transfer.chunkSize, window: configuration.transfer.window) > 0 {
                 let count = Int(min(chunk, size - transfer.sent))
                 let frame = try Chunk.frame(recordingID: transfer.id, offset: transfer.sent, count: count) { data in
                     try readAndHash(&transfer, into: data, from: storage)
@@ -266,7 +249,7 @@ extension SyncSession {
             actions.append(.send(Message.failure(recordingID: transfer.id, code: failure.rawValue, message: text).encoded()))
             actions.append(.event(.recordingFailed(id: transfer.id, reason: text, sending: false)))
         }
-        guard chunk.offset == transfer.received, transfer.received + UInt64(chunk.data.count) <= transfer.offer.size, !chunk.data.isEmpty else {
+        guard transfer.continues(with: chunk) else {
             return refuse(.outOfOrder, "chunk at \(chunk.offset) (\(chunk.data.count) bytes), expected \(transfer.received)", discard: false)
         }
         // The running digest covers everything up to this chunk's end. Once a chunk of this

@@ -12,27 +12,12 @@ struct IncomingTransfer {
 
     var id: String { offer.recordingID }
     var isComplete: Bool { received == offer.size }
-}
 
-/// A recording being sent: what the receiver acknowledged, what has been sent, and the running
-/// hash of the bytes read so far (chunks carry the digest of the file up to their end).
-struct OutgoingTransfer {
-    let recording: Recording
-    var accepted = false
-    /// Where the receiver's first ACCEPT started us (the end of what it held from before).
-    var startedAt: UInt64 = 0
-    var acknowledged: UInt64 = 0
-    var sent: UInt64 = 0
-    let hasher = SHA256()
-    /// Bytes fed to `hasher`: behind `sent` only right after a resume, until the prefix is hashed.
-    var hashed: UInt64 = 0
-
-    var id: String { recording.id }
-
-    /// Whether this session sent bytes up to the end and the receiver acknowledged them all: the
-    /// only proof a CONFIRM can carry (an empty recording needs none).
-    var deliveredWhole: Bool {
-        recording.size == 0 || (accepted && startedAt < recording.size && acknowledged == recording.size)
+    /// Whether `chunk` starts where the verified bytes end, holds something, and stays within
+    /// the offered size (checked without overflow: `received` ≤ size ≤ 4 GiB by the offer rules).
+    func continues(with chunk: Chunk) -> Bool {
+        precondition(received <= offer.size, "received ≤ size")
+        return chunk.offset == received && !chunk.data.isEmpty && UInt64(chunk.data.count) <= offer.size - received
     }
 }
 

@@ -9,9 +9,10 @@ public final class NodeThread: @unchecked Sendable {
     private var stopped = false
 
     /// Opens the replica at `path` on the node's own connection and starts serving.
-    public init(path: String, configuration: NodeConfiguration, listen: String?, log: @escaping @Sendable (String) -> Void) throws {
+    public init(path: String, configuration: NodeConfiguration, listen: String?, limits: NodeServer.Limits = NodeServer.Limits(),
+                log: @escaping @Sendable (String) -> Void) throws {
         let replica = try Replica(path: path, clock: SystemClock(), random: SystemRandom())
-        server = try NodeServer(replica: replica, configuration: configuration, listen: listen, log: log)
+        server = try NodeServer(replica: replica, configuration: configuration, listen: listen, limits: limits, log: log)
         let server = self.server, finished = self.finished
         let thread = Thread {
             server.run()

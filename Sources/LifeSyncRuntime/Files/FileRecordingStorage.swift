@@ -4,7 +4,8 @@ import LifeSync
 /// Recording bytes in a folder beside the replica (`phone.sqlite.recordings/`): permanent files
 /// named `{id}.{ext}`, incoming ones in `.incoming/{id}.part` until verified and renamed into
 /// place. Every name is checked before it becomes a path, so nothing a peer sends can point
-/// outside the folder.
+/// outside the folder, and every file is opened with O_NOFOLLOW, so a symbolic link planted in
+/// the folder is refused rather than followed out of it.
 public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
     public let folder: String
     let incoming: String
@@ -33,9 +34,26 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
         !name.isEmpty && name.utf8.count <= 128 && !name.hasPrefix(".") && !name.contains("/") && !name.contains("\0")
     }
 
+    /// Whether a regular file of that name is there (a symbolic link does not count).
     public func exists(_ fileName: String) -> Bool {
         guard let path = try? path(of: fileName) else { return false }
-        return access(path, F_OK) == 0
+        return Self.isRegularFile(path)
+    }
+
+    /// lstat: a regular file itself, not a link to one.
+    static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// Opens `path` without following a symbolic link in its last component; the error says so.
+    private func openFile(_ path: String, _ flags: Int32, _ mode: mode_t = 0) throws -> Int32 {
+        let fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard fd >= 0 else {
+            let code = errno
+            throw RecordingStorageError(code == ELOOP ? "refusing \(path): it is a symbolic link" : "cannot open \(path): \(errnoText(code))")
+        }
+        return fd
     }
 
     public func read(_ fileName: String, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
@@ -50,7 +68,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
     public func temporarySize(_ id: String) -> UInt64 {
         guard let path = try? temporaryPath(id) else { return 0 }
         var info = stat()
-        return stat(path, &info) == 0 ? UInt64(info.st_size) : 0
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? UInt64(info.st_size) : 0
     }
 
     public func readTemporary(_ id: String, offset: UInt64, count: Int) throws -> [UInt8] {
@@ -62,8 +80,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
 
     public func writeTemporary(_ id: String, offset: UInt64, bytes: UnsafeRawBufferPointer) throws {
         let path = try temporaryPath(id)
-        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw RecordingStorageError("cannot open \(path): \(errnoText())") }
+        let fd = try openFile(path, O_WRONLY | O_CREAT, 0o600)
         defer { close(fd) }
         var info = stat()
         if fstat(fd, &info) == 0, UInt64(info.st_size) != offset {
@@ -84,8 +101,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
 
     public func syncTemporary(_ id: String) throws {
         let path = try temporaryPath(id)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw RecordingStorageError("cannot open \(path): \(errnoText())") }
+        let fd = try openFile(path, O_RDONLY)
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw RecordingStorageError("cannot sync \(path): \(errnoText())") }
     }
@@ -107,8 +123,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
         guard input >= 0 else { throw RecordingStorageError("cannot read \(source): \(errnoText())") }
         defer { close(input) }
         let temporary = try temporaryPath(id)
-        let output = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard output >= 0 else { throw RecordingStorageError("cannot create \(temporary): \(errnoText())") }
+        let output = try openLockedTemporary(temporary)
         var closed = false
         defer { if !closed { close(output) } }
         let hasher = SHA256()
@@ -131,9 +146,10 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
                 size += UInt64(got)
             }
             guard fsync(output) == 0 else { throw RecordingStorageError("cannot sync \(temporary): \(errnoText())") }
+            // Renamed while still open, so the lock covers the file until it is in place.
+            try promoteTemporary(id, to: fileName)
             close(output)
             closed = true
-            try promoteTemporary(id, to: fileName)
         } catch {
             unlink(temporary)
             throw error
@@ -141,10 +157,67 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
         return (size, hasher.finalize().hex)
     }
 
+    /// Creates (truncating) the temporary file of an import and holds an exclusive lock on it
+    /// while the copy runs, so a node starting meanwhile does not take it for an orphan (see
+    /// `removeOrphanedTemporaries`). If such a node unlinked it between our open and our lock,
+    /// we open it afresh.
+    private func openLockedTemporary(_ temporary: String) throws -> Int32 {
+        for _ in 0..<3 {
+            let fd = try openFile(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            var locked: Int32
+            repeat { locked = flock(fd, LOCK_EX) } while locked != 0 && errno == EINTR
+            var info = stat()
+            if fstat(fd, &info) == 0 && info.st_nlink > 0 { return fd }
+            close(fd)
+        }
+        throw RecordingStorageError("cannot create \(temporary): it keeps being removed")
+    }
+
+    /// Removes the temporary files of downloads that can no longer resume: any `.part` in
+    /// `.incoming` whose name is not `{valid recording ID}.part`, and any for which
+    /// `isPending(id)` is false (its recording is not partially received). A `.part` an import
+    /// (`lifesync attach`) is still writing is kept: the import holds a lock on it. A symbolic
+    /// link planted there goes too (unlink never follows one); a folder is left alone. Returns
+    /// the names removed.
+    /// Call it before any transfer starts, as the node server does at start.
+    @discardableResult
+    public func removeOrphanedTemporaries(isPending: (String) -> Bool) -> [String] {
+        guard let folder = opendir(incoming) else { return [] }
+        var names: [String] = []
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        closedir(folder)
+        var removed: [String] = []
+        for name in names.sorted() where name.hasSuffix(".part") {
+            let path = incoming + "/" + name
+            let id = String(name.dropLast(5))
+            if Identifier.isValid(id) && isPending(id) { continue }
+            var info = stat()
+            guard lstat(path, &info) == 0 else { continue }
+            if (info.st_mode & S_IFMT) == S_IFDIR {
+                continue  // not ours to empty; a folder holds no download
+            }
+            if (info.st_mode & S_IFMT) == S_IFREG {
+                // An import in progress holds the lock: leave its file alone.
+                let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                guard fd >= 0 else { continue }
+                defer { close(fd) }
+                guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
+                if unlink(path) == 0 { removed.append(name) }
+            } else if unlink(path) == 0 {
+                removed.append(name)
+            }
+        }
+        return removed
+    }
+
     /// Fills `buffer` from `offset`, short only at the end of the file.
     private func readFile(_ path: String, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw RecordingStorageError("cannot open \(path): \(errnoText())") }
+        let fd = try openFile(path, O_RDONLY)
         defer { close(fd) }
         var got = 0
         while got < buffer.count {

@@ -27,18 +27,32 @@ enum Socket {
         return rc == 0 ? SocketAddress.describe(storage) : "?"
     }
 
-    /// Accepts one pending connection, or nil when there is none.
-    static func accept(_ listener: Int32) -> (fd: Int32, remote: String)? {
+    /// What one `accept` call gave.
+    enum AcceptOutcome: Equatable {
+        /// A connection, with the remote's `host:port` and its host alone (for per-address limits).
+        case accepted(fd: Int32, remote: String, host: String)
+        /// Nothing pending (EAGAIN).
+        case none
+        /// The call failed with this errno (EMFILE, ECONNABORTED, …).
+        case failed(Int32)
+    }
+
+    /// Accepts one pending connection.
+    static func accept(_ listener: Int32) -> AcceptOutcome {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let fd = withUnsafeMutablePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listener, $0, &length) }
         }
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else {
+            let code = errno
+            return code == EAGAIN || code == EWOULDBLOCK ? .none : .failed(code)
+        }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         configure(fd)
-        return (fd, SocketAddress.describe(storage))
+        let remote = SocketAddress.describe(storage)
+        return .accepted(fd: fd, remote: remote, host: SocketAddress.host(of: remote))
     }
 
     /// Starts a non-blocking connect; the caller polls for POLLOUT and then calls `finishConnect`.

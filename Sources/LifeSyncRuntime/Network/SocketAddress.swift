@@ -62,6 +62,17 @@ public struct SocketAddress: CustomStringConvertible, Sendable {
     }
 }
 
+extension SocketAddress {
+    /// The host part of a `host:port` or `[v6]:port` text as `describe` gives it.
+    static func host(of remote: String) -> String {
+        if remote.hasPrefix("["), let end = remote.firstIndex(of: "]") {
+            return String(remote[remote.index(after: remote.startIndex)..<end])
+        }
+        guard let colon = remote.lastIndex(of: ":") else { return remote }
+        return String(remote[..<colon])
+    }
+}
+
 /// A failure of the runtime shell (sockets, files), with a message for the user.
 public struct RuntimeError: Error, CustomStringConvertible, Sendable {
     public var message: String

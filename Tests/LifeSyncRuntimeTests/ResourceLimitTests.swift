@@ -1,0 +1,247 @@
+import Foundation
+import Glibc
+import LifeSync
+@testable import LifeSyncRuntime
+import Testing
+import TestSupport
+
+/// What a hostile peer can make a node hold (`NodeServer.Limits`): output queued for a peer that
+/// never reads, connections beyond the caps, and a listener that cannot accept for want of
+/// descriptors. Small limits, so the tests stay quick; every loop bounded in count and time.
+@Suite(.serialized) struct ResourceLimitTests {
+    /// A valid HELLO from a fresh mac identity.
+    static func hello() -> Hello {
+        let random = SystemRandom()
+        return Hello(nodeID: Identifier.make(role: .mac, random: random), role: .mac, incarnation: Identifier.uuidV4(random: random),
+              capabilities: [.receivesEntries], clock: HLCTimestamp(milliseconds: 1_795_305_600_000, counter: 0), vector: VersionVector())
+    }
+
+    /// A well-behaved mac that writes one entry and dials `phone`: the phone must get it.
+    static func expectAGoodPeerSyncs(_ cluster: LoopbackCluster, phone: Replica, entries: Int = 1,
+                                     sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try cluster.create("mac", role: .mac)
+        let mac = try cluster.open("mac")
+        try mac.add(json: try JSONValue.parse(#"{"category": "note", "data": {"text": "good peer"}}"#))
+        try cluster.start("mac", listen: nil, peers: [cluster.address("phone")])
+        let synced = waitUntil(timeout: 20) { (try? phone.liveEntryCount()) == entries }
+        #expect(synced, "the good peer did not sync\nphone:\n\(cluster.log("phone").joined(separator: "\n"))\nmac:\n\(cluster.log("mac").joined(separator: "\n"))",
+                sourceLocation: sourceLocation)
+    }
+
+    // MARK: output for a peer that never reads
+
+    @Test(.timeLimit(.minutes(1)))
+    func aPeerThatFloodsPingsAndNeverReadsCannotMakeTheNodeQueueMoreThanTheBound() throws {
+        var limits = NodeServer.Limits()
+        limits.maximumQueuedOutput = 256 << 10
+        limits.readSize = 64 << 10
+        let cluster = LoopbackCluster()
+        try cluster.create("phone", role: .phone)
+        let phone = try cluster.open("phone")
+        let node = try cluster.start("phone", limits: limits)
+
+        let flooder = try RawPeer(port: cluster.port("phone"))
+        flooder.send(Message.hello(Self.hello()).encoded())
+
+        // PINGs, never reading a PONG, until 8 MiB went or the node stops taking them. (The
+        // kernel's socket buffers take a few MiB of PINGs and PONGs: only beyond those does
+        // the node have to queue.)
+        let ping = Message.ping(nonce: 7).encoded()
+        let burst = Array([[UInt8]](repeating: ping, count: 4096).joined())
+        let target = 8 << 20
+        var sent = 0, stalledSince: Date?
+        let deadline = Date().addingTimeInterval(30)
+        for _ in 0..<1_000_000 {
+            if sent >= target || Date() >= deadline { break }
+            let offset = sent % burst.count
+            let n = burst.withUnsafeBytes { send(flooder.fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+            if n > 0 {
+                sent += n
+                stalledSince = nil
+                continue
+            }
+            guard n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { break }
+            // The node stopped reading (or is busy): after a second with no progress, it has stopped.
+            if let since = stalledSince, Date().timeIntervalSince(since) > 1 { break }
+            if stalledSince == nil { stalledSince = Date() }
+            usleep(2_000)
+        }
+        #expect(waitUntil(timeout: 10) { node.server.statistics.pausedConnections == 1 },
+                "the node never stopped reading from the flooder (\(sent) bytes sent): \(node.server.statistics)\n\(cluster.log("phone").joined(separator: "\n"))")
+        usleep(200_000)
+        let bound = limits.maximumQueuedOutput + limits.readSize + 64 * 1024
+        let statistics = node.server.statistics
+        #expect(statistics.largestQueuedOutput <= bound, "queued \(statistics.largestQueuedOutput) bytes for one peer; bound \(bound) (\(sent) bytes of PINGs sent)")
+        #expect(statistics.queuedOutputBytes <= bound)
+        #expect(cluster.log("phone").contains { $0.contains("not reading from it until that drains") })
+
+        // The node keeps serving others meanwhile.
+        try Self.expectAGoodPeerSyncs(cluster, phone: phone)
+
+        // Once the flooder reads, its output drains below half and the node reads from it again.
+        var resumed = false
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        let drainDeadline = Date().addingTimeInterval(20)
+        for _ in 0..<1_000_000 {
+            if Date() >= drainDeadline { break }
+            _ = recv(flooder.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            let now = node.server.statistics
+            if now.pausedConnections == 0 && now.queuedOutputBytes < limits.maximumQueuedOutput / 2 {
+                resumed = true
+                break
+            }
+            usleep(200)
+        }
+        #expect(resumed, "reading never resumed: \(node.server.statistics)")
+    }
+
+    // MARK: connection caps
+
+    /// Opens `count` connections that are closed by the node at once; returns how many were.
+    static func refusedConnections(_ count: Int, port: UInt16) throws -> Int {
+        var closed = 0
+        for _ in 0..<count {
+            let peer = try RawPeer(port: port)
+            if peer.readUntilClosed(seconds: 5).closed { closed += 1 }
+        }
+        return closed
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func connectionsOverTheTotalCapAreClosedAtOnceAndTheNodeKeepsServing() throws {
+        var limits = NodeServer.Limits()
+        limits.maximumConnections = 4
+        limits.maximumConnectionsPerAddress = 8
+        let cluster = LoopbackCluster()
+        try cluster.create("phone", role: .phone)
+        let phone = try cluster.open("phone")
+        // Idle connections would otherwise be closed after the handshake timeout.
+        let node = try cluster.start("phone", limits: limits) { $0.session.handshakeTimeout = 120_000 }
+        let port = cluster.port("phone")
+
+        var held = try (0..<4).map { _ in try RawPeer(port: port) }
+        #expect(waitUntil(timeout: 10) { node.server.statistics.connections == 4 }, "\(node.server.statistics)")
+        #expect(try Self.refusedConnections(10, port: port) == 10)
+        for peer in held { #expect(!peer.readUntilClosed(seconds: 0.1).closed, "a connection within the cap was closed") }
+        #expect(node.server.statistics.refusedConnections == 10)
+        #expect(node.server.statistics.connections == 4)
+        let lines = cluster.log("phone").filter { $0.contains("refused connection") }
+        #expect(!lines.isEmpty && lines.count < 10, "the refusals are not rate-limited: \(lines)")
+        #expect(lines.first?.contains("the limit is 4") == true, "\(lines)")
+
+        // One slot frees up: a good peer takes it while three idle ones stay.
+        held.removeLast()
+        try Self.expectAGoodPeerSyncs(cluster, phone: phone)
+        #expect(held.count == 3)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func connectionsOverThePerAddressCapAreClosedAtOnceAndTheNodeKeepsServing() throws {
+        var limits = NodeServer.Limits()
+        limits.maximumConnections = 64
+        limits.maximumConnectionsPerAddress = 3
+        let cluster = LoopbackCluster()
+        try cluster.create("phone", role: .phone)
+        let phone = try cluster.open("phone")
+        let node = try cluster.start("phone", limits: limits) { $0.session.handshakeTimeout = 120_000 }
+        let port = cluster.port("phone")
+
+        var held = try (0..<3).map { _ in try RawPeer(port: port) }
+        #expect(waitUntil(timeout: 10) { node.server.statistics.connections == 3 }, "\(node.server.statistics)")
+        #expect(try Self.refusedConnections(5, port: port) == 5)
+        for peer in held { #expect(!peer.readUntilClosed(seconds: 0.1).closed) }
+        #expect(node.server.statistics.refusedConnections == 5)
+        #expect(cluster.log("phone").contains { $0.contains("refused connection") && $0.contains("the limit per address is 3") })
+
+        held.removeLast()
+        try Self.expectAGoodPeerSyncs(cluster, phone: phone)
+    }
+
+    @Test func theConnectionCapFitsTheDescriptorLimit() {
+        let limits = NodeServer.Limits()
+        #expect(limits.maximumQueuedOutput == 16 << 20)
+        #expect(limits.connectionCap(fileLimit: nil) == 128)
+        #expect(limits.connectionCap(fileLimit: 1_024) == 128)
+        #expect(limits.connectionCap(fileLimit: 256) == 128)
+        #expect(limits.connectionCap(fileLimit: 64) == 32)
+        #expect(limits.connectionCap(fileLimit: 10) == 1)
+    }
+
+    // MARK: accept failing for want of descriptors
+
+    /// A node server driven by hand on the test's thread, with accept replaced by `accept`.
+    final class HandDriven {
+        let directory = TemporaryDirectory("lifesync-accept")
+        let server: NodeServer
+        let lines = Lines()
+        var attempts = 0
+
+        final class Lines: @unchecked Sendable {
+            private let lock = NSLock()
+            private var all: [String] = []
+            func append(_ line: String) { lock.lock(); all.append(line); lock.unlock() }
+            func matching(_ text: String) -> [String] { lock.lock(); defer { lock.unlock() }; return all.filter { $0.contains(text) } }
+        }
+
+        init(limits: NodeServer.Limits, accept: @escaping (Int) -> Socket.AcceptOutcome?) throws {
+            let replica = try Replica.create(path: directory.file("phone.sqlite"), role: .phone, clock: SystemClock(), random: SystemRandom())
+            let lines = self.lines
+            server = try NodeServer(replica: replica, configuration: NodeConfiguration(), listen: "127.0.0.1:0", limits: limits) { lines.append($0) }
+            server.acceptConnection = { [unowned self] listener in
+                self.attempts += 1
+                return accept(self.attempts) ?? Socket.accept(listener)
+            }
+        }
+
+        var port: UInt16 { UInt16(server.listeningAddress!.split(separator: ":").last!)! }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func whenAcceptRunsOutOfDescriptorsTheListenerIsNotPolledDuringTheBackOff() throws {
+        var limits = NodeServer.Limits()
+        limits.acceptBackoff = 60_000  // longer than the test: the listener must stay out of the poll
+        limits.maximumAcceptBackoff = 60_000
+        let driven = try HandDriven(limits: limits) { _ in .failed(EMFILE) }
+        let peer = try RawPeer(port: driven.port)  // the listener is readable from now on, and stays so
+        _ = peer
+
+        driven.server.pollOnce(maximumWait: 2_000)
+        #expect(driven.attempts == 1)
+        #expect(driven.server.statistics.listenerPaused)
+        #expect(driven.server.statistics.acceptFailures == 1)
+        let polls = driven.server.statistics.listenerPolls
+        #expect(polls == 1)
+        for _ in 0..<50 { driven.server.pollOnce(maximumWait: 2) }
+        // Without the back-off every round would poll the readable listener and call accept again.
+        #expect(driven.attempts == 1, "accept was called \(driven.attempts) times during the back-off")
+        #expect(driven.server.statistics.listenerPolls == polls)
+        #expect(driven.server.statistics.listenerPaused)
+        #expect(driven.lines.matching("cannot accept connections").count == 1)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func afterTheBackOffTheListenerAcceptsAgainAndLogsOncePerEpisode() throws {
+        var limits = NodeServer.Limits()
+        limits.acceptBackoff = 20
+        limits.maximumAcceptBackoff = 40
+        // Three failures (20, 40, 40 ms of back-off), then the real accept.
+        let driven = try HandDriven(limits: limits) { attempt in attempt <= 3 ? .failed(EMFILE) : nil }
+        let peer = try RawPeer(port: driven.port)
+        _ = peer
+
+        let deadline = Date().addingTimeInterval(10)
+        var rounds = 0
+        while driven.server.statistics.connections == 0 && rounds < 10_000 && Date() < deadline {
+            rounds += 1
+            driven.server.pollOnce(maximumWait: 5)
+        }
+        let statistics = driven.server.statistics
+        #expect(statistics.connections == 1, "never accepted: \(statistics)")
+        #expect(statistics.acceptFailures == 3)
+        // Polled once per failure and once more for the connection: never while paused.
+        #expect(statistics.listenerPolls == 4, "\(statistics) in \(rounds) rounds")
+        #expect(!statistics.listenerPaused)
+        #expect(driven.lines.matching("cannot accept connections").count == 1)
+        #expect(driven.lines.matching("accepting connections again").count == 1)
+    }
+}
