@@ -1,0 +1,65 @@
+extension NodeServer {
+    /// Bounds on what peers can make the node hold. The defaults suit a personal node (a few
+    /// devices); tests use small values.
+    public struct Limits: Sendable {
+        /// Output queued for one connection beyond which the node stops reading from it until the
+        /// queue drains below half. A session keeps at most its window in flight: 4 batches of
+        /// at most 2 MiB plus 4 recording chunks of 1 MiB (about 12 MiB) plus small replies, so a
+        /// peer that reads is never paused at 16 MiB; one that only sends (a PING flood that never
+        /// reads the PONGs) can make us queue this much plus the replies to one read (`readSize`).
+        public var maximumQueuedOutput = 16 << 20
+        /// Bytes read from one connection per readiness, handed to the session in one call. Two
+        /// full batches fit, so batches that arrived together are committed together.
+        public var readSize = 4 << 20
+        /// Open connections (accepted and dialled) beyond which a newly accepted one is closed at
+        /// once. Never more than RLIMIT_NOFILE allows minus `reservedFileDescriptors`.
+        public var maximumConnections = 128
+        /// Accepted connections from one remote address beyond which a new one is closed at once.
+        public var maximumConnectionsPerAddress = 8
+        /// File descriptors kept out of the connection cap: the standard streams, the listener,
+        /// the replica (database, WAL, shared memory, journal), recording files being read or
+        /// written, a dial in progress, and what the process embedding the node holds.
+        public var reservedFileDescriptors = 32
+        /// When accept fails for want of descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM),
+        /// the listener is left out of the poll for this long, doubling per failure up to
+        /// `maximumAcceptBackoff`, instead of spinning on a connection it cannot take. Ms.
+        public var acceptBackoff: Int64 = 100
+        public var maximumAcceptBackoff: Int64 = 1_000
+        /// A connection closed with output still queued (an ERROR frame) is dropped once that has
+        /// left, or after this long if the peer does not read it. Ms.
+        public var closeLinger: Int64 = 5_000
+        /// At most one line per this interval about refused connections (a flood must not flood
+        /// the log); the lines count those refused in between. Ms.
+        public var refusalLogInterval: Int64 = 1_000
+
+        public init() {}
+
+        /// The connection cap under a descriptor limit of `fileLimit` (nil: unlimited).
+        public func connectionCap(fileLimit: Int?) -> Int {
+            guard let fileLimit else { return max(1, maximumConnections) }
+            return max(1, min(maximumConnections, fileLimit - reservedFileDescriptors))
+        }
+    }
+
+    /// What the node holds, for tests and status: published once per poll round.
+    public struct Statistics: Sendable, Equatable {
+        /// Open connections, accepted and dialled.
+        public var connections = 0
+        /// Output bytes queued for all connections now.
+        public var queuedOutputBytes = 0
+        /// The most output ever queued for one connection (after a send was attempted).
+        public var largestQueuedOutput = 0
+        /// Connections not polled for input because their output is over the bound.
+        public var pausedConnections = 0
+        /// Accepted connections closed at once because of a connection cap.
+        public var refusedConnections = 0
+        /// Times accept failed for want of resources and the listener was paused.
+        public var acceptFailures = 0
+        /// Poll rounds in which the listener was polled.
+        public var listenerPolls = 0
+        /// Whether the listener is left out of the poll (backing off after accept failed).
+        public var listenerPaused = false
+        /// The connection cap in force (the configured one, lowered to fit RLIMIT_NOFILE).
+        public var connectionCap = 0
+    }
+}
