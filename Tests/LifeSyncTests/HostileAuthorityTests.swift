@@ -19,11 +19,18 @@ import TestSupport
         #expect(try replica.replicaVector()[peer.incarnation] == 1)
         #expect(try replica.replicaVector()[absent] == 0, "a bare claim advanced the vector")
 
-        // A delivered write that had seen `absent` up to 7 proves 7 (superseded writes).
+        // Nor does a write's version vector claiming it saw `absent` up to 7: that is its
+        // writer's word about a third party.
         var seen = try peer.change(sequence: 2, seed: 2)
         seen.stamp.vector[absent] = 7
         peer.send(.batch(Batch(id: 2, origins: [], changes: [seen], through: VersionVector([(peer.incarnation, 2), (absent, 10_000)]))))
         #expect(peer.acks == [1, 2])
+        #expect(try replica.replicaVector()[absent] == 0)
+
+        // A write of `absent` itself, relayed, proves its own sequence.
+        let relayed = try peer.change(sequence: 7, origin: absent, seed: 3)
+        peer.send(.batch(Batch(id: 3, origins: [], changes: [relayed], through: VersionVector([(absent, 10_000)]))))
+        #expect(peer.acks == [1, 2, 3])
         #expect(try replica.replicaVector()[absent] == 7)
     }
 

@@ -97,11 +97,10 @@ import TestSupport
             try replica.database.run("INSERT INTO replica_vector(origin, seq) VALUES (?, 1)", [.text(Identifier.uuidV4(random: random))])
         }
         let first = Identifier.uuidV4(random: random), second = Identifier.uuidV4(random: random)
-        // Origins a delivered write proves (a bare `through` would not even be admitted).
-        var change = try peer.change(sequence: 1)
-        change.stamp.vector[first] = 1
-        change.stamp.vector[second] = 1
-        peer.send(.batch(Batch(id: 1, origins: [], changes: [change],
+        // Origins whose writes the batch delivers (a bare `through` would not even be admitted).
+        let change = try peer.change(sequence: 1)
+        let relayed = [try peer.change(sequence: 1, origin: first, seed: 5), try peer.change(sequence: 1, origin: second, seed: 6)]
+        peer.send(.batch(Batch(id: 1, origins: [], changes: [change] + relayed,
                                through: VersionVector([(peer.incarnation, 1), (first, 1), (second, 1)]))))
         #expect(peer.errors == [.limitExceeded])
         #expect(try replica.liveEntryCount() == 0)

@@ -103,7 +103,24 @@ extension Replica {
             EncodedChange(id: row.id, kind: .recording, stamp: row.stamp,
                           payload: row.stamp.deleted ? [] : Array(row.recording.json.canonicalText.utf8))
         }
-        return Replica.mergeBySequence(entries, recordings, limit: limit) { $0.stamp.sequence }
+        return Replica.markingTwins(Replica.mergeBySequence(entries, recordings, limit: limit) { $0.stamp.sequence })
+    }
+
+    /// A log in which two rows share a sequence number (a forged write stored beside a
+    /// tombstone or recording of the same (origin, seq): each table checks only its own rows)
+    /// keeps the first and marks the rest damaged, so a batch never holds a sequence twice.
+    static func markingTwins(_ log: [EncodedChange]) -> [EncodedChange] {
+        var result = log
+        var last: UInt64?
+        for i in result.indices where !result[i].isDamaged {
+            let sequence = result[i].stamp.sequence
+            if sequence == last {
+                result[i] = .damaged(id: result[i].id, origin: result[i].stamp.origin, sequence: sequence)
+            } else {
+                last = sequence
+            }
+        }
+        return result
     }
 
     /// Every change the replica holds that `vector` lacks, origin by origin: for tests and the

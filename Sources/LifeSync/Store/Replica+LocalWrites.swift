@@ -114,7 +114,10 @@ extension Replica {
         let sequence = try nextSequence()
         var stampTime = hlc.tick(now: clock.nowMilliseconds())
         if let previous, previous.hlc >= stampTime, !plantedBugs.contains(.stampIgnoresCausality) {
-            hlc.catchUp(to: previous.hlc.successor)
+            // The write goes above what it replaces; the clock follows only within the drift
+            // bound, as for any remote stamp: a version from a clock far ahead (up to the
+            // ceiling) must not drag every later local write there.
+            hlc.observe(previous.hlc.successor, now: clock.nowMilliseconds())
             stampTime = previous.hlc.successor
         }
         var vector = previous?.vector ?? VersionVector()

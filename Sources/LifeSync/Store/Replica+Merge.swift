@@ -192,17 +192,14 @@ extension Replica {
         }
     }
 
-    /// The highest sequence of `origin` that what this replica stores vouches for: its own rows
-    /// of that origin, and the version vectors of every row (a write that saw `origin` up to n
-    /// proves n was written). Used to admit a peer's `through` only as far as data justifies it;
-    /// a full scan, so the session asks at most once per origin.
+    /// The highest sequence of `origin` among the rows this replica stores (live, deleted,
+    /// recordings): used to admit a peer's `through` only as far as data justifies it. One index
+    /// probe per table.
     public func justifiedSequence(origin: String) throws -> UInt64 {
         var best: UInt64 = 0
         for table in ["entries", "tombstones", "recordings"] {
             let own = try database.firstRow("SELECT max(origin_seq) FROM \(table) WHERE origin = ?", [.text(origin)]) { $0.int64(0) } ?? 0
             best = max(best, UInt64(clamping: own))
-            let vectors = try database.rows("SELECT vv FROM \(table) WHERE instr(vv, ?) > 0", [.text(origin + "=")]) { $0.string(0) }
-            for text in vectors { best = max(best, VersionVector(storedText: text)?[origin] ?? 0) }
         }
         return min(best, Message.Limits.maximumSequence)
     }

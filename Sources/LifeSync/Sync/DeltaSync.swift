@@ -14,8 +14,8 @@
 ///   than skip it (`sanitized`). Otherwise a forged vector would make a watch keep its offline
 ///   writes to itself while reporting "synced".
 /// - Our replica vector advances only as far as delivered data justifies (`admit`): the
-///   sequences of changes delivered, and the version vectors of delivered writes (a write that
-///   saw origin o up to n proves n exists). A bare `through` would otherwise make a relay skip an
+///   sequences of changes delivered, or of rows the replica stores. A bare `through`, or a
+///   version vector claiming a third party's writes, would otherwise make a relay skip an
 ///   origin's writes for ever.
 struct DeltaSync {
     struct InFlight {
@@ -95,12 +95,11 @@ struct DeltaSync {
     /// at most once per origin per session and only when deliveries fall short.
     mutating func admit(_ batch: Batch, current: VersionVector, ownOrigins: Set<String>,
                         stored: (String) throws -> UInt64) rethrows -> VersionVector {
-        for change in batch.changes {
-            let stamp = change.stamp
-            if stamp.sequence > justified[stamp.origin] { justified[stamp.origin] = stamp.sequence }
-            for entry in stamp.vector.entries where entry.sequence > justified[entry.origin] && !ownOrigins.contains(entry.origin) {
-                justified[entry.origin] = entry.sequence
-            }
+        // Only a change's own (origin, seq) proves anything. A version vector naming another
+        // origin is its writer's word: a stranger's write "having seen" a watch's origin up to 5
+        // would otherwise make a relay skip writes 1–5 it never received.
+        for change in batch.changes where change.stamp.sequence > justified[change.stamp.origin] {
+            justified[change.stamp.origin] = change.stamp.sequence
         }
         claimed = claimed.joined(with: batch.through)
         var admit = VersionVector()

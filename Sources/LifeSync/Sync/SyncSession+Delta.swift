@@ -31,7 +31,7 @@ extension SyncSession {
             throw WireError(.storageFailure, "could not store \(ids): \(error)")
         }
         precondition(outcomes.count == acceptable.count, "one outcome per committed batch")
-        if acceptable.contains(where: { !$0.changes.isEmpty }) { peerOriginRecorded = true }
+        if let peer, acceptable.contains(where: { $0.changes.contains { $0.stamp.origin == peer.incarnation } }) { peerOriginRecorded = true }
         // Writes of our own current history that we never made, delivered for real: this file
         // went back in time (the handshake could not tell, having written nothing since).
         if deliversOwnCurrent, counter >= 1, try replica.replicaVector()[replica.identity.incarnation] > counter {
@@ -68,14 +68,18 @@ extension SyncSession {
         actions.append(.event(.applied(batchID: batch.id, changes: batch.changes.count, outcome: ApplyOutcome())))
     }
 
-    /// The origins these batches name with their node, for the replica to remember; and the
-    /// peer's own incarnation, once it delivers something.
+    /// The origins these batches name with their node, for the replica to remember — only
+    /// origins whose changes they deliver: a table entry or a HELLO is a claim, and a stranger
+    /// claiming another node's incarnation would lock that node out (`identity_conflict`) for
+    /// ever. The peer's own incarnation counts once it delivers writes of it.
     func namedOrigins(_ batches: some Collection<Batch>) -> [(origin: String, nodeID: String, role: Role)] {
+        var delivered = Set<String>()
+        for batch in batches { for change in batch.changes { delivered.insert(change.stamp.origin) } }
         var named = batches.flatMap(\.origins).compactMap { info -> (origin: String, nodeID: String, role: Role)? in
-            guard let nodeID = info.nodeID, let role = info.role else { return nil }
+            guard let nodeID = info.nodeID, let role = info.role, delivered.contains(info.origin) else { return nil }
             return (info.origin, nodeID, role)
         }
-        if !peerOriginRecorded, let peer, batches.contains(where: { !$0.changes.isEmpty }) {
+        if !peerOriginRecorded, let peer, delivered.contains(peer.incarnation) {
             named.append((peer.incarnation, peer.nodeID, peer.role))
         }
         return named
@@ -126,6 +130,8 @@ extension SyncSession {
         var builder = BatchBuilder(maximumChanges: configuration.batchMaximumChanges, maximumBytes: configuration.batchMaximumBytes)
         builder.includeRecordings = peer.map { policy.sendsRecordingMetadata(to: $0.role) } ?? false
         guard delta != nil else { return }
+        // Another session may have rotated our incarnation since the handshake.
+        if !ownOrigins.contains(replica.identity.incarnation), let mine = try? replica.ownOrigins() { ownOrigins = mine }
         var damaged: [String] = []
         defer {
             let fresh = damaged.filter { reportedDamaged.insert($0).inserted }

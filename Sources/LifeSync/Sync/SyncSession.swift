@@ -156,6 +156,11 @@ public final class SyncSession {
             if outgoing == nil, !failedRecordings.isEmpty {
                 var actions: [SessionAction] = []
                 offerNext(now: now, actions: &actions)
+                // Retries that are due and were not offered have nothing to wait for: the next
+                // offer (after a transfer, a batch, a reconnection) considers them anyway. Kept,
+                // their time would sit in the past in `nextDeadline` and spin the driver.
+                let retryDelay = configuration.transfer.retryDelay
+                failedRecordings = failedRecordings.filter { now - $0.value < retryDelay }
                 if !actions.isEmpty { return actions }
             }
             if now - lastReceived > configuration.idleTimeout {
@@ -176,7 +181,8 @@ public final class SyncSession {
         case .awaitingHello: return startedAt + configuration.handshakeTimeout + 1
         case .open:
             if windowUnfilled { return lastSent }
-            let retry = failedRecordings.values.min().map { $0 + configuration.transfer.retryDelay }
+            // A retry waits for the transfer under way to end, which `offerNext` follows up on.
+            let retry = outgoing == nil ? failedRecordings.values.min().map { $0 + configuration.transfer.retryDelay } : nil
             return [lastReceived + configuration.idleTimeout + 1, lastSent + configuration.keepaliveInterval, retry].compactMap { $0 }.min()
         }
     }
