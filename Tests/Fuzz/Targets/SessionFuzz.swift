@@ -1,0 +1,489 @@
+// libFuzzer targets `session` and `session-nohello`: a `SyncSession` over a fresh in-memory
+// replica, fed the fuzz input as the peer's byte stream.
+//
+// Input: one control byte, then the stream. `session` first delivers a valid HELLO from a fake
+// peer (so the fuzzer starts in the open state); `session-nohello` (compiled with
+// -D FUZZ_NO_HELLO) delivers only the input. Control byte bits:
+//   0-1  local role: phone, mac, watch, watch configured to receive entries
+//   2    the local node stores recordings (in memory; one 100-byte recording of its own attached)
+//   3-4  how the stream is cut: 0 one read; 1 frame by frame; 2 reads of 13 bytes;
+//        3 frame by frame with 16 s between reads (keepalives)
+//   5-6  the fake peer: phone, mac, watch, phone with no capabilities
+//   7    the peer's HELLO vector claims writes of our incarnation we do not hold (rotation)
+// The session is ticked after every read, and whenever its deadline is due.
+//
+// Oracles (besides crashes, traps and ASan): every frame the session sends decodes; nothing is
+// sent after it asked to close; at the end, every change the replica would send (the BATCH
+// payloads it assembles from its columns) equals the canonical JSON of the stored version and
+// is accepted by the wire decoder.
+//
+// With LIFESYNC_FUZZ_SEEDS=DIR in the environment the binary writes seed inputs (HELLO + BATCH
+// sequences, a recording transfer in both directions, built with the real encoder) and exits.
+//
+// Compiled as one module with all of Sources/LifeSync (see Tests/Fuzz/run.sh).
+
+import CSQLite
+import Glibc
+
+private let epoch: Int64 = 1_795_305_600_000
+
+/// Recording bytes in memory (the simulator's MemoryRecordingStorage, without its fault hooks).
+final class FuzzStorage: RecordingStorage {
+    var files: [String: [UInt8]] = [:]
+    var temporary: [String: [UInt8]] = [:]
+
+    func exists(_ fileName: String) -> Bool { files[fileName] != nil }
+
+    func read(_ fileName: String, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard let file = files[fileName] else { throw RecordingStorageError("no file \(fileName)") }
+        let start = Int(min(offset, UInt64(file.count)))
+        let piece = file[start..<min(start + buffer.count, file.count)]
+        piece.withUnsafeBytes { buffer.copyMemory(from: $0) }
+        return piece.count
+    }
+
+    func remove(_ fileName: String) throws { files[fileName] = nil }
+
+    func temporarySize(_ id: String) -> UInt64 { UInt64(temporary[id]?.count ?? 0) }
+
+    func readTemporary(_ id: String, offset: UInt64, count: Int) throws -> [UInt8] {
+        let file = temporary[id] ?? []
+        let start = Int(min(offset, UInt64(file.count)))
+        return Array(file[start..<min(start + count, file.count)])
+    }
+
+    func writeTemporary(_ id: String, offset: UInt64, bytes: UnsafeRawBufferPointer) throws {
+        // A fake disk of 16 MiB: a peer's OFFER may claim gigabytes.
+        guard offset <= 1 << 24 else { throw RecordingStorageError("no space left on the device") }
+        var file = temporary.removeValue(forKey: id) ?? []
+        if file.count > Int(offset) { file.removeSubrange(Int(offset)...) }
+        if file.count < Int(offset) { file += [UInt8](repeating: 0, count: Int(offset) - file.count) }
+        file += bytes
+        temporary[id] = file
+    }
+
+    func syncTemporary(_ id: String) throws {}
+
+    func promoteTemporary(_ id: String, to fileName: String) throws {
+        guard let file = temporary.removeValue(forKey: id) else { throw RecordingStorageError("no temporary file for \(id)") }
+        files[fileName] = file
+    }
+
+    func discardTemporary(_ id: String) { temporary[id] = nil }
+}
+
+struct Setup {
+    var control: UInt8
+    var localRole: Role { [Role.phone, .mac, .watch, .watch][Int(control & 3)] }
+    var watchReceivesEntries: Bool { control & 3 == 3 }
+    var storage: Bool { control & 4 != 0 }
+    var cut: Int { Int(control >> 3) & 3 }
+    var peerRole: Role { [Role.phone, .mac, .watch, .phone][Int(control >> 5) & 3] }
+    var peerCapabilities: Capabilities {
+        switch Int(control >> 5) & 3 {
+        case 0, 1: return [.receivesEntries, .recordings, .receivesRecordings]
+        case 2: return [.recordings]
+        default: return []
+        }
+    }
+    var claimsOurHistory: Bool { control & 0x80 != 0 }
+
+    var configuration: SessionConfiguration {
+        var configuration = SessionConfiguration()
+        configuration.watchReceivesEntries = watchReceivesEntries
+        configuration.transfer.chunkSize = 40
+        configuration.transfer.maximumSize = 1 << 24
+        return configuration
+    }
+}
+
+/// The local node: two entries of its own and, with storage, one recording.
+struct Local {
+    let replica: Replica
+    let clock: ManualClock
+    let storage: FuzzStorage?
+    let recording: Recording?
+    let recordingBytes: [UInt8]
+}
+
+private func entryJSON(_ text: String) -> JSONValue {
+    .object([("category", .string("note")), ("timestamp", .string("2026-11-22T08:00:00Z")), ("data", .object([("text", .string(text))]))])
+}
+
+/// Builds the local node's replica from scratch (what every input starts from).
+private func buildLocal(_ setup: Setup, path: String) -> (Replica, Recording?) {
+    do {
+        let clock = ManualClock(milliseconds: epoch)
+        let replica = try Replica.create(path: path, role: setup.localRole, clock: clock, random: SeededRandom(seed: 1))
+        _ = try replica.add(json: entryJSON("local one"))
+        _ = try replica.add(json: entryJSON("local two"))
+        guard setup.storage else { return (replica, nil) }
+        let id = Identifier.make(role: setup.localRole, random: SeededRandom(seed: 7))
+        let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(localRecordingBytes.count),
+                                  sha256: SHA256.hash(localRecordingBytes).hex, mediaType: "audio/mp4", entryID: nil,
+                                  originNode: replica.identity.nodeID, createdAt: replica.now)
+        try replica.addRecording(recording)
+        return (replica, recording)
+    } catch {
+        fatalError("FUZZ harness: cannot set up the local replica: \(error)")
+    }
+}
+
+private let localRecordingBytes = (0..<100).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+
+/// Creating a replica (schema, two writes) cost ~4 ms of the ~6 ms an input took: each setup's
+/// replica is built once in shared memory and copied into a fresh database per input with
+/// SQLite's backup API, so every input still starts from the same state and nothing carries over.
+private var templates: [Int: (replica: Replica, recording: Recording?)] = [:]
+private let workPath = "file:lifesync-fuzz-work?mode=memory&cache=shared"
+
+func makeLocal(_ setup: Setup) -> Local {
+    let key = Int(setup.control & 7)
+    let template = templates[key] ?? buildLocal(setup, path: "file:lifesync-fuzz-template-\(key)?mode=memory&cache=shared")
+    templates[key] = template
+    var copy: OpaquePointer?
+    guard sqlite3_open_v2(workPath, &copy, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, nil) == SQLITE_OK, let copy else {
+        fatalError("FUZZ harness: cannot open \(workPath)")
+    }
+    defer { sqlite3_close_v2(copy) }  // the replica's own connection keeps the copy alive
+    // The previous input's replica must be gone (else its memory database is still there).
+    var statement: OpaquePointer?
+    sqlite3_prepare_v2(copy, "SELECT count(*) FROM sqlite_master", -1, &statement, nil)
+    guard sqlite3_step(statement) == SQLITE_ROW, sqlite3_column_int(statement, 0) == 0 else {
+        fatalError("FUZZ harness: the previous input's replica is still alive")
+    }
+    sqlite3_finalize(statement)
+    guard let backup = sqlite3_backup_init(copy, "main", template.replica.database.handle, "main") else {
+        fatalError("FUZZ harness: backup: \(String(cString: sqlite3_errmsg(copy)))")
+    }
+    let stepped = sqlite3_backup_step(backup, -1)
+    guard sqlite3_backup_finish(backup) == SQLITE_OK, stepped == SQLITE_DONE else { fatalError("FUZZ harness: backup step \(stepped)") }
+    let clock = ManualClock(milliseconds: epoch)
+    do {
+        // A seed other than the template's: IDs drawn now (a rotated incarnation) stay new.
+        let replica = try Replica(path: workPath, clock: clock, random: SeededRandom(seed: 2))
+        guard let recording = template.recording else {
+            return Local(replica: replica, clock: clock, storage: nil, recording: nil, recordingBytes: [])
+        }
+        let storage = FuzzStorage()
+        storage.files[recording.fileName] = localRecordingBytes
+        return Local(replica: replica, clock: clock, storage: storage, recording: recording, recordingBytes: localRecordingBytes)
+    } catch {
+        fatalError("FUZZ harness: cannot open the copied replica: \(error)")
+    }
+}
+
+/// The fake peer's identity, per role: that of a replica created with a fixed seed, so the seed
+/// writer can build real batches from that replica.
+func peerReplica(_ role: Role, clock: ManualClock = ManualClock(milliseconds: epoch)) -> Replica {
+    do {
+        return try Replica.create(path: ":memory:", role: role, clock: clock, random: SeededRandom(seed: 99))
+    } catch {
+        fatalError("FUZZ harness: cannot create the peer replica: \(error)")
+    }
+}
+
+private let peerIdentities: [ReplicaIdentity] = [Role.phone, .mac, .watch].map { peerReplica($0).identity }
+
+func peerHello(_ setup: Setup, localIncarnation: String) -> Hello {
+    let identity = peerIdentities[[Role.phone, .mac, .watch].firstIndex(of: setup.peerRole)!]
+    var vector = VersionVector()
+    if setup.claimsOurHistory { vector[localIncarnation] = 1000 }
+    return Hello(nodeID: identity.nodeID, role: identity.role, incarnation: identity.incarnation,
+                 capabilities: setup.peerCapabilities, clock: HLCTimestamp(milliseconds: epoch, counter: 0), vector: vector)
+}
+
+/// The stream cut the way the control byte says; frames are found by their length prefix.
+private func pieces(_ stream: ArraySlice<UInt8>, cut: Int) -> [ArraySlice<UInt8>] {
+    switch cut {
+    case 0:
+        return [stream]
+    case 2:
+        return stride(from: stream.startIndex, to: stream.endIndex, by: 13).map { stream[$0..<min($0 + 13, stream.endIndex)] }
+    default:
+        var result: [ArraySlice<UInt8>] = []
+        var i = stream.startIndex
+        while stream.endIndex - i >= 4 {
+            let length = stream[i..<(i + 4)].reduce(0) { $0 << 8 | Int($1) }
+            guard length >= 1, length <= Framing.maximumFrameLength, stream.endIndex - i - 4 >= length else { break }
+            result.append(stream[i..<(i + 4 + length)])
+            i += 4 + length
+        }
+        if i < stream.endIndex { result.append(stream[i...]) }
+        return result
+    }
+}
+
+/// Checks what the session asked for: whole frames that decode, nothing after a close.
+private final class Driver {
+    var closed = false
+    var sent = 0
+
+    func check(_ actions: [SessionAction], _ what: @autoclosure () -> String) {
+        for action in actions {
+            switch action {
+            case .send(let bytes):
+                if closed { fatalError("FUZZ: the session sends \(bytes.count) bytes after it closed (\(what()))") }
+                sent += 1
+                var decoder = FrameDecoder()
+                do {
+                    let frames = try decoder.feed(bytes)
+                    guard decoder.bufferedCount == 0 else {
+                        fatalError("FUZZ: the session sent \(decoder.bufferedCount) bytes of an unfinished frame (\(what())): \(Hex.encode(bytes.prefix(64)))")
+                    }
+                    for frame in frames { _ = try Message.decode(type: frame.type, payload: frame.payload) }
+                } catch {
+                    fatalError("FUZZ: the session sent a frame the decoder refuses: \(error) (\(what())): \(Hex.encode(bytes.prefix(200)))")
+                }
+            case .close:
+                closed = true
+            case .event:
+                break
+            }
+        }
+    }
+}
+
+/// Whatever the replica stored must go out again as its canonical JSON and be accepted by a peer.
+private func checkStored(_ replica: Replica) {
+    let vector: VersionVector
+    do { vector = try replica.replicaVector() } catch { fatalError("FUZZ: replicaVector fails after the session: \(error)") }
+    for entry in vector.entries {
+        let assembled: [EncodedChange], parsed: [Change]
+        do {
+            assembled = try replica.encodedChanges(origin: entry.origin, after: 0, limit: .max)
+            parsed = try replica.changes(origin: entry.origin, after: 0, limit: .max)
+        } catch {
+            fatalError("FUZZ: reading the log of \(entry.origin) fails after the session: \(error)")
+        }
+        guard assembled.count == parsed.count else {
+            fatalError("FUZZ: encodedChanges gives \(assembled.count) changes of \(entry.origin), changes \(parsed.count)")
+        }
+        for (a, p) in zip(assembled, parsed) {
+            guard a.id == p.id, a.kind == p.kind, a.stamp == p.stamp else {
+                fatalError("FUZZ: encodedChanges and changes disagree on a change of \(entry.origin): \(a.id) \(a.stamp) vs \(p.id) \(p.stamp)")
+            }
+            guard a.payload == p.encoded.payload else {
+                fatalError("FUZZ: the BATCH payload assembled from the columns differs from the canonical JSON of \(a.id)\n  assembled: \(String(decoding: a.payload.prefix(600), as: UTF8.self))\n  canonical: \(String(decoding: p.encoded.payload.prefix(600), as: UTF8.self))")
+            }
+        }
+        guard !assembled.isEmpty else { continue }
+        let frame = Message.encodedBatch(id: 1, origins: [], changes: assembled, through: VersionVector([(entry.origin, entry.sequence)]))
+        var decoder = FrameDecoder()
+        do {
+            for f in try decoder.feed(frame) { _ = try Message.decode(type: f.type, payload: f.payload) }
+        } catch {
+            fatalError("FUZZ: a BATCH of the stored changes of \(entry.origin) is refused by the decoder: \(error)")
+        }
+    }
+}
+
+/// `LIFESYNC_FUZZ_SKIP=dup-seq`: reads go frame by frame, and an input is abandoned as soon as
+/// the replica holds two records with one (origin, seq) in different tables (a known crash:
+/// `DeltaSync.sent` traps when it sends them), so that the fuzzer can look for other ones.
+private let skipDuplicateSequences = getenv("LIFESYNC_FUZZ_SKIP").map { String(cString: $0).contains("dup-seq") } ?? false
+
+private func hasDuplicateSequence(_ replica: Replica) -> Bool {
+    let sql = """
+        SELECT 1 FROM (SELECT origin, origin_seq FROM entries UNION ALL SELECT origin, origin_seq FROM tombstones
+                       UNION ALL SELECT origin, origin_seq FROM recordings)
+        GROUP BY origin, origin_seq HAVING count(*) > 1 LIMIT 1
+        """
+    return ((try? replica.database.firstRow(sql, [], { _ in true })) ?? nil) ?? false
+}
+
+func runSession(control: UInt8, stream: ArraySlice<UInt8>) {
+    var setup = Setup(control: control)
+    if skipDuplicateSequences && setup.cut != 3 { setup.control = setup.control & ~0x18 | 0x08 }
+    let local = makeLocal(setup)
+    let session = SyncSession(replica: local.replica, configuration: setup.configuration, now: 0, storage: local.storage)
+    let driver = Driver()
+    var now: Int64 = 0
+    func advance(_ ms: Int64) {
+        now += ms
+        local.clock.advance(by: ms)
+    }
+    func tickWhileDue() {
+        for _ in 0..<8 {
+            guard let due = session.nextDeadline, due <= now else { return }
+            driver.check(session.tick(now: now), "tick at \(now)")
+        }
+    }
+    driver.check(session.start(now: now), "start")
+    #if !FUZZ_NO_HELLO
+    advance(1)
+    driver.check(session.receive(Message.hello(peerHello(setup, localIncarnation: local.replica.identity.incarnation)).encoded(), now: now), "the peer's HELLO")
+    tickWhileDue()
+    #endif
+    let step: Int64 = setup.cut == 3 ? 16_000 : 1
+    for (n, piece) in pieces(stream, cut: setup.cut).enumerated() {
+        advance(step)
+        driver.check(session.receive(piece, now: now), "read \(n)")
+        if skipDuplicateSequences && hasDuplicateSequence(local.replica) { return }
+        advance(1)
+        driver.check(session.tick(now: now), "tick after read \(n)")
+        tickWhileDue()
+    }
+    driver.check(session.replicaChanged(now: now), "replicaChanged")
+    driver.check(session.requestResync(now: now), "requestResync")
+    _ = session.pendingChangeCount()
+    _ = session.pendingRecordingCount()
+    session.forgetFailedRecordings()
+    advance(11_000)
+    driver.check(session.tick(now: now), "tick after 11 s")  // retried recordings
+    advance(50_000)
+    driver.check(session.tick(now: now), "tick after 50 s")  // idle or handshake timeout
+    session.transportClosed()
+    userActions(local)
+    checkStored(local.replica)
+}
+
+/// What the user does next with whatever the peer delivered: reads, stats, search, and local
+/// writes over the peer's versions (their stamps, vectors and clocks). Errors are fine; a trap
+/// means a peer can make the node crash later.
+private func userActions(_ local: Local) {
+    let replica = local.replica
+    local.clock.advance(by: 1)
+    _ = try? replica.stats()
+    _ = try? replica.entries(matching: EntryQuery(search: "morning"))
+    _ = try? replica.entries(matching: EntryQuery(since: Timestamp(millisecondsSince1970: 0), tag: "home"))
+    _ = try? replica.conflicts()
+    _ = try? replica.recordingStatuses()
+    _ = try? replica.peers()
+    _ = try? replica.canonicalDump()
+    _ = try? replica.add(json: entryJSON("after the session"))
+    let entries = (try? replica.allEntries()) ?? []
+    for (n, entry) in entries.prefix(6).enumerated() {
+        if n % 3 == 2 {
+            try? replica.delete(id: entry.id)
+        } else {
+            _ = try? replica.update(id: entry.id, patch: .object([("category", .string("edited"))]))
+        }
+    }
+    if let storage = local.storage, let status = ((try? replica.recordingStatuses()) ?? []).first(where: { !$0.deleted }) {
+        try? replica.deleteRecording(id: status.recording.id, from: storage)
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    guard size >= 1 else { return 0 }
+    let input = UnsafeBufferPointer(start: data, count: size)
+    runSession(control: input[0], stream: Array(input[1...])[...])
+    return 0
+}
+
+// MARK: - Seeds
+
+private func write(_ directory: String, _ name: String, _ bytes: [UInt8]) {
+    guard let file = fopen(directory + "/" + name, "wb") else { fatalError("cannot write \(directory)/\(name)") }
+    _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+    fclose(file)
+}
+
+private func frames(of batches: [(changes: [EncodedChange], through: VersionVector)], from peer: Replica, firstID: UInt64 = 1) -> [UInt8] {
+    let origins = ((try? peer.knownOrigins()) ?? []).compactMap { known -> OriginInfo? in
+        guard let nodeID = known.nodeID, let role = known.role else { return nil }
+        return OriginInfo(origin: known.origin, nodeID: nodeID, role: role)
+    }
+    var out: [UInt8] = []
+    for (i, batch) in batches.enumerated() {
+        out += Message.encodedBatch(id: firstID + UInt64(i), origins: origins, changes: batch.changes, through: batch.through)
+    }
+    return out
+}
+
+/// Writes seed inputs for the session targets (and, control byte and all, for `frame`).
+private func writeSeeds(to directory: String) throws {
+    var count = 0
+    func seed(_ name: String, _ setup: Setup, _ local: Local, _ stream: [UInt8], hello: Bool) {
+        let prefix = hello ? Message.hello(peerHello(setup, localIncarnation: local.replica.identity.incarnation)).encoded() : []
+        write(directory, "gen-\(name)-\(String(setup.control, radix: 16))\(hello ? "-hello" : "")", [setup.control] + prefix + stream)
+        count += 1
+    }
+    for control: UInt8 in [0x0C, 0x0D, 0x0A, 0x2C, 0x4C, 0x0F, 0x1C, 0x6C, 0x18, 0x8C] {
+        let setup = Setup(control: control)
+        let local = makeLocal(setup)
+        let clock = ManualClock(milliseconds: epoch + 5_000)
+        let peer = peerReplica(setup.peerRole, clock: clock)
+        // Entries: new, updated, deleted; a recording with its bytes.
+        let a = try peer.add(json: entryJSON("peer one"))
+        let b = try peer.add(json: .object([("category", .string("mood")), ("timestamp", .string("2026-11-22T07:00:00.125+02:00")),
+                                            ("data", .object([("text", .string("Caf\u{e9} \"quoted\"\n\u{1}")),
+                                                              ("metric", .object([("name", .string("mood")), ("value", .number(7)),
+                                                                                  ("scale_min", .number(1)), ("scale_max", .number(10))])),
+                                                              ("location", .object([("latitude", .number(52.52)), ("longitude", .number(13.405)),
+                                                                                    ("accuracy", .number(12.5))])),
+                                                              ("tags", .array([.string("morning"), .string("home")]))]))]))
+        clock.advance(by: 10)
+        _ = try peer.update(id: a.id, patch: .object([("data", .object([("text", .string("peer one, edited"))]))]))
+        try peer.delete(id: b.id)
+        let bytes = (0..<100).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) }
+        let recordingID = Identifier.make(role: setup.peerRole, random: SeededRandom(seed: 8))
+        let recording = Recording(id: recordingID, fileName: recordingID + ".m4a", size: 100, sha256: SHA256.hash(bytes).hex,
+                                  mediaType: "audio/mp4", entryID: a.id, originNode: peer.identity.nodeID, createdAt: peer.now)
+        try peer.addRecording(recording)
+        let vector = try peer.replicaVector()
+        let changes = try peer.encodedChanges(origin: peer.identity.incarnation, after: 0, limit: .max)
+        let batch = frames(of: [(changes, vector)], from: peer)
+        let split = frames(of: [(Array(changes.prefix(2)), VersionVector([(peer.identity.incarnation, changes[1].stamp.sequence)])),
+                                (Array(changes.dropFirst(2)), vector)], from: peer)
+        let tail = Message.caughtUp(vector: vector).encoded() + Message.ack(Ack(batchID: 1, applied: 2, conflicts: 0)).encoded()
+            + Message.ping(nonce: 15_000).encoded() + Message.pong(nonce: 0).encoded()
+        // The peer's recording, offered and sent in chunks of 40 with running digests.
+        let hasher = SHA256()
+        var transfer = Message.offer(Offer(recordingID: recordingID, fileName: recording.fileName, mediaType: "audio/mp4", size: 100,
+                                           chunkSize: 40, sha256: SHA256.hash(bytes).bytes)).encoded()
+        for start in stride(from: 0, to: 100, by: 40) {
+            let piece = Array(bytes[start..<min(start + 40, 100)])
+            hasher.update(piece)
+            transfer += Message.chunk(Chunk(recordingID: recordingID, offset: UInt64(start), sha256: hasher.digestSoFar().bytes, data: piece)).encoded()
+        }
+        // Our own recording (offered once our batch is acknowledged), accepted, acknowledged and
+        // confirmed by the peer.
+        var answers: [UInt8] = []
+        if let mine = local.recording {
+            for offset: UInt64 in [0, 40, 80, 100] { answers += Message.accept(recordingID: mine.id, offset: offset).encoded() }
+            answers += Message.confirm(recordingID: mine.id, sha256: SHA256.hash(local.recordingBytes).bytes).encoded()
+        }
+        let refusal = local.recording.map {
+            Message.accept(recordingID: $0.id, offset: 0).encoded()
+                + Message.failure(recordingID: $0.id, code: TransferFailure.deleted.rawValue, message: "deleted").encoded()
+        } ?? []
+        // A peer that writes under our own incarnation (a copied replica file, or a forger): the
+        // same numbers as our two writes with other content, and numbers beyond ours.
+        let forger = try Replica.create(path: ":memory:", role: setup.localRole, clock: ManualClock(milliseconds: epoch + 7_000),
+                                        random: SeededRandom(seed: 1))
+        for text in ["forged one", "forged two", "forged three"] { _ = try forger.add(json: entryJSON(text)) }
+        let forged = frames(of: [(try forger.encodedChanges(origin: forger.identity.incarnation, after: 0, limit: .max),
+                                  try forger.replicaVector())], from: forger)
+        // A peer whose clock is at the HLC ceiling: its versions leave no room above them.
+        let ceiling = ManualClock(milliseconds: (1 << 46) - 1)
+        let future = peerReplica(setup.peerRole, clock: ceiling)
+        let late = try future.add(json: entryJSON("from the end of time"))
+        for n in 0..<3 { _ = try future.update(id: late.id, patch: .object([("category", .string("c\(n)"))])) }
+        let futureBatch = frames(of: [(try future.encodedChanges(origin: future.identity.incarnation, after: 0, limit: .max),
+                                       try future.replicaVector())], from: future)
+        let resync = Message.syncRequest(vector: VersionVector()).encoded() + Message.ack(Ack(batchID: 2, applied: 0, conflicts: 0)).encoded()
+        let bye = Message.error(code: ErrorCode.shuttingDown.rawValue, message: "bye").encoded()
+        for hello in [false, true] {
+            seed("batch", setup, local, batch + tail, hello: hello)
+            seed("batches", setup, local, split + tail + resync, hello: hello)
+            seed("transfer-in", setup, local, batch + transfer + tail, hello: hello)
+            seed("transfer-out", setup, local, tail + answers, hello: hello)
+            seed("refusal", setup, local, tail + refusal + bye, hello: hello)
+            seed("forged", setup, local, forged + tail, hello: hello)
+            seed("ceiling", setup, local, futureBatch + tail, hello: hello)
+        }
+    }
+    print("wrote \(count) generated seeds to \(directory)")
+}
+
+@_cdecl("LLVMFuzzerInitialize")
+public func initialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> CInt {
+    if let directory = getenv("LIFESYNC_FUZZ_SEEDS") {
+        do { try writeSeeds(to: String(cString: directory)) } catch { fatalError("cannot build seeds: \(error)") }
+        exit(0)
+    }
+    return 0
+}
