@@ -21,6 +21,19 @@ public struct SimulationOptions: Sendable {
     public var bandwidth: Int64 = 2_000
     /// Largest clock offset a node starts with, ms (± this).
     public var clockSkew: Int64 = 120_000
+    /// Faults on honest links (with `faults`, in the safety phase): now and then a payload (one
+    /// frame) delivered twice, or held back until the next one overtakes it, as a buggy
+    /// middlebox would.
+    public var duplicationAndReordering = true
+    /// How many payloads in a thousand on an honest link are duplicated, and as many reordered.
+    public var duplicationAndReorderingPerMille = 3
+    /// A hostile node takes part in the safety phase (`HostileNode`): forged and mutated frames,
+    /// lying vectors, claimed identities. It holds no replica and is not judged; it falls silent
+    /// for the liveness phase.
+    public var hostile = false
+    /// Attacks the hostile node leaves out, by the name it counts them under in the fault counts
+    /// (`hostile_forged_vv`, …): to isolate one finding, or to run without a known one.
+    public var hostileExclusions: Set<String> = []
     /// Defects to plant, for the tests that prove the checker can fail.
     public var plantedBugs: PlantedBugs = []
     /// Scripted events instead of (or on top of) random ones.

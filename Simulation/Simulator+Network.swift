@@ -49,7 +49,50 @@ extension Simulator {
         }
         arrival = max(arrival, connection.lastArrival[direction])
         connection.lastArrival[direction] = arrival
-        queue.push(.deliver(end: fromDialer ? end + 1 : end - 1, bytes: bytes), at: arrival)
+        let destination = fromDialer ? end + 1 : end - 1
+        queue.push(.deliver(end: destination, bytes: bytes), at: arrival)
+        // A payload held back goes right after this one: the two arrive swapped.
+        if let held = connection.held[direction] {
+            connection.held[direction] = nil
+            queue.push(.deliver(end: destination, bytes: held), at: arrival)
+        }
+        // A buggy middlebox on an honest link: a payload (one frame) delivered twice, or held
+        // back until the next one overtakes it.
+        if options.faults && options.duplicationAndReordering && !safetyOver && connection.honest {
+            let roll = Int(network.next(below: 1000)), rate = min(options.duplicationAndReorderingPerMille, 500)
+            if roll < rate {
+                count("duplicate")
+                trace.record(now, "duplicate \(end) \(bytes.count)")
+                queue.push(.deliver(end: destination, bytes: bytes), at: arrival)
+            } else if roll < 2 * rate && connection.held[direction] == nil {
+                count("reorder")
+                trace.record(now, "hold \(end) \(bytes.count)")
+                connection.held[direction] = bytes
+                queue.push(.release(connection: end / 2, direction: direction), at: arrival + 100 + Int64(network.next(below: 400)))
+            }
+        }
+    }
+
+    /// A held payload nothing overtook goes out now, in order after what was sent since.
+    func release(connection id: Int, direction: Int) {
+        guard let connection = connections[id], let held = connection.held[direction] else { return }
+        connection.held[direction] = nil
+        let arrival = max(now, connection.lastArrival[direction])
+        connection.lastArrival[direction] = arrival
+        queue.push(.deliver(end: direction == 0 ? 2 * id + 1 : 2 * id, bytes: held), at: arrival)
+    }
+
+    /// The hostile node dials `target`: a connection if the target is up (partitions and
+    /// unlinked pairs are between honest nodes); returns the hostile node's end.
+    func hostileConnect(to target: String) -> Int? {
+        guard let targetCore = nodes[target]?.core else { return nil }
+        let id = nextConnection
+        nextConnection += 1
+        let latency = options.latency.lowerBound + Int64(network.next(below: UInt64(options.latency.upperBound - options.latency.lowerBound + 1)))
+        connections[id] = Connection(dialer: HostileNode.name, acceptor: target, latency: latency)
+        trace.record(now, "connect \(id) \(HostileNode.name)->\(target) latency \(latency)")
+        perform(targetCore.accepted(connection: 2 * id + 1, remote: HostileNode.name, now: now), on: target)
+        return 2 * id
     }
 
     /// Our side closes: the other side hears of it after the latency.

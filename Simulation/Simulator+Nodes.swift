@@ -62,6 +62,7 @@ extension Simulator {
               let live = try? replica.recordingStatuses().filter({ !$0.deleted && $0.file == .present }), !live.isEmpty else { return }
         let target = live[Int(workload.next(below: UInt64(live.count)))].recording
         do {
+            userDeletedRecordings.insert(target.id)
             try replica.deleteRecording(id: target.id, from: node.storage)
             trace.record(now, "delete recording \(name) \(target.id)")
             perform(core.localWrite(now: now), on: name)
@@ -71,7 +72,9 @@ extension Simulator {
     }
 
     /// Invariant 5: a file leaves a node only by an explicit delete (the recording is deleted in
-    /// that replica) or, on a watch, after a phone confirmed it with the right checksum.
+    /// that replica, and some user did delete it) or, on a watch, after a phone confirmed it
+    /// with the right checksum — and an honest phone really holds those bytes (a peer merely
+    /// calling itself a phone proves nothing).
     func checkRemoval(of fileName: String, on name: String) {
         guard let node = nodes[name], let replica = node.replica else { return }
         let id = String(fileName.prefix { $0 != "." })
@@ -79,10 +82,23 @@ extension Simulator {
             violations.append("recordings: \(name) removed \(fileName), which it has no metadata for")
             return
         }
-        if known.deleted { return }
+        if known.deleted {
+            if !userDeletedRecordings.contains(id) {
+                violations.append("recordings: \(name) removed \(fileName) as deleted, but no user deleted \(id) (at \(now) ms)")
+            }
+            return
+        }
         let confirmed = ((try? replica.confirmations(id: id)) ?? []).contains { $0.role == .phone && $0.sha256 == known.recording.sha256 }
         if node.role != .watch || !confirmed {
             violations.append("recordings: \(name) removed \(fileName) before a phone confirmed it (at \(now) ms)")
+            return
+        }
+        let heldByPhone = names.contains { other in
+            guard let phone = nodes[other], phone.role == .phone, let bytes = phone.storage.files[fileName] else { return false }
+            return SHA256.hash(bytes).hex == known.recording.sha256
+        }
+        if !heldByPhone && !userDeletedRecordings.contains(id) {
+            violations.append("recordings: \(name) removed \(fileName) on a confirmation, but no honest phone holds its bytes (at \(now) ms)")
         }
     }
 

@@ -24,6 +24,10 @@ public final class Simulator {
         case restart(node: String)
         case scripted(ScriptedEvent.Action)
         case check
+        /// The hostile node's next step (`HostileNode.act`).
+        case hostile
+        /// A payload held back to be overtaken (a reordering fault) goes out if nothing overtook it.
+        case release(connection: Int, direction: Int)
     }
 
     final class Node {
@@ -58,6 +62,10 @@ public final class Simulator {
         var open = true
         /// When the last byte sent in each direction arrives (delivery stays in order).
         var lastArrival: [Int64] = [0, 0]
+        /// Per direction, a payload held back so that the next one overtakes it (reordering).
+        var held: [[UInt8]?] = [nil, nil]
+        /// Neither end is the hostile node: duplication and reordering faults apply.
+        var honest: Bool { dialer != HostileNode.name && acceptor != HostileNode.name }
 
         init(dialer: String, acceptor: String, latency: Int64) {
             self.dialer = dialer
@@ -72,6 +80,9 @@ public final class Simulator {
     let faultRandom: SeededRandom
     let workload: SeededRandom
     let nodeRandom: SeededRandom
+    let hostileRandom: SeededRandom
+    /// The adversary, when `options.hostile`; it holds no replica and is never judged.
+    var hostile: HostileNode?
     var queue = EventQueue<Event>()
     var now: Int64 = 0
     var nodes: [String: Node] = [:]
@@ -84,6 +95,9 @@ public final class Simulator {
     var ledger = WriteLedger()
     /// Recordings attached during the run: id → (node, SHA-256, file name).
     var attached: [(id: String, node: String, sha256: String, fileName: String)] = []
+    /// Recordings a user deleted (the workload's explicit deletes): the only ones any honest
+    /// replica may hold as deleted.
+    var userDeletedRecordings = Set<String>()
     var trace = Trace()
     var faultCounts: [String: Int] = [:]
     var violations: [String] = []
@@ -99,6 +113,7 @@ public final class Simulator {
         faultRandom = root.derive("faults")
         workload = root.derive("workload")
         nodeRandom = root.derive("nodes")
+        hostileRandom = root.derive("hostile")
         names = options.nodeNames
     }
 
@@ -143,12 +158,17 @@ public final class Simulator {
             }
         }
         for event in options.script { queue.push(.scripted(event.action), at: event.time) }
+        if options.hostile {
+            hostile = HostileNode(simulator: self, random: hostileRandom)
+            queue.push(.hostile, at: 200 + Int64(hostileRandom.next(below: 2_000)))
+        }
     }
 
     /// Heal everything, restart crashed nodes, stop writing, and watch for convergence.
     func beginLiveness() {
         safetyOver = true
         trace.record(now, "liveness phase")
+        hostile?.stop()
         blocked.removeAll()
         for node in nodes.values { node.storage.quota = .max }
         for name in names where !(nodes[name]!.isUp) { try? startNode(name) }
@@ -163,10 +183,12 @@ public final class Simulator {
         nodes.removeAll()
     }
 
-    /// The nodes a node dials: everyone dials the first phone; with no phone, the first node.
+    /// The node everyone dials: the first phone; with no phone, the first node.
+    var hub: String { zip(names, options.roles).first { $0.1 == .phone }?.0 ?? names[0] }
+
+    /// The nodes a node dials: everyone dials the hub.
     func peers(of name: String) -> [String] {
-        let hub = zip(names, options.roles).first { $0.1 == .phone }?.0 ?? names[0]
-        return name == hub ? [] : [hub]
+        name == hub ? [] : [hub]
     }
 
     func startNode(_ name: String) throws {
@@ -212,6 +234,11 @@ public final class Simulator {
         case .deliver(let end, let bytes):
             guard let connection = connections[end / 2], connection.open else { return }
             let name = end % 2 == 0 ? connection.dialer : connection.acceptor
+            if name == HostileNode.name {
+                trace.record(now, "deliver \(end) \(bytes.count)", bytes: bytes)
+                hostile?.received(end: end, bytes: bytes)
+                return
+            }
             guard let core = nodes[name]?.core else { return }
             trace.record(now, "deliver \(end) \(bytes.count)", bytes: bytes)
             perform(core.received(connection: end, bytes: bytes, now: now), on: name)
@@ -219,6 +246,7 @@ public final class Simulator {
             guard let connection = connections[end / 2] else { return }
             let name = end % 2 == 0 ? connection.dialer : connection.acceptor
             trace.record(now, "closed \(end) at \(name)")
+            if name == HostileNode.name { hostile?.closed(end: end) }
             if let core = nodes[name]?.core { perform(core.closed(connection: end, now: now), on: name) }
         case .dial(let name, let peer, let address):
             completeDial(from: name, peer: peer, to: address)
@@ -236,6 +264,10 @@ public final class Simulator {
             if let node = nodes[name], !node.isUp { try? startNode(name) }
         case .scripted(let action):
             if !safetyOver { performScripted(action) }
+        case .hostile:
+            hostile?.act()
+        case .release(let id, let direction):
+            release(connection: id, direction: direction)
         case .check:
             if checkConvergence() {
                 converged = true

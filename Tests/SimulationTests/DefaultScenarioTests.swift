@@ -20,7 +20,7 @@ import Testing
     @Test func faultsAreReallyInjected() {
         var kinds = Set<String>()
         for seed in UInt64(1)...20 { kinds.formUnion(Simulator(seed: seed, options: SimulationOptions()).run().faults.keys) }
-        for kind in ["isolate", "partition_halves", "one_way", "crash", "clock_jump", "reset", "retransmission"] {
+        for kind in ["isolate", "partition_halves", "one_way", "crash", "clock_jump", "reset", "retransmission", "duplicate", "reorder"] {
             #expect(kinds.contains(kind), "no \(kind) in 20 seeds")
         }
     }

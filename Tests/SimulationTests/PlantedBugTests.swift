@@ -42,6 +42,30 @@ import Testing
         #expect(violation.contains("before a phone confirmed it"), "\(violation)")
     }
 
+    /// Only a hostile peer says `deleted` about a recording nobody deleted: with the hostile node
+    /// on, a sender that takes that word as a user delete (the tombstone replicates, every copy
+    /// goes) is caught, and the same seeds pass without the bug.
+    @Test func trustingAFailureDeletedIsCaught() {
+        var options = HostileScenarioTests.options()
+        options.plantedBugs = .trustsFailureDeleted
+        var caught: [(seed: UInt64, violation: String)] = []
+        for seed in UInt64(1)...6 {
+            if let violation = Simulator(seed: seed, options: options).run().violations.first { caught.append((seed, violation)) }
+        }
+        #expect(caught.count >= 2, "\(caught)")
+        #expect(caught.allSatisfy { $0.violation.contains("no user deleted") }, "\(caught.prefix(2))")
+        for (seed, _) in caught {
+            #expect(Simulator(seed: seed, options: HostileScenarioTests.options()).run().ok, "seed \(seed) without the bug")
+        }
+        // Honest peers say `deleted` only of what a user deleted: without the hostile node the
+        // bug goes unnoticed, which is why the adversary is needed.
+        var honest = SimulationOptions()
+        honest.plantedBugs = .trustsFailureDeleted
+        let first = caught.first?.seed ?? 1
+        let unnoticed = Simulator(seed: first, options: honest).run()
+        #expect(unnoticed.ok, "\(unnoticed.violations.prefix(2))")
+    }
+
     @Test func withoutPlantedBugsTheSameSeedsPass() {
         for seed in UInt64(1)...30 { #expect(Simulator(seed: seed, options: SimulationOptions()).run().ok, "seed \(seed)") }
     }

@@ -14,6 +14,8 @@ extension LifeSyncCommandLine {
                 OptionSpec(name: "--duration", kind: .value, valueName: "SECONDS", help: "simulated length of the fault phase (default 120)"),
                 OptionSpec(name: "--operations", kind: .value, valueName: "N", help: "local writes in the fault phase (default 120)"),
                 OptionSpec(name: "--no-faults", kind: .flag, help: "no partitions, crashes or clock jumps"),
+                OptionSpec(name: "--hostile", kind: .flag, help: "add a hostile node: forged and mutated frames, lying vectors, claimed identities"),
+                OptionSpec(name: "--hostile-skip", kind: .repeated, valueName: "ATTACK", help: "leave one of the hostile node's attacks out (its fault-count name)"),
                 OptionSpec(name: "--scenario", kind: .value, valueName: "FILE", help: "run a scripted scenario (JSON)"),
                 OptionSpec(name: "--check-determinism", kind: .flag, help: "run each seed twice and compare trace hashes"),
                 OptionSpec(name: "--plant", kind: .repeated, valueName: "BUG", help: "plant a known bug to see the checker catch it: \(PlantedBugNames.all.joined(separator: ", "))"),
@@ -48,6 +50,13 @@ extension LifeSyncCommandLine {
             }
             options.operations = try arguments.integer("--operations", default: options.operations, range: 0...100_000)
             if arguments.flag("--no-faults") { options.faults = false }
+            if arguments.flag("--hostile") { options.hostile = true }
+            for name in arguments.all("--hostile-skip") {
+                guard SimulationOptions.hostileAttacks.contains(name) else {
+                    throw CLIError.usage("--hostile-skip: unknown attack '\(name)' (\(SimulationOptions.hostileAttacks.joined(separator: ", ")))", command: arguments.spec)
+                }
+                options.hostileExclusions.insert(name)
+            }
             for name in arguments.all("--plant") {
                 guard let bug = PlantedBugNames.bug(named: name) else {
                     throw CLIError.usage("--plant: unknown bug '\(name)' (\(PlantedBugNames.all.joined(separator: ", ")))", command: arguments.spec)
@@ -101,6 +110,8 @@ extension LifeSyncCommandLine {
         var parts = ["lifesync", "simulate", "--seed", String(seed)]
         for name in ["--nodes", "--duration", "--operations", "--scenario"] { if let v = arguments.value(name) { parts += [name, v] } }
         if arguments.flag("--no-faults") { parts.append("--no-faults") }
+        if arguments.flag("--hostile") { parts.append("--hostile") }
+        for name in arguments.all("--hostile-skip") { parts += ["--hostile-skip", name] }
         for bug in arguments.all("--plant") { parts += ["--plant", bug] }
         return parts.joined(separator: " ")
     }
@@ -113,6 +124,7 @@ enum PlantedBugNames {
         ("relay-drops-foreign", .relayDropsForeignChanges),
         ("stamp-ignores-causality", .stampIgnoresCausality),
         ("watch-removes-early", .watchRemovesBeforeConfirmation),
+        ("trusts-failure-deleted", .trustsFailureDeleted),
     ]
     static var all: [String] { table.map(\.0) }
     static func bug(named name: String) -> PlantedBugs? { table.first { $0.0 == name }?.1 }

@@ -1,0 +1,816 @@
+import LifeSync
+
+/// A scripted adversary on the simulated network (`SimulationOptions.hostile`). It is not a
+/// `NodeCore` and holds no replica: it dials honest nodes and, during the safety phase, sends
+/// them a seeded mix (its own `SeededRandom`, derived from the run's seed) of lies, forgeries and
+/// damaged bytes, then closes every connection and falls silent for the liveness phase, so that
+/// convergence can be judged. The checker judges the honest nodes only.
+///
+/// Threat model (protocol version 1: identities are claimed, not proven). The hostile node may
+/// - claim any identity in a HELLO: its own, another node's node ID, another node's incarnation,
+///   or both (learned from the HELLOs it receives), and any role; it is a "phone" by default;
+/// - lie in every vector (HELLO, SYNC_REQUEST, CAUGHT_UP, a batch's `through`, a write's `vv`),
+///   name other nodes' origins as anyone's in a BATCH origin table, acknowledge batches it was
+///   never sent, and put any number in any field, at and past every ceiling;
+/// - write under its OWN origin whatever it likes about records it created itself: duplicate
+///   (origin, seq) pairs with other content, HLCs at the ceiling, forged version vectors;
+/// - refuse, confirm or fake recording transfers (FAILURE `deleted`, CONFIRM without the bytes,
+///   ACCEPT at impossible offsets, OFFERs of unknown recordings or with wrong hashes, chunks out
+///   of order), flood PINGs, and damage at the byte level any frame it made or received.
+///
+/// It never writes under an honest node's origin, nor (even under its own origin) to a record an
+/// honest node created: that is impersonation or authority, which only signatures and a trusted
+/// mesh can settle (the trusted-mesh issue). So it damages only frames that cannot carry another
+/// node's writes: what it received unless it is a BATCH, and its own BATCHes only when their
+/// origin table names its own origin alone. It sends its writes to one honest node, the hub:
+/// two different writes under one (origin, seq) shown to two replicas is equivocation, which no
+/// replica can detect. Claiming another node's identity, it speaks for that node about
+/// recordings (CONFIRM, or an OFFER of true metadata) only as `hostile_vouch_as_other`.
+final class HostileNode {
+    static let name = "hostile"
+
+    /// Every kind of attack, counted in the run's fault counts under its raw value, so a test can
+    /// prove each one really happened.
+    enum Attack: String, CaseIterable {
+        case helloOwn = "hostile_hello_own"
+        case helloClaimsNode = "hostile_hello_claims_node"
+        case helloClaimsIncarnation = "hostile_hello_claims_incarnation"
+        case helloClaimsBoth = "hostile_hello_claims_both"
+        case lyingVector = "hostile_lying_vector"
+        /// A HELLO claiming more of the target's own current incarnation than it wrote (the
+        /// target takes a new incarnation, by design).
+        case claimsOwnHistory = "hostile_claims_own_history"
+        case vectorPastCeiling = "hostile_vector_past_ceiling"
+        case ownWrites = "hostile_own_writes"
+        case forgedThrough = "hostile_forged_through"
+        case forgedVV = "hostile_forged_vv"
+        case squatOrigin = "hostile_squat_origin"
+        case duplicateSequence = "hostile_duplicate_seq"
+        /// A live twin of one of its own deletes: the (origin, seq) of a tombstone.
+        case twinOfTombstone = "hostile_twin_of_tombstone"
+        case hlcAtMaximum = "hostile_hlc_at_maximum"
+        case hlcPastMaximum = "hostile_hlc_past_maximum"
+        case sequencePastCeiling = "hostile_seq_past_ceiling"
+        case tooManyOrigins = "hostile_too_many_origins"
+        case ackNeverSent = "hostile_ack_never_sent"
+        case failureDeleted = "hostile_failure_deleted"
+        case confirmWithoutBytes = "hostile_confirm_without_bytes"
+        /// Claiming another node's identity, a CONFIRM, or an OFFER with a recording's true
+        /// metadata: that node's word that it holds the bytes.
+        case vouchAsOther = "hostile_vouch_as_other"
+        case acceptBadOffset = "hostile_accept_bad_offset"
+        case offerUnknown = "hostile_offer_unknown"
+        case offerWrongHash = "hostile_offer_wrong_hash"
+        case chunkOutOfOrder = "hostile_chunk_out_of_order"
+        case pingFlood = "hostile_ping_flood"
+        case mutatedFrame = "hostile_mutated_frame"
+        case outOfState = "hostile_out_of_state"
+    }
+
+    /// One connection the hostile node dialled.
+    final class Link {
+        let end: Int
+        let target: String
+        /// The identity this link claims.
+        let nodeID: String
+        let role: Role
+        let incarnation: String
+        var decoder = FrameDecoder()
+        /// The honest node's HELLO, once received.
+        var peer: Hello?
+        /// How far our own origin is known to be at the peer.
+        var ownSent: UInt64 = 0
+        var nextBatchID: UInt64 = 1
+        /// A recording the peer offered us and we are "taking", with how far.
+        var taking: (offer: Offer, received: UInt64)?
+        /// A recording we offered the peer with its true metadata (and no bytes).
+        var offering: Recording?
+        /// Whether the node ID it claims is its own.
+        let claimsOwnIdentity: Bool
+
+        init(end: Int, target: String, nodeID: String, role: Role, incarnation: String, claimsOwnIdentity: Bool) {
+            self.end = end
+            self.target = target
+            self.nodeID = nodeID
+            self.role = role
+            self.incarnation = incarnation
+            self.claimsOwnIdentity = claimsOwnIdentity
+        }
+    }
+
+    /// One write of the hostile node's own origin, as it first sent it.
+    struct OwnWrite {
+        let id: String
+        let sequence: UInt64
+        let hlc: UInt64
+        let deleted: Bool
+        let payload: [UInt8]
+    }
+
+    unowned let simulator: Simulator
+    let random: SeededRandom
+    let nodeID: String
+    let incarnation: String
+    var links: [Int: Link] = [:]
+    var stopped = false
+    /// What it learned of the honest nodes from their HELLOs: node ID → (role, incarnation, vector).
+    var learned: [String: (role: Role, incarnation: String, vector: VersionVector)] = [:]
+    /// The node ID each simulated node answered with last (simulator name → node ID).
+    var nodeIDs: [String: String] = [:]
+    /// Recording metadata seen in the batches honest nodes sent it.
+    var recordings: [String: Recording] = [:]
+    var log: [OwnWrite] = []
+    /// Its own live entries (IDs), which its updates and deletes pick from.
+    var liveEntries: [String] = []
+    var lastHLC: UInt64 = 0
+    /// Frames it may damage and send again: (bytes, whether only the hub may get them).
+    var samples: [(bytes: [UInt8], hubOnly: Bool)] = []
+
+    /// Attacks left out (`SimulationOptions.hostileExclusions`).
+    let excluded: Set<Attack>
+
+    init(simulator: Simulator, random: SeededRandom) {
+        self.simulator = simulator
+        self.random = random
+        excluded = Set(Attack.allCases.filter { simulator.options.hostileExclusions.contains($0.rawValue) })
+        nodeID = Identifier.make(role: .phone, random: random)
+        incarnation = Identifier.uuidV4(random: random)
+    }
+
+    var hub: String { simulator.hub }
+
+    // MARK: - Driven by the simulator
+
+    /// A timed step: dial, or attack over an open link.
+    func act() {
+        guard !stopped else { return }
+        defer { simulator.queue.push(.hostile, at: simulator.now + 100 + Int64(random.next(below: 1_400))) }
+        let open = links.values.filter { $0.peer != nil }.sorted { $0.end < $1.end }
+        if links.count < 2 && (open.isEmpty || random.next(below: 4) == 0) {
+            dial()
+            return
+        }
+        guard !open.isEmpty else { return }
+        attack(over: open[Int(random.next(below: UInt64(open.count)))])
+    }
+
+    /// The liveness phase: every connection closed, nothing sent any more.
+    func stop() {
+        stopped = true
+        for end in links.keys.sorted() { simulator.closeConnection(of: end) }
+        links.removeAll()
+    }
+
+    func received(end: Int, bytes: [UInt8]) {
+        guard !stopped, let link = links[end] else { return }
+        let frames: [(type: UInt8, payload: ArraySlice<UInt8>)]
+        do { frames = try link.decoder.feed(bytes) } catch { return }
+        for frame in frames {
+            guard links[end] != nil else { return }
+            guard let message = try? Message.decode(type: frame.type, payload: frame.payload) else { continue }
+            // What it received may be damaged and sent on, but never a BATCH: that would be
+            // forging the honest writes it carries.
+            if frame.type != MessageType.batch.rawValue { sample(Self.frame(rawType: frame.type, Array(frame.payload)), hubOnly: false) }
+            handle(message, on: link)
+        }
+    }
+
+    func closed(end: Int) {
+        links[end] = nil
+    }
+
+    // MARK: - Dialling and the HELLO
+
+    private func dial() {
+        let candidates = simulator.names.filter { simulator.nodes[$0]?.isUp == true }
+        guard !candidates.isEmpty else { return }
+        // Mostly the hub (the only node it sends writes to); the others for everything else.
+        let others = candidates.filter { $0 != hub }
+        let target = candidates.contains(hub) && (others.isEmpty || random.next(below: 10) < 6)
+            ? hub : others[Int(random.next(below: UInt64(others.count)))]
+        guard !links.values.contains(where: { $0.target == target }) else { return }
+        // The identity it claims.
+        let known = learned.keys.sorted()
+        var claimNode = nodeID, claimRole = Role.phone, claimIncarnation = incarnation
+        var kind = Attack.helloOwn
+        let roll = random.next(below: 100)
+        if !known.isEmpty && roll >= 55 {
+            let victim = known[Int(random.next(below: UInt64(known.count)))]
+            let info = learned[victim]!
+            switch roll {
+            case 55..<70:
+                kind = .helloClaimsNode
+                claimNode = victim
+                claimRole = info.role
+            case 70..<82:
+                kind = .helloClaimsIncarnation
+                claimIncarnation = info.incarnation
+            default:
+                kind = .helloClaimsBoth
+                claimNode = victim
+                claimRole = info.role
+                claimIncarnation = info.incarnation
+            }
+        }
+        if !may(kind) { (kind, claimNode, claimRole, claimIncarnation) = (.helloOwn, nodeID, .phone, incarnation) }
+        guard may(kind), let end = simulator.hostileConnect(to: target) else { return }
+        let link = Link(end: end, target: target, nodeID: claimNode, role: claimRole, incarnation: claimIncarnation,
+                        claimsOwnIdentity: claimNode == nodeID)
+        links[end] = link
+        count(kind)
+        if random.next(below: 12) == 0 && may(.outOfState) {
+            // Something other than a HELLO first.
+            count(.outOfState)
+            send([ping(UInt64(simulator.now)), ack(id: 1), vectorFrame(.caughtUp, [])][Int(random.next(below: 3))], on: link)
+            return
+        }
+        var vector: [(String, UInt64)] = nodeIDs[target].flatMap { learned[$0] }.map { Self.entries($0.vector) } ?? []
+        var clock = currentHLC()
+        if random.next(below: 5) == 0 && (may(.lyingVector) || may(.claimsOwnHistory)) {
+            let own = may(.claimsOwnHistory) && (!may(.lyingVector) || random.next(below: 2) == 0)
+            if may(.lyingVector) { count(.lyingVector) }
+            if own { count(.claimsOwnHistory) }
+            vector = lie(about: target, base: vector, own: own, others: may(.lyingVector))
+            if random.next(below: 2) == 0 { clock = UInt64(HLCTimestamp.maximum.rawValue) }
+        } else if random.next(below: 12) == 0 && may(.vectorPastCeiling) {
+            count(.vectorPastCeiling)
+            vector = pastCeiling(vector)
+            if random.next(below: 2) == 0 { clock = UInt64(HLCTimestamp.maximum.rawValue) + 1 + random.next(below: 1 << 40) }
+        }
+        send(hello(link, vector: vector, clock: clock), on: link)
+    }
+
+    private func hello(_ link: Link, vector: [(String, UInt64)], clock: UInt64) -> [UInt8] {
+        var w = HostileWriter()
+        w.raw(Hello.magic)
+        w.u16(1)
+        w.u16(1)
+        w.string(link.nodeID)
+        w.u8(link.role.wireCode)
+        w.string(link.incarnation)
+        w.u32((Capabilities.receivesEntries.rawValue | Capabilities.recordings.rawValue | Capabilities.receivesRecordings.rawValue)
+              | (random.next(below: 8) == 0 ? UInt32(truncatingIfNeeded: random.nextUInt64()) & ~7 : 0))
+        w.u64(clock)
+        w.vector(vector)
+        return Self.frame(.hello, w.bytes)
+    }
+
+    // MARK: - Answering what the honest node sends
+
+    private func handle(_ message: Message, on link: Link) {
+        switch message {
+        case .hello(let hello):
+            link.peer = hello
+            learned[hello.nodeID] = (hello.role, hello.incarnation, hello.vector)
+            nodeIDs[link.target] = hello.nodeID
+            link.ownSent = hello.vector[incarnation]
+        case .batch(let batch):
+            for change in batch.changes where change.kind == .recording {
+                if let recording = change.recording { recordings[recording.id] = recording }
+            }
+            if random.next(below: 6) != 0 {
+                send(ack(id: batch.id, applied: UInt32(batch.changes.count)), on: link)
+            }
+        case .ping(let nonce):
+            send(Self.frame(.pong, HostileWriter.u64(nonce)), on: link)
+        case .offer(let offer):
+            answer(offer, on: link)
+        case .chunk(let chunk):
+            take(chunk, on: link)
+        case .accept(let id, let offset):
+            // An honest node took our OFFER: chunks it cannot use.
+            guard let recording = link.offering, recording.id == id, may(.chunkOutOfOrder) else { return }
+            count(.chunkOutOfOrder)
+            let wrongOffset = random.next(below: 2) == 0 ? offset + 1 + random.next(below: 100_000) : offset
+            let data = (0..<(1 + Int(random.next(below: 2_000)))).map { _ in UInt8(truncatingIfNeeded: random.nextUInt64()) }
+            send(Message.chunk(Chunk(recordingID: id, offset: wrongOffset, sha256: digest(), data: data)).encoded(), on: link)
+            link.offering = nil
+        case .error:
+            links[link.end] = nil
+        case .caughtUp, .syncRequest, .pong, .ack, .confirm, .failure:
+            break
+        }
+    }
+
+    /// An honest node offers a recording: refuse it as deleted, confirm it without the bytes,
+    /// accept at an impossible offset, or take it (and then misbehave).
+    private func answer(_ offer: Offer, on link: Link) {
+        let roll = random.next(below: 100)
+        switch roll {
+        case 0..<35 where may(.failureDeleted):
+            count(.failureDeleted)
+            send(Message.failure(recordingID: offer.recordingID, code: TransferFailure.deleted.rawValue, message: "deleted").encoded(), on: link)
+        case 35..<55 where link.claimsOwnIdentity ? may(.confirmWithoutBytes) : may(.vouchAsOther):
+            count(link.claimsOwnIdentity ? .confirmWithoutBytes : .vouchAsOther)
+            send(Message.confirm(recordingID: offer.recordingID, sha256: offer.sha256).encoded(), on: link)
+        case 55..<70 where may(.acceptBadOffset):
+            count(.acceptBadOffset)
+            let chunk = UInt64(offer.chunkSize)
+            let offset = [offer.size + 1 + random.next(below: 1_000), chunk / 2 + 1, offer.size + chunk, UInt64.max][Int(random.next(below: 4))]
+            send(Message.accept(recordingID: offer.recordingID, offset: offset).encoded(), on: link)
+        case 70..<95:
+            link.taking = (offer, 0)
+            send(Message.accept(recordingID: offer.recordingID, offset: 0).encoded(), on: link)
+        default:
+            break  // silence: the transfer just stalls
+        }
+    }
+
+    /// A chunk of a recording it is "taking": acknowledged honestly, backwards, or beyond what
+    /// was sent; at the end it claims the recording was deleted.
+    private func take(_ chunk: Chunk, on link: Link) {
+        guard var taking = link.taking, taking.offer.recordingID == chunk.recordingID else { return }
+        taking.received = chunk.offset + UInt64(chunk.data.count)
+        link.taking = taking
+        let id = chunk.recordingID
+        switch random.next(below: 10) {
+        case 0 where may(.acceptBadOffset):
+            count(.acceptBadOffset)
+            send(Message.accept(recordingID: id, offset: taking.received + UInt64(taking.offer.chunkSize) * (1 + random.next(below: 8))).encoded(), on: link)
+        case 1 where chunk.offset > 0 && may(.acceptBadOffset):
+            count(.acceptBadOffset)
+            send(Message.accept(recordingID: id, offset: chunk.offset - 1 - random.next(below: chunk.offset)).encoded(), on: link)
+        default:
+            send(Message.accept(recordingID: id, offset: taking.received).encoded(), on: link)
+            if taking.received >= taking.offer.size {
+                link.taking = nil
+                guard may(.failureDeleted) else { return }
+                count(.failureDeleted)
+                send(Message.failure(recordingID: id, code: TransferFailure.deleted.rawValue, message: "deleted").encoded(), on: link)
+            }
+        }
+    }
+
+    // MARK: - Timed attacks
+
+    private func attack(over link: Link) {
+        let toHub = link.target == hub
+        switch random.next(below: 100) {
+        case 0..<22 where toHub && may(.ownWrites): sendOwnWrites(on: link, extra: Int(random.next(below: 4)))
+        case 22..<30 where toHub && may(.forgedThrough): forgedBatch(on: link)
+        case 30..<34 where toHub && (may(.duplicateSequence) || may(.twinOfTombstone)): duplicateSequence(on: link)
+        case 34..<38 where may(.squatOrigin): squat(on: link)
+        case 38..<44 where may(.hlcPastMaximum) || may(.sequencePastCeiling): pastCeilingBatch(on: link)
+        case 44..<48 where may(.tooManyOrigins): tooManyOrigins(on: link)
+        case 48..<56 where may(.lyingVector) || may(.vectorPastCeiling): lyingVectorMessage(on: link)
+        case 56..<60 where may(.ackNeverSent):
+            count(.ackNeverSent)
+            send(ack(id: [0, 1_000 + random.next(below: 1_000), UInt64.max, link.nextBatchID + 7][Int(random.next(below: 4))]), on: link)
+        case 60..<68: offer(on: link)
+        case 68..<72 where may(.pingFlood):
+            count(.pingFlood)
+            var burst: [UInt8] = []
+            for i in 0..<(50 + Int(random.next(below: 150))) { burst += ping(UInt64(i)) }
+            send(burst, on: link)
+        case 72..<76 where may(.outOfState):
+            count(.outOfState)
+            send(hello(link, vector: [], clock: currentHLC()), on: link)
+        default:
+            if may(.mutatedFrame) { mutate(on: link) }
+        }
+    }
+
+    /// New writes under its own origin (a new entry, an update or a delete of one of its own),
+    /// then every own write the hub lacks, in one BATCH.
+    private func sendOwnWrites(on link: Link, extra: Int, atMaximum: Bool = false) {
+        count(.ownWrites)
+        let stampAtMaximum = (atMaximum || random.next(below: 8) == 0) && may(.hlcAtMaximum)
+        if stampAtMaximum { count(.hlcAtMaximum) }
+        for _ in 0...extra { write(atMaximum: stampAtMaximum) }
+        let pending = unsent(above: link.ownSent, limit: 40)
+        guard let last = pending.last else { return }
+        var table = [TableEntry(origin: incarnation, nodeID: nodeID, role: .phone)]
+        var through: [(Int, UInt64)] = [(0, last.sequence)]
+        var changes = pending.map { RawChange(own: $0, origin: 0) }
+        if random.next(below: 4) == 0 && may(.forgedVV) {
+            // Forged version vectors: its writes claim to have seen honest writes they never saw.
+            count(.forgedVV)
+            let honest = honestOrigins()
+            for origin in honest.prefix(3) {
+                table.append(TableEntry(origin: origin.origin, nodeID: "", role: nil))
+                let claim = [origin.sequence + 1 + random.next(below: 1_000), Message.Limits.maximumSequence, origin.sequence][Int(random.next(below: 3))]
+                for i in changes.indices { changes[i].vector.append((table.count - 1, claim)) }
+                if random.next(below: 2) == 0 { through.append((table.count - 1, claim)) }
+            }
+        }
+        send(batch(on: link, table: table, changes: changes, through: through), on: link, hubOnly: true, sampleable: table.count == 1)
+        link.ownSent = last.sequence
+    }
+
+    /// A batch whose `through` claims honest origins far beyond what it delivers.
+    private func forgedBatch(on link: Link) {
+        count(.forgedThrough)
+        if random.next(below: 2) == 0 { write(atMaximum: false) }
+        var table = [TableEntry(origin: incarnation, nodeID: nodeID, role: .phone)]
+        let pending = unsent(above: link.ownSent, limit: 20)
+        var through: [(Int, UInt64)] = pending.last.map { [(0, $0.sequence)] } ?? []
+        for origin in honestOrigins() {
+            table.append(TableEntry(origin: origin.origin, nodeID: "", role: nil))
+            let claim = [origin.sequence + 1 + random.next(below: 50), Message.Limits.maximumSequence, 1 + random.next(below: 5)][Int(random.next(below: 3))]
+            through.append((table.count - 1, claim))
+        }
+        // Never damaged later: its table names honest origins, a flipped index would forge.
+        send(batch(on: link, table: table, changes: pending.map { RawChange(own: $0, origin: 0) }, through: through), on: link, sampleable: false)
+        if let last = pending.last { link.ownSent = last.sequence }
+    }
+
+    /// The same (origin, seq) as an earlier own write, with other content (or another entry).
+    private func duplicateSequence(on link: Link) {
+        let originals = log.filter { $0.deleted ? may(.twinOfTombstone) : may(.duplicateSequence) }
+        guard !originals.isEmpty else { return may(.ownWrites) ? sendOwnWrites(on: link, extra: 0) : () }
+        let original = originals[Int(random.next(below: UInt64(originals.count)))]
+        count(original.deleted ? .twinOfTombstone : .duplicateSequence)
+        let sameEntry = random.next(below: 2) == 0
+        let id = sameEntry ? original.id : "evil_" + Identifier.uuidV4(random: random)
+        createdRecords.insert(id)
+        let hlc = original.hlc == UInt64(HLCTimestamp.maximum.rawValue) ? original.hlc : original.hlc + UInt64(random.next(below: 3))
+        let forged = OwnWrite(id: id, sequence: original.sequence, hlc: hlc, deleted: false,
+                              payload: entryJSON(id: id, text: "forged twin of #\(original.sequence)"))
+        let table = [TableEntry(origin: incarnation, nodeID: nodeID, role: .phone)]
+        let through = max(original.sequence, link.ownSent)
+        send(batch(on: link, table: table, changes: [RawChange(own: forged, origin: 0)], through: [(0, through)]), on: link, hubOnly: true, sampleable: true)
+    }
+
+    /// An origin table naming honest origins (or its own) as some other node's.
+    private func squat(on link: Link) {
+        count(.squatOrigin)
+        var table: [TableEntry] = []
+        for (owner, info) in learned.sorted(by: { $0.key < $1.key }) {
+            let claimant = random.next(below: 2) == 0 ? nodeID : learned.keys.sorted().first { $0 != owner } ?? nodeID
+            table.append(TableEntry(origin: info.incarnation, nodeID: claimant, role: Identifier.role(of: claimant)))
+        }
+        table.append(TableEntry(origin: incarnation, nodeID: learned.keys.sorted().first ?? nodeID,
+                                role: Identifier.role(of: learned.keys.sorted().first ?? nodeID)))
+        table.sort { $0.origin < $1.origin }
+        send(batch(on: link, table: table, changes: [], through: []), on: link)
+    }
+
+    /// Numbers past the wire's ceilings: an HLC above `HLCTimestamp.maximum`, a sequence above
+    /// `Message.Limits.maximumSequence`, a sequence 0.
+    private func pastCeilingBatch(on link: Link) {
+        let id = "evil_" + Identifier.uuidV4(random: random)
+        createdRecords.insert(id)
+        var sequence = UInt64(log.count + 1)
+        var hlc = currentHLC()
+        if random.next(below: 2) == 0 && may(.hlcPastMaximum) || !may(.sequencePastCeiling) {
+            count(.hlcPastMaximum)
+            hlc = UInt64(HLCTimestamp.maximum.rawValue) + 1 + random.next(below: 1 << 20) * (random.next(below: 2) == 0 ? 1 : 1 << 40)
+        } else {
+            count(.sequencePastCeiling)
+            sequence = [Message.Limits.maximumSequence + 1, UInt64.max, 0, Message.Limits.maximumSequence + 1 + random.next(below: 1 << 30)][Int(random.next(below: 4))]
+        }
+        let write = OwnWrite(id: id, sequence: sequence, hlc: hlc, deleted: false,
+                             payload: entryJSON(id: id, text: "beyond"))
+        let table = [TableEntry(origin: incarnation, nodeID: nodeID, role: .phone)]
+        // A damaged copy may turn valid: an own write, so for the hub only.
+        send(batch(on: link, table: table, changes: [RawChange(own: write, origin: 0)], through: [(0, sequence)]), on: link, hubOnly: true)
+    }
+
+    /// More origins than a vector or table may hold, or a table that fills the receiver's
+    /// origins up to its bound.
+    private func tooManyOrigins(on link: Link) {
+        count(.tooManyOrigins)
+        let n = [Message.Limits.maximumOrigins + 1, Message.Limits.maximumOrigins, 600 + Int(random.next(below: 600))][Int(random.next(below: 3))]
+        var origins = (0..<n).map { _ in Identifier.uuidV4(random: random) }
+        origins.sort()
+        if random.next(below: 3) == 0 {
+            send(vectorFrame(random.next(below: 2) == 0 ? .syncRequest : .caughtUp, origins.map { ($0, 1 + random.next(below: 100)) }), on: link)
+            return
+        }
+        let owner = Identifier.make(role: .mac, random: random)
+        let table = origins.map { TableEntry(origin: $0, nodeID: random.next(below: 2) == 0 ? owner : "", role: .mac) }
+        let through = random.next(below: 2) == 0 ? (0..<min(n, 64)).map { ($0, UInt64(1 + random.next(below: 9))) } : []
+        send(batch(on: link, table: table, changes: [], through: through), on: link)
+    }
+
+    /// SYNC_REQUEST or CAUGHT_UP claiming more than the honest node ever wrote.
+    private func lyingVectorMessage(on link: Link) {
+        let base = link.peer.map { Self.entries($0.vector) } ?? []
+        let pastCeiling = random.next(below: 4) == 0 && may(.vectorPastCeiling) || !may(.lyingVector)
+        count(pastCeiling ? .vectorPastCeiling : .lyingVector)
+        // Claims above the target's own writes here only make it send them all again.
+        let vector = pastCeiling ? self.pastCeiling(base) : lie(about: link.target, base: base, own: true, others: true)
+        send(vectorFrame(random.next(below: 3) == 0 ? .caughtUp : .syncRequest, vector), on: link)
+    }
+
+    /// An OFFER of a recording nobody attached, or of a known one with the wrong hash or size,
+    /// or with its true metadata (then chunks out of order or garbage, in `handle`).
+    private func offer(on link: Link) {
+        let known = recordings.keys.sorted()
+        let roll = random.next(below: 3)
+        if roll == 0 || known.isEmpty {
+            guard may(.offerUnknown) else { return }
+            count(.offerUnknown)
+            let id = Identifier.make(role: .watch, random: random)
+            send(Message.offer(Offer(recordingID: id, fileName: id + ".m4a", mediaType: "audio/mp4", size: 1 + random.next(below: 100_000),
+                                     chunkSize: 16_384, sha256: digest())).encoded(), on: link)
+            return
+        }
+        let recording = recordings[known[Int(random.next(below: UInt64(known.count)))]]!
+        if roll == 1 {
+            guard may(.offerWrongHash) else { return }
+            count(.offerWrongHash)
+            let size = random.next(below: 2) == 0 ? recording.size : recording.size + 1
+            send(Message.offer(Offer(recordingID: recording.id, fileName: recording.fileName, mediaType: recording.mediaType, size: size,
+                                     chunkSize: 16_384, sha256: digest())).encoded(), on: link)
+            return
+        }
+        guard let sha = Hex.decode(recording.sha256), may(.chunkOutOfOrder), link.claimsOwnIdentity || may(.vouchAsOther) else { return }
+        if !link.claimsOwnIdentity { count(.vouchAsOther) }
+        link.offering = recording
+        send(Message.offer(Offer(recordingID: recording.id, fileName: recording.fileName, mediaType: recording.mediaType, size: recording.size,
+                                 chunkSize: 16_384, sha256: sha)).encoded(), on: link)
+        if random.next(below: 2) == 0 {
+            // Chunks right behind the OFFER, not waiting for the ACCEPT: past the start, or none
+            // of the file's bytes (ignored if the receiver already holds it and confirms).
+            count(.chunkOutOfOrder)
+            let offset = random.next(below: 2) == 0 ? 16_384 * (1 + random.next(below: 4)) : 0
+            let data = (0..<(1 + Int(random.next(below: 2_000)))).map { _ in UInt8(truncatingIfNeeded: random.nextUInt64()) }
+            send(Message.chunk(Chunk(recordingID: recording.id, offset: offset, sha256: digest(), data: data)).encoded(), on: link)
+        }
+    }
+
+    /// A frame it made or received, damaged: bits flipped, cut short, spliced with another,
+    /// a new length prefix or type byte.
+    private func mutate(on link: Link) {
+        // An OFFER or CONFIRM replayed under another node's identity would be that node's word.
+        let vouches: Set<UInt8> = [MessageType.offer.rawValue, MessageType.confirm.rawValue]
+        let usable = samples.filter { sample in
+            (!sample.hubOnly || link.target == hub)
+                && (link.claimsOwnIdentity || may(.vouchAsOther) || sample.bytes.count < 5 || !vouches.contains(sample.bytes[4]))
+        }
+        guard !usable.isEmpty else { return }
+        count(.mutatedFrame)
+        var bytes = usable[Int(random.next(below: UInt64(usable.count)))].bytes
+        switch random.next(below: 6) {
+        case 0:
+            for _ in 0..<(1 + Int(random.next(below: 4))) {
+                bytes[Int(random.next(below: UInt64(bytes.count)))] ^= UInt8(1) << UInt8(random.next(below: 8))
+            }
+        case 1:
+            bytes = Array(bytes.prefix(Int(random.next(below: UInt64(bytes.count)))))
+        case 2:
+            let other = usable[Int(random.next(below: UInt64(usable.count)))].bytes
+            bytes = Array(bytes.prefix(Int(random.next(below: UInt64(bytes.count))))) + other.suffix(Int(random.next(below: UInt64(other.count) + 1)))
+        case 3:
+            let length = [0, 1, UInt32(bytes.count), UInt32(bytes.count + 1 + Int(random.next(below: 64))), UInt32(Framing.maximumFrameLength + 1),
+                          UInt32.max, UInt32(random.next(below: 1 << 24))][Int(random.next(below: 7))]
+            for i in 0..<4 { bytes[i] = UInt8(truncatingIfNeeded: length >> (24 - 8 * UInt32(i))) }
+        case 4:
+            if bytes.count > 4 { bytes[4] = UInt8(truncatingIfNeeded: random.nextUInt64()) }
+        default:
+            let other = usable[Int(random.next(below: UInt64(usable.count)))].bytes
+            bytes += other
+            bytes.remove(at: Int(random.next(below: UInt64(bytes.count))))
+        }
+        send(bytes, on: link, sampleable: false)
+    }
+
+    // MARK: - Its own writes
+
+    /// Every record it created (its entries, twins included), live or not.
+    private(set) var createdRecords = Set<String>()
+
+    /// Its writes above `sequence` as an honest sender would send them: only the last version
+    /// of each entry (the earlier ones are superseded, and `through` covers them), ascending.
+    private func unsent(above sequence: UInt64, limit: Int) -> ArraySlice<OwnWrite> {
+        let window = log.filter { $0.sequence > sequence }.prefix(limit)
+        var latest: [String: UInt64] = [:]
+        for write in window { latest[write.id] = write.sequence }
+        return window.filter { latest[$0.id] == $0.sequence }[...]
+    }
+
+    private func write(atMaximum: Bool) {
+        let sequence = UInt64(log.count + 1)
+        let roll = random.next(below: 100)
+        let hlc = atMaximum ? UInt64(HLCTimestamp.maximum.rawValue) : nextHLC()
+        if roll < 60 || liveEntries.isEmpty {
+            let id = "evil_" + Identifier.uuidV4(random: random)
+            liveEntries.append(id)
+            createdRecords.insert(id)
+            log.append(OwnWrite(id: id, sequence: sequence, hlc: hlc, deleted: false,
+                                payload: entryJSON(id: id, text: "h\(sequence)")))
+            return
+        }
+        let index = Int(random.next(below: UInt64(liveEntries.count)))
+        let id = liveEntries[index]
+        let deleted = roll >= 85
+        if deleted { liveEntries.remove(at: index) }
+        log.append(OwnWrite(id: id, sequence: sequence, hlc: hlc, deleted: deleted,
+                            payload: deleted ? [] : entryJSON(id: id, text: "h\(sequence) update")))
+    }
+
+    private func entryJSON(id: String, text: String) -> [UInt8] {
+        let time = Timestamp(millisecondsSince1970: Simulator.epoch + simulator.now)
+        let entry = LogEntry(id: id, timestamp: time, recordedAt: time, source: "evil", deviceId: nodeID, category: "note",
+                             data: LogData(text: text))
+        return Array(entry.json.canonicalText.utf8)
+    }
+
+    private func currentHLC() -> UInt64 { UInt64(Simulator.epoch + simulator.now) << 16 }
+
+    private func nextHLC() -> UInt64 {
+        lastHLC = max(currentHLC(), lastHLC + 1)
+        return lastHLC
+    }
+
+    // MARK: - Lies about vectors
+
+    /// The honest origins it knows, with the highest sequence it heard of for each.
+    private func honestOrigins() -> [(origin: String, sequence: UInt64)] {
+        var best = VersionVector()
+        for info in learned.values {
+            best = best.joined(with: info.vector)
+            if best[info.incarnation] == 0 { best[info.incarnation] = 1 }
+        }
+        best[incarnation] = 0
+        return Self.entries(best).map { (origin: $0.0, sequence: $0.1) }
+    }
+
+    /// A vector claiming more than was ever written — a little above, or the ceiling itself —
+    /// of `target`'s own current incarnation (`own`), and of other honest origins (`others`).
+    private func lie(about target: String, base: [(String, UInt64)], own: Bool, others: Bool) -> [(String, UInt64)] {
+        var vector = VersionVector(base)
+        let claim = { (current: UInt64) -> UInt64 in
+            [current + 1 + self.random.next(below: 20), Message.Limits.maximumSequence, current + 1_000_000][Int(self.random.next(below: 3))]
+        }
+        let incarnation = nodeIDs[target].flatMap { learned[$0] }?.incarnation
+        if own, let incarnation { vector[incarnation] = claim(vector[incarnation]) }
+        if others {
+            for origin in honestOrigins() where origin.origin != incarnation && random.next(below: 2) == 0 {
+                vector[origin.origin] = claim(vector[origin.origin])
+            }
+        }
+        return Self.entries(vector)
+    }
+
+    /// A vector the decoder must refuse: a sequence past the ceiling or 0, origins out of order
+    /// or twice, an origin that is not a UUID.
+    private func pastCeiling(_ base: [(String, UInt64)]) -> [(String, UInt64)] {
+        var vector = base.isEmpty ? [(Identifier.uuidV4(random: random), UInt64(1))] : base
+        let i = Int(random.next(below: UInt64(vector.count)))
+        switch random.next(below: 5) {
+        case 0: vector[i].1 = Message.Limits.maximumSequence + 1 + random.next(below: 1_000)
+        case 1: vector[i].1 = UInt64.max
+        case 2: vector[i].1 = 0
+        case 3: vector.append(vector[i])
+        default: vector.append(("NOT-A-UUID-\(random.next(below: 1000))", 1))
+        }
+        return vector
+    }
+
+    // MARK: - Frames
+
+    struct TableEntry {
+        var origin: String
+        var nodeID: String
+        var role: Role?
+    }
+
+    struct RawChange {
+        var kind: UInt8 = ChangeKind.entry.rawValue
+        var deleted: Bool
+        var id: String
+        var origin: Int
+        var sequence: UInt64
+        var hlc: UInt64
+        var vector: [(Int, UInt64)]
+        var payload: [UInt8]
+
+        init(own write: OwnWrite, origin: Int) {
+            deleted = write.deleted
+            id = write.id
+            self.origin = origin
+            sequence = write.sequence
+            hlc = write.hlc
+            vector = [(origin, write.sequence)]
+            payload = write.payload
+        }
+    }
+
+    private func batch(on link: Link, table: [TableEntry], changes: [RawChange], through: [(Int, UInt64)]) -> [UInt8] {
+        var w = HostileWriter()
+        w.u64(link.nextBatchID)
+        link.nextBatchID += 1
+        w.u16(UInt16(truncatingIfNeeded: table.count))
+        for entry in table {
+            w.string(entry.origin)
+            w.string(entry.nodeID)
+            w.u8(entry.nodeID.isEmpty ? 0 : entry.role?.wireCode ?? 0)
+        }
+        w.u32(UInt32(changes.count))
+        for change in changes {
+            w.u8(change.kind)
+            w.u8(change.deleted ? 1 : 0)
+            w.string(change.id)
+            w.u16(UInt16(change.origin))
+            w.u64(change.sequence)
+            w.u64(change.hlc)
+            // Index order is the table's; the decoder takes any order of distinct origins.
+            var seen = Set<Int>()
+            let vector = change.vector.filter { seen.insert($0.0).inserted }
+            w.u16(UInt16(vector.count))
+            for (index, sequence) in vector {
+                w.u16(UInt16(index))
+                w.u64(sequence)
+            }
+            w.blob(change.payload)
+        }
+        var seen = Set<Int>()
+        let through = through.filter { seen.insert($0.0).inserted }
+        w.u16(UInt16(truncatingIfNeeded: through.count))
+        for (index, sequence) in through {
+            w.u16(UInt16(index))
+            w.u64(sequence)
+        }
+        return Self.frame(.batch, w.bytes)
+    }
+
+    private func ack(id: UInt64, applied: UInt32 = 0) -> [UInt8] {
+        var w = HostileWriter()
+        w.u64(id)
+        w.u32(applied)
+        w.u32(0)
+        return Self.frame(.ack, w.bytes)
+    }
+
+    private func ping(_ nonce: UInt64) -> [UInt8] { Self.frame(.ping, HostileWriter.u64(nonce)) }
+
+    private func vectorFrame(_ type: MessageType, _ vector: [(String, UInt64)]) -> [UInt8] {
+        var w = HostileWriter()
+        w.vector(vector)
+        return Self.frame(type, w.bytes)
+    }
+
+    private func digest() -> [UInt8] { (0..<32).map { _ in UInt8(truncatingIfNeeded: random.nextUInt64()) } }
+
+    static func frame(_ type: MessageType, _ payload: [UInt8]) -> [UInt8] { frame(rawType: type.rawValue, payload) }
+
+    static func frame(rawType: UInt8, _ payload: [UInt8]) -> [UInt8] {
+        var w = HostileWriter()
+        w.u32(UInt32(payload.count + 1))
+        w.u8(rawType)
+        w.raw(payload)
+        return w.bytes
+    }
+
+    static func entries(_ vector: VersionVector) -> [(String, UInt64)] { vector.entries.map { ($0.origin, $0.sequence) } }
+
+    private func send(_ bytes: [UInt8], on link: Link, hubOnly: Bool = false, sampleable: Bool = true) {
+        guard links[link.end] != nil, !bytes.isEmpty else { return }
+        if sampleable && !(hubOnly && link.target != hub) { sample(bytes, hubOnly: hubOnly) }
+        simulator.send(bytes, from: link.end)
+    }
+
+    private func sample(_ bytes: [UInt8], hubOnly: Bool) {
+        guard bytes.count <= 64 * 1024 else { return }
+        if samples.count >= 24 { samples.remove(at: Int(random.next(below: UInt64(samples.count)))) }
+        samples.append((bytes, hubOnly))
+    }
+
+    /// Counts the attack and notes it in the trace (a failure's excerpt shows what it did).
+    private func count(_ attack: Attack) {
+        simulator.count(attack.rawValue)
+        simulator.trace.record(simulator.now, attack.rawValue)
+    }
+
+    private func may(_ attack: Attack) -> Bool { !excluded.contains(attack) }
+}
+
+/// Big-endian primitives, with no checks: the hostile node writes what it likes.
+struct HostileWriter {
+    var bytes: [UInt8] = []
+
+    mutating func u8(_ v: UInt8) { bytes.append(v) }
+    mutating func u16(_ v: UInt16) { bytes += [UInt8(v >> 8), UInt8(v & 0xFF)] }
+    mutating func u32(_ v: UInt32) { for s in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt32(s))) } }
+    mutating func u64(_ v: UInt64) { for s in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(s))) } }
+    mutating func raw(_ b: [UInt8]) { bytes += b }
+    mutating func string(_ s: String) {
+        u16(UInt16(truncatingIfNeeded: s.utf8.count))
+        bytes += s.utf8
+    }
+    mutating func blob(_ b: [UInt8]) {
+        u32(UInt32(b.count))
+        bytes += b
+    }
+    mutating func vector(_ entries: [(String, UInt64)]) {
+        u16(UInt16(truncatingIfNeeded: entries.count))
+        for (origin, sequence) in entries {
+            string(origin)
+            u64(sequence)
+        }
+    }
+
+    static func u64(_ v: UInt64) -> [UInt8] {
+        var w = HostileWriter()
+        w.u64(v)
+        return w.bytes
+    }
+}
+
+extension SimulationOptions {
+    /// Every attack of the hostile node, by the name it is counted under in a run's fault counts
+    /// and left out by in `hostileExclusions`.
+    public static var hostileAttacks: [String] { HostileNode.Attack.allCases.map(\.rawValue) }
+}
