@@ -181,7 +181,7 @@ final class HostileNode {
 
     // MARK: - Dialling and the HELLO
 
-    private func dial() {
+    func dial() {
         let candidates = simulator.names.filter { simulator.nodes[$0]?.isUp == true }
         guard !candidates.isEmpty else { return }
         // Mostly the hub (the only node it sends writes to); the others for everything else.
@@ -240,7 +240,7 @@ final class HostileNode {
         send(hello(link, vector: vector, clock: clock), on: link)
     }
 
-    private func hello(_ link: Link, vector: [(String, UInt64)], clock: UInt64) -> [UInt8] {
+    func hello(_ link: Link, vector: [(String, UInt64)], clock: UInt64) -> [UInt8] {
         var w = HostileWriter()
         w.raw(Hello.magic)
         w.u16(1)
@@ -257,7 +257,7 @@ final class HostileNode {
 
     // MARK: - Answering what the honest node sends
 
-    private func handle(_ message: Message, on link: Link) {
+    func handle(_ message: Message, on link: Link) {
         switch message {
         case .hello(let hello):
             link.peer = hello
@@ -294,7 +294,7 @@ final class HostileNode {
 
     /// An honest node offers a recording: refuse it as deleted, confirm it without the bytes,
     /// accept at an impossible offset, or take it (and then misbehave).
-    private func answer(_ offer: Offer, on link: Link) {
+    func answer(_ offer: Offer, on link: Link) {
         let roll = random.next(below: 100)
         switch roll {
         case 0..<35 where may(.failureDeleted):
@@ -318,7 +318,7 @@ final class HostileNode {
 
     /// A chunk of a recording it is "taking": acknowledged honestly, backwards, or beyond what
     /// was sent; at the end it claims the recording was deleted.
-    private func take(_ chunk: Chunk, on link: Link) {
+    func take(_ chunk: Chunk, on link: Link) {
         guard var taking = link.taking, taking.offer.recordingID == chunk.recordingID else { return }
         taking.received = chunk.offset + UInt64(chunk.data.count)
         link.taking = taking
@@ -341,246 +341,21 @@ final class HostileNode {
         }
     }
 
-    // MARK: - Timed attacks
-
-    private func attack(over link: Link) {
-        let toHub = link.target == hub
-        switch random.next(below: 100) {
-        case 0..<22 where toHub && may(.ownWrites): sendOwnWrites(on: link, extra: Int(random.next(below: 4)))
-        case 22..<30 where toHub && may(.forgedThrough): forgedBatch(on: link)
-        case 30..<34 where toHub && (may(.duplicateSequence) || may(.twinOfTombstone)): duplicateSequence(on: link)
-        case 34..<38 where may(.squatOrigin): squat(on: link)
-        case 38..<44 where may(.hlcPastMaximum) || may(.sequencePastCeiling): pastCeilingBatch(on: link)
-        case 44..<48 where may(.tooManyOrigins): tooManyOrigins(on: link)
-        case 48..<56 where may(.lyingVector) || may(.vectorPastCeiling): lyingVectorMessage(on: link)
-        case 56..<60 where may(.ackNeverSent):
-            count(.ackNeverSent)
-            send(ack(id: [0, 1_000 + random.next(below: 1_000), UInt64.max, link.nextBatchID + 7][Int(random.next(below: 4))]), on: link)
-        case 60..<68: offer(on: link)
-        case 68..<72 where may(.pingFlood):
-            count(.pingFlood)
-            var burst: [UInt8] = []
-            for i in 0..<(50 + Int(random.next(below: 150))) { burst += ping(UInt64(i)) }
-            send(burst, on: link)
-        case 72..<76 where may(.outOfState):
-            count(.outOfState)
-            send(hello(link, vector: [], clock: currentHLC()), on: link)
-        default:
-            if may(.mutatedFrame) { mutate(on: link) }
-        }
-    }
-
-    /// New writes under its own origin (a new entry, an update or a delete of one of its own),
-    /// then every own write the hub lacks, in one BATCH.
-    private func sendOwnWrites(on link: Link, extra: Int, atMaximum: Bool = false) {
-        count(.ownWrites)
-        let stampAtMaximum = (atMaximum || random.next(below: 8) == 0) && may(.hlcAtMaximum)
-        if stampAtMaximum { count(.hlcAtMaximum) }
-        for _ in 0...extra { write(atMaximum: stampAtMaximum) }
-        let pending = unsent(above: link.ownSent, limit: 40)
-        guard let last = pending.last else { return }
-        var table = [TableEntry(origin: incarnation, nodeID: nodeID, role: .phone)]
-        var through: [(Int, UInt64)] = [(0, last.sequence)]
-        var changes = pending.map { RawChange(own: $0, origin: 0) }
-        if random.next(below: 4) == 0 && may(.forgedVV) {
-            // Forged version vectors: its writes claim to have seen honest writes they never saw.
-            count(.forgedVV)
-            let honest = honestOrigins()
-            for origin in honest.prefix(3) {
-                table.append(TableEntry(origin: origin.origin, nodeID: "", role: nil))
-                let claim = [origin.sequence + 1 + random.next(below: 1_000), Message.Limits.maximumSequence, origin.sequence][Int(random.next(below: 3))]
-                for i in changes.indices { changes[i].vector.append((table.count - 1, claim)) }
-                if random.next(below: 2) == 0 { through.append((table.count - 1, claim)) }
-            }
-        }
-        send(batch(on: link, table: table, changes: changes, through: through), on: link, hubOnly: true, sampleable: table.count == 1)
-        link.ownSent = last.sequence
-    }
-
-    /// A batch whose `through` claims honest origins far beyond what it delivers.
-    private func forgedBatch(on link: Link) {
-        count(.forgedThrough)
-        if random.next(below: 2) == 0 { write(atMaximum: false) }
-        var table = [TableEntry(origin: incarnation, nodeID: nodeID, role: .phone)]
-        let pending = unsent(above: link.ownSent, limit: 20)
-        var through: [(Int, UInt64)] = pending.last.map { [(0, $0.sequence)] } ?? []
-        for origin in honestOrigins() {
-            table.append(TableEntry(origin: origin.origin, nodeID: "", role: nil))
-            let claim = [origin.sequence + 1 + random.next(below: 50), Message.Limits.maximumSequence, 1 + random.next(below: 5)][Int(random.next(below: 3))]
-            through.append((table.count - 1, claim))
-        }
-        // Never damaged later: its table names honest origins, a flipped index would forge.
-        send(batch(on: link, table: table, changes: pending.map { RawChange(own: $0, origin: 0) }, through: through), on: link, sampleable: false)
-        if let last = pending.last { link.ownSent = last.sequence }
-    }
-
-    /// The same (origin, seq) as an earlier own write, with other content (or another entry).
-    private func duplicateSequence(on link: Link) {
-        let originals = log.filter { $0.deleted ? may(.twinOfTombstone) : may(.duplicateSequence) }
-        guard !originals.isEmpty else { return may(.ownWrites) ? sendOwnWrites(on: link, extra: 0) : () }
-        let original = originals[Int(random.next(below: UInt64(originals.count)))]
-        count(original.deleted ? .twinOfTombstone : .duplicateSequence)
-        let sameEntry = random.next(below: 2) == 0
-        let id = sameEntry ? original.id : "evil_" + Identifier.uuidV4(random: random)
-        createdRecords.insert(id)
-        let hlc = original.hlc == UInt64(HLCTimestamp.maximum.rawValue) ? original.hlc : original.hlc + UInt64(random.next(below: 3))
-        let forged = OwnWrite(id: id, sequence: original.sequence, hlc: hlc, deleted: false,
-                              payload: entryJSON(id: id, text: "forged twin of #\(original.sequence)"))
-        let table = [TableEntry(origin: incarnation, nodeID: nodeID, role: .phone)]
-        let through = max(original.sequence, link.ownSent)
-        send(batch(on: link, table: table, changes: [RawChange(own: forged, origin: 0)], through: [(0, through)]), on: link, hubOnly: true, sampleable: true)
-    }
-
-    /// An origin table naming honest origins (or its own) as some other node's.
-    private func squat(on link: Link) {
-        count(.squatOrigin)
-        var table: [TableEntry] = []
-        for (owner, info) in learned.sorted(by: { $0.key < $1.key }) {
-            let claimant = random.next(below: 2) == 0 ? nodeID : learned.keys.sorted().first { $0 != owner } ?? nodeID
-            table.append(TableEntry(origin: info.incarnation, nodeID: claimant, role: Identifier.role(of: claimant)))
-        }
-        table.append(TableEntry(origin: incarnation, nodeID: learned.keys.sorted().first ?? nodeID,
-                                role: Identifier.role(of: learned.keys.sorted().first ?? nodeID)))
-        table.sort { $0.origin < $1.origin }
-        send(batch(on: link, table: table, changes: [], through: []), on: link)
-    }
-
-    /// Numbers past the wire's ceilings: an HLC above `HLCTimestamp.maximum`, a sequence above
-    /// `Message.Limits.maximumSequence`, a sequence 0.
-    private func pastCeilingBatch(on link: Link) {
-        let id = "evil_" + Identifier.uuidV4(random: random)
-        createdRecords.insert(id)
-        var sequence = UInt64(log.count + 1)
-        var hlc = currentHLC()
-        if random.next(below: 2) == 0 && may(.hlcPastMaximum) || !may(.sequencePastCeiling) {
-            count(.hlcPastMaximum)
-            hlc = UInt64(HLCTimestamp.maximum.rawValue) + 1 + random.next(below: 1 << 20) * (random.next(below: 2) == 0 ? 1 : 1 << 40)
-        } else {
-            count(.sequencePastCeiling)
-            sequence = [Message.Limits.maximumSequence + 1, UInt64.max, 0, Message.Limits.maximumSequence + 1 + random.next(below: 1 << 30)][Int(random.next(below: 4))]
-        }
-        let write = OwnWrite(id: id, sequence: sequence, hlc: hlc, deleted: false,
-                             payload: entryJSON(id: id, text: "beyond"))
-        let table = [TableEntry(origin: incarnation, nodeID: nodeID, role: .phone)]
-        // A damaged copy may turn valid: an own write, so for the hub only.
-        send(batch(on: link, table: table, changes: [RawChange(own: write, origin: 0)], through: [(0, sequence)]), on: link, hubOnly: true)
-    }
-
-    /// More origins than a vector or table may hold, or a table that fills the receiver's
-    /// origins up to its bound.
-    private func tooManyOrigins(on link: Link) {
-        count(.tooManyOrigins)
-        let n = [Message.Limits.maximumOrigins + 1, Message.Limits.maximumOrigins, 600 + Int(random.next(below: 600))][Int(random.next(below: 3))]
-        var origins = (0..<n).map { _ in Identifier.uuidV4(random: random) }
-        origins.sort()
-        if random.next(below: 3) == 0 {
-            send(vectorFrame(random.next(below: 2) == 0 ? .syncRequest : .caughtUp, origins.map { ($0, 1 + random.next(below: 100)) }), on: link)
-            return
-        }
-        let owner = Identifier.make(role: .mac, random: random)
-        let table = origins.map { TableEntry(origin: $0, nodeID: random.next(below: 2) == 0 ? owner : "", role: .mac) }
-        let through = random.next(below: 2) == 0 ? (0..<min(n, 64)).map { ($0, UInt64(1 + random.next(below: 9))) } : []
-        send(batch(on: link, table: table, changes: [], through: through), on: link)
-    }
-
-    /// SYNC_REQUEST or CAUGHT_UP claiming more than the honest node ever wrote.
-    private func lyingVectorMessage(on link: Link) {
-        let base = link.peer.map { Self.entries($0.vector) } ?? []
-        let pastCeiling = random.next(below: 4) == 0 && may(.vectorPastCeiling) || !may(.lyingVector)
-        count(pastCeiling ? .vectorPastCeiling : .lyingVector)
-        // Claims above the target's own writes here only make it send them all again.
-        let vector = pastCeiling ? self.pastCeiling(base) : lie(about: link.target, base: base, own: true, others: true)
-        send(vectorFrame(random.next(below: 3) == 0 ? .caughtUp : .syncRequest, vector), on: link)
-    }
-
-    /// An OFFER of a recording nobody attached, or of a known one with the wrong hash or size,
-    /// or with its true metadata (then chunks out of order or garbage, in `handle`).
-    private func offer(on link: Link) {
-        let known = recordings.keys.sorted()
-        let roll = random.next(below: 3)
-        if roll == 0 || known.isEmpty {
-            guard may(.offerUnknown) else { return }
-            count(.offerUnknown)
-            let id = Identifier.make(role: .watch, random: random)
-            send(Message.offer(Offer(recordingID: id, fileName: id + ".m4a", mediaType: "audio/mp4", size: 1 + random.next(below: 100_000),
-                                     chunkSize: 16_384, sha256: digest())).encoded(), on: link)
-            return
-        }
-        let recording = recordings[known[Int(random.next(below: UInt64(known.count)))]]!
-        if roll == 1 {
-            guard may(.offerWrongHash) else { return }
-            count(.offerWrongHash)
-            let size = random.next(below: 2) == 0 ? recording.size : recording.size + 1
-            send(Message.offer(Offer(recordingID: recording.id, fileName: recording.fileName, mediaType: recording.mediaType, size: size,
-                                     chunkSize: 16_384, sha256: digest())).encoded(), on: link)
-            return
-        }
-        guard let sha = Hex.decode(recording.sha256), may(.chunkOutOfOrder), link.claimsOwnIdentity || may(.vouchAsOther) else { return }
-        if !link.claimsOwnIdentity { count(.vouchAsOther) }
-        link.offering = recording
-        send(Message.offer(Offer(recordingID: recording.id, fileName: recording.fileName, mediaType: recording.mediaType, size: recording.size,
-                                 chunkSize: 16_384, sha256: sha)).encoded(), on: link)
-        if random.next(below: 2) == 0 {
-            // Chunks right behind the OFFER, not waiting for the ACCEPT: past the start, or none
-            // of the file's bytes (ignored if the receiver already holds it and confirms).
-            count(.chunkOutOfOrder)
-            let offset = random.next(below: 2) == 0 ? 16_384 * (1 + random.next(below: 4)) : 0
-            let data = (0..<(1 + Int(random.next(below: 2_000)))).map { _ in UInt8(truncatingIfNeeded: random.nextUInt64()) }
-            send(Message.chunk(Chunk(recordingID: recording.id, offset: offset, sha256: digest(), data: data)).encoded(), on: link)
-        }
-    }
-
-    /// A frame it made or received, damaged: bits flipped, cut short, spliced with another,
-    /// a new length prefix or type byte.
-    private func mutate(on link: Link) {
-        // An OFFER or CONFIRM replayed under another node's identity would be that node's word.
-        let vouches: Set<UInt8> = [MessageType.offer.rawValue, MessageType.confirm.rawValue]
-        let usable = samples.filter { sample in
-            (!sample.hubOnly || link.target == hub)
-                && (link.claimsOwnIdentity || may(.vouchAsOther) || sample.bytes.count < 5 || !vouches.contains(sample.bytes[4]))
-        }
-        guard !usable.isEmpty else { return }
-        count(.mutatedFrame)
-        var bytes = usable[Int(random.next(below: UInt64(usable.count)))].bytes
-        switch random.next(below: 6) {
-        case 0:
-            for _ in 0..<(1 + Int(random.next(below: 4))) {
-                bytes[Int(random.next(below: UInt64(bytes.count)))] ^= UInt8(1) << UInt8(random.next(below: 8))
-            }
-        case 1:
-            bytes = Array(bytes.prefix(Int(random.next(below: UInt64(bytes.count)))))
-        case 2:
-            let other = usable[Int(random.next(below: UInt64(usable.count)))].bytes
-            bytes = Array(bytes.prefix(Int(random.next(below: UInt64(bytes.count))))) + other.suffix(Int(random.next(below: UInt64(other.count) + 1)))
-        case 3:
-            let length = [0, 1, UInt32(bytes.count), UInt32(bytes.count + 1 + Int(random.next(below: 64))), UInt32(Framing.maximumFrameLength + 1),
-                          UInt32.max, UInt32(random.next(below: 1 << 24))][Int(random.next(below: 7))]
-            for i in 0..<4 { bytes[i] = UInt8(truncatingIfNeeded: length >> (24 - 8 * UInt32(i))) }
-        case 4:
-            if bytes.count > 4 { bytes[4] = UInt8(truncatingIfNeeded: random.nextUInt64()) }
-        default:
-            let other = usable[Int(random.next(below: UInt64(usable.count)))].bytes
-            bytes += other
-            bytes.remove(at: Int(random.next(below: UInt64(bytes.count))))
-        }
-        send(bytes, on: link, sampleable: false)
-    }
-
     // MARK: - Its own writes
 
     /// Every record it created (its entries, twins included), live or not.
-    private(set) var createdRecords = Set<String>()
+    var createdRecords = Set<String>()
 
     /// Its writes above `sequence` as an honest sender would send them: only the last version
     /// of each entry (the earlier ones are superseded, and `through` covers them), ascending.
-    private func unsent(above sequence: UInt64, limit: Int) -> ArraySlice<OwnWrite> {
+    func unsent(above sequence: UInt64, limit: Int) -> ArraySlice<OwnWrite> {
         let window = log.filter { $0.sequence > sequence }.prefix(limit)
         var latest: [String: UInt64] = [:]
         for write in window { latest[write.id] = write.sequence }
         return window.filter { latest[$0.id] == $0.sequence }[...]
     }
 
-    private func write(atMaximum: Bool) {
+    func write(atMaximum: Bool) {
         let sequence = UInt64(log.count + 1)
         let roll = random.next(below: 100)
         let hlc = atMaximum ? UInt64(HLCTimestamp.maximum.rawValue) : nextHLC()
@@ -600,16 +375,16 @@ final class HostileNode {
                             payload: deleted ? [] : entryJSON(id: id, text: "h\(sequence) update")))
     }
 
-    private func entryJSON(id: String, text: String) -> [UInt8] {
+    func entryJSON(id: String, text: String) -> [UInt8] {
         let time = Timestamp(millisecondsSince1970: Simulator.epoch + simulator.now)
         let entry = LogEntry(id: id, timestamp: time, recordedAt: time, source: "evil", deviceId: nodeID, category: "note",
                              data: LogData(text: text))
         return Array(entry.json.canonicalText.utf8)
     }
 
-    private func currentHLC() -> UInt64 { UInt64(Simulator.epoch + simulator.now) << 16 }
+    func currentHLC() -> UInt64 { UInt64(Simulator.epoch + simulator.now) << 16 }
 
-    private func nextHLC() -> UInt64 {
+    func nextHLC() -> UInt64 {
         lastHLC = max(currentHLC(), lastHLC + 1)
         return lastHLC
     }
@@ -617,7 +392,7 @@ final class HostileNode {
     // MARK: - Lies about vectors
 
     /// The honest origins it knows, with the highest sequence it heard of for each.
-    private func honestOrigins() -> [(origin: String, sequence: UInt64)] {
+    func honestOrigins() -> [(origin: String, sequence: UInt64)] {
         var best = VersionVector()
         for info in learned.values {
             best = best.joined(with: info.vector)
@@ -629,7 +404,7 @@ final class HostileNode {
 
     /// A vector claiming more than was ever written — a little above, or the ceiling itself —
     /// of `target`'s own current incarnation (`own`), and of other honest origins (`others`).
-    private func lie(about target: String, base: [(String, UInt64)], own: Bool, others: Bool) -> [(String, UInt64)] {
+    func lie(about target: String, base: [(String, UInt64)], own: Bool, others: Bool) -> [(String, UInt64)] {
         var vector = VersionVector(base)
         let claim = { (current: UInt64) -> UInt64 in
             [current + 1 + self.random.next(below: 20), Message.Limits.maximumSequence, current + 1_000_000][Int(self.random.next(below: 3))]
@@ -646,7 +421,7 @@ final class HostileNode {
 
     /// A vector the decoder must refuse: a sequence past the ceiling or 0, origins out of order
     /// or twice, an origin that is not a UUID.
-    private func pastCeiling(_ base: [(String, UInt64)]) -> [(String, UInt64)] {
+    func pastCeiling(_ base: [(String, UInt64)]) -> [(String, UInt64)] {
         var vector = base.isEmpty ? [(Identifier.uuidV4(random: random), UInt64(1))] : base
         let i = Int(random.next(below: UInt64(vector.count)))
         switch random.next(below: 5) {
@@ -659,154 +434,6 @@ final class HostileNode {
         return vector
     }
 
-    // MARK: - Frames
-
-    struct TableEntry {
-        var origin: String
-        var nodeID: String
-        var role: Role?
-    }
-
-    struct RawChange {
-        var kind: UInt8 = ChangeKind.entry.rawValue
-        var deleted: Bool
-        var id: String
-        var origin: Int
-        var sequence: UInt64
-        var hlc: UInt64
-        var vector: [(Int, UInt64)]
-        var payload: [UInt8]
-
-        init(own write: OwnWrite, origin: Int) {
-            deleted = write.deleted
-            id = write.id
-            self.origin = origin
-            sequence = write.sequence
-            hlc = write.hlc
-            vector = [(origin, write.sequence)]
-            payload = write.payload
-        }
-    }
-
-    private func batch(on link: Link, table: [TableEntry], changes: [RawChange], through: [(Int, UInt64)]) -> [UInt8] {
-        var w = HostileWriter()
-        w.u64(link.nextBatchID)
-        link.nextBatchID += 1
-        w.u16(UInt16(truncatingIfNeeded: table.count))
-        for entry in table {
-            w.string(entry.origin)
-            w.string(entry.nodeID)
-            w.u8(entry.nodeID.isEmpty ? 0 : entry.role?.wireCode ?? 0)
-        }
-        w.u32(UInt32(changes.count))
-        for change in changes {
-            w.u8(change.kind)
-            w.u8(change.deleted ? 1 : 0)
-            w.string(change.id)
-            w.u16(UInt16(change.origin))
-            w.u64(change.sequence)
-            w.u64(change.hlc)
-            // Index order is the table's; the decoder takes any order of distinct origins.
-            var seen = Set<Int>()
-            let vector = change.vector.filter { seen.insert($0.0).inserted }
-            w.u16(UInt16(vector.count))
-            for (index, sequence) in vector {
-                w.u16(UInt16(index))
-                w.u64(sequence)
-            }
-            w.blob(change.payload)
-        }
-        var seen = Set<Int>()
-        let through = through.filter { seen.insert($0.0).inserted }
-        w.u16(UInt16(truncatingIfNeeded: through.count))
-        for (index, sequence) in through {
-            w.u16(UInt16(index))
-            w.u64(sequence)
-        }
-        return Self.frame(.batch, w.bytes)
-    }
-
-    private func ack(id: UInt64, applied: UInt32 = 0) -> [UInt8] {
-        var w = HostileWriter()
-        w.u64(id)
-        w.u32(applied)
-        w.u32(0)
-        return Self.frame(.ack, w.bytes)
-    }
-
-    private func ping(_ nonce: UInt64) -> [UInt8] { Self.frame(.ping, HostileWriter.u64(nonce)) }
-
-    private func vectorFrame(_ type: MessageType, _ vector: [(String, UInt64)]) -> [UInt8] {
-        var w = HostileWriter()
-        w.vector(vector)
-        return Self.frame(type, w.bytes)
-    }
-
-    private func digest() -> [UInt8] { (0..<32).map { _ in UInt8(truncatingIfNeeded: random.nextUInt64()) } }
-
-    static func frame(_ type: MessageType, _ payload: [UInt8]) -> [UInt8] { frame(rawType: type.rawValue, payload) }
-
-    static func frame(rawType: UInt8, _ payload: [UInt8]) -> [UInt8] {
-        var w = HostileWriter()
-        w.u32(UInt32(payload.count + 1))
-        w.u8(rawType)
-        w.raw(payload)
-        return w.bytes
-    }
-
-    static func entries(_ vector: VersionVector) -> [(String, UInt64)] { vector.entries.map { ($0.origin, $0.sequence) } }
-
-    private func send(_ bytes: [UInt8], on link: Link, hubOnly: Bool = false, sampleable: Bool = true) {
-        guard links[link.end] != nil, !bytes.isEmpty else { return }
-        if sampleable && !(hubOnly && link.target != hub) { sample(bytes, hubOnly: hubOnly) }
-        simulator.send(bytes, from: link.end)
-    }
-
-    private func sample(_ bytes: [UInt8], hubOnly: Bool) {
-        guard bytes.count <= 64 * 1024 else { return }
-        if samples.count >= 24 { samples.remove(at: Int(random.next(below: UInt64(samples.count)))) }
-        samples.append((bytes, hubOnly))
-    }
-
-    /// Counts the attack and notes it in the trace (a failure's excerpt shows what it did).
-    private func count(_ attack: Attack) {
-        simulator.count(attack.rawValue)
-        simulator.trace.record(simulator.now, attack.rawValue)
-    }
-
-    private func may(_ attack: Attack) -> Bool { !excluded.contains(attack) }
-}
-
-/// Big-endian primitives, with no checks: the hostile node writes what it likes.
-struct HostileWriter {
-    var bytes: [UInt8] = []
-
-    mutating func u8(_ v: UInt8) { bytes.append(v) }
-    mutating func u16(_ v: UInt16) { bytes += [UInt8(v >> 8), UInt8(v & 0xFF)] }
-    mutating func u32(_ v: UInt32) { for s in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt32(s))) } }
-    mutating func u64(_ v: UInt64) { for s in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(s))) } }
-    mutating func raw(_ b: [UInt8]) { bytes += b }
-    mutating func string(_ s: String) {
-        u16(UInt16(truncatingIfNeeded: s.utf8.count))
-        bytes += s.utf8
-    }
-    mutating func blob(_ b: [UInt8]) {
-        u32(UInt32(b.count))
-        bytes += b
-    }
-    mutating func vector(_ entries: [(String, UInt64)]) {
-        u16(UInt16(truncatingIfNeeded: entries.count))
-        for (origin, sequence) in entries {
-            string(origin)
-            u64(sequence)
-        }
-    }
-
-    static func u64(_ v: UInt64) -> [UInt8] {
-        var w = HostileWriter()
-        w.u64(v)
-        return w.bytes
-    }
 }
 
 extension SimulationOptions {

@@ -37,7 +37,7 @@ struct DeltaSync {
     private(set) var justified = VersionVector()
     /// What of `claimed` was passed on to the replica.
     private(set) var admitted = VersionVector()
-    /// Origins whose stored rows were consulted once already (a scan; see `admit`).
+    /// Origins whose stored rows were consulted once already (see `admit`).
     private var checkedLocally = Set<String>()
 
     init(peerVector: VersionVector, own: OwnHistory) {
@@ -90,9 +90,9 @@ struct DeltaSync {
 
     /// Takes in a received batch's deliveries and claim, and returns the part of the claim the
     /// replica may advance its vector to (PROTOCOL.md §5.2.4, "Admission"). `current` is the
-    /// replica's vector; `ownOrigins` are ours (only delivered changes justify them, never
-    /// another write's vector); `stored(o)` is what the replica's rows prove of `o`, asked
-    /// at most once per origin per session and only when deliveries fall short.
+    /// replica's vector; `ownOrigins` are ours (only changes delivered in this session justify
+    /// them); `stored(o)` is the highest sequence among the replica's rows of `o`, asked at most
+    /// once per origin per session and only when deliveries fall short.
     mutating func admit(_ batch: Batch, current: VersionVector, ownOrigins: Set<String>,
                         stored: (String) throws -> UInt64) rethrows -> VersionVector {
         // Only a change's own (origin, seq) proves anything. A version vector naming another
