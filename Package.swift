@@ -36,6 +36,6 @@ let package = Package(
         .testTarget(name: "LifeSyncTests", dependencies: ["LifeSync", "TestSupport"]),
         .testTarget(name: "SimulationTests", dependencies: ["LifeSync", "LifeSyncSimulation", "TestSupport"]),
         .testTarget(name: "LifeSyncRuntimeTests", dependencies: ["LifeSync", "LifeSyncRuntime", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["LifeSyncRuntime", "TestSupport"]),
     ]
 )

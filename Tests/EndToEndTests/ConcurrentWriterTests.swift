@@ -46,9 +46,9 @@ import TestSupport
 
         var addedIDs: [String] = []
         for run in runs {
-            #expect(run.status == 0, "\(run.process.arguments ?? []) exited \(run.status): \(run.stderr)")
+            #expect(run.status == 0, "\(run.arguments) exited \(run.status): \(run.stderr)")
             #expect(!run.stderr.contains("Fatal error"))
-            if run.process.arguments?.first == "add" {
+            if run.arguments.first == "add" {
                 let id = run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
                 #expect(isIdentifier(id, role: "phone"), "add printed \(id)")
                 addedIDs.append(id)
@@ -82,9 +82,9 @@ import TestSupport
             runs.append(try BackgroundRun(["add", "--db=\(sandbox.db)", "--text", "wave \(i)"], in: sandbox.directory, label: "add-\(i)"))
         }
         try waitBounded(runs.map(\.process), timeout: 45)
-        for run in runs { #expect(run.status == 0, "\(run.process.arguments ?? []) exited \(run.status): \(run.stderr)") }
+        for run in runs { #expect(run.status == 0, "\(run.arguments) exited \(run.status): \(run.stderr)") }
 
-        let added = runs.filter { $0.process.arguments?.first == "add" }.map { $0.stdout.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let added = runs.filter { $0.arguments.first == "add" }.map { $0.stdout.trimmingCharacters(in: .whitespacesAndNewlines) }
         let updated = seed.ids.enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
         try Self.expectExactly(updated + added, in: sandbox)
         for (i, id) in seed.ids.enumerated() where i % 2 == 1 {

@@ -1,4 +1,5 @@
 import Foundation
+import LifeSyncRuntime
 import Testing
 import TestSupport
 
@@ -86,69 +87,47 @@ enum SQLiteShell {
     }
 
     static func run(_ database: String, _ sql: String, timeout: Double = 20) throws -> Result {
-        let outFile = NSTemporaryDirectory() + "sqlite3-out-\(UUID().uuidString)"
-        let errFile = NSTemporaryDirectory() + "sqlite3-err-\(UUID().uuidString)"
-        _ = FileManager.default.createFile(atPath: outFile, contents: nil)
-        _ = FileManager.default.createFile(atPath: errFile, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(atPath: outFile)
-            try? FileManager.default.removeItem(atPath: errFile)
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["-batch", database, sql]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle(forWritingAtPath: outFile)
-        process.standardError = FileHandle(forWritingAtPath: errFile)
-        try process.run()
-        try waitBounded([process], timeout: timeout)
-        return Result(status: process.terminationStatus,
-                      stdout: (try? String(contentsOfFile: outFile, encoding: .utf8)) ?? "",
-                      stderr: (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? "")
+        let result = try Captured.run(path, ["-batch", database, sql], timeout: timeout)
+        return Result(status: result.status, stdout: result.stdout, stderr: result.stderr)
     }
 }
 
 /// A `lifesync` process started without waiting, its output going to files so it never blocks.
 final class BackgroundRun {
-    let process = Process()
+    let arguments: [String]
+    let process: Subprocess
     let outFile: String
     let errFile: String
 
     init(_ arguments: [String], in directory: TemporaryDirectory, label: String) throws {
+        self.arguments = arguments
         outFile = directory.file("\(label).out")
         errFile = directory.file("\(label).err")
-        _ = FileManager.default.createFile(atPath: outFile, contents: nil)
-        _ = FileManager.default.createFile(atPath: errFile, contents: nil)
-        process.executableURL = URL(fileURLWithPath: LifeSyncBinary.path)
-        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "LIFESYNC_DB")
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle(forWritingAtPath: outFile)
-        process.standardError = FileHandle(forWritingAtPath: errFile)
-        try process.run()
+        process = try Subprocess(LifeSyncBinary.path, arguments, environment: environment, standardOutput: outFile, standardError: errFile)
     }
 
-    var status: Int32 { process.terminationStatus }
+    var status: Int32 { process.poll()?.exitStatus ?? -1 }
     var stdout: String { (try? String(contentsOfFile: outFile, encoding: .utf8)) ?? "" }
     var stderr: String { (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? "" }
 }
 
 struct TimedOut: Error, CustomStringConvertible {
     var count: Int
-    var description: String { "\(count) process(es) still running at the deadline; terminated" }
+    var description: String { "\(count) process(es) still running at the deadline; killed" }
 }
 
-/// Waits for every process, at most `timeout` seconds in all; stragglers are terminated and
+/// Waits for every process, at most `timeout` seconds in all; stragglers are killed and
 /// reported as an error.
-func waitBounded(_ processes: [Process], timeout: Double) throws {
+func waitBounded(_ processes: [Subprocess], timeout: Double) throws {
     let deadline = Date().addingTimeInterval(timeout)
-    while processes.contains(where: \.isRunning) && Date() < deadline { usleep(10_000) }
-    let stragglers = processes.filter(\.isRunning)
-    for process in stragglers { process.terminate() }
-    for process in processes { process.waitUntilExit() }
-    if !stragglers.isEmpty { throw TimedOut(count: stragglers.count) }
+    var stragglers = 0
+    for process in processes where process.wait(timeout: max(0, deadline.timeIntervalSinceNow)) == nil {
+        process.kill()
+        stragglers += 1
+    }
+    if stragglers > 0 { throw TimedOut(count: stragglers) }
 }
 
 func parseJSON(_ text: String) throws -> Any {

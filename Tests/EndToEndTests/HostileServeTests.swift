@@ -64,7 +64,7 @@ import TestSupport
         defer { group.stopAll() }
         let phone = try group.node("phone", role: "phone")
         try phone.start()
-        let pid = try #require(phone.process?.processIdentifier)
+        let pid = try #require(phone.process?.pid)
         let random = SeededRandom(seed: 2026)
         let frames = try Self.seedFrames()
         try #require(frames.count > 50)

@@ -9,20 +9,13 @@ import TestSupport
     @Test(.timeLimit(.minutes(4))) func nodesConvergeAcrossNetworkNamespaces() throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Network/namespaces.sh").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script, LifeSyncBinary.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let result = try Captured.run("/bin/bash", [script, LifeSyncBinary.path], timeout: 200)
+        let output = result.stdout + result.stderr
         if output.contains("SKIP:") {
             print("NamespaceTests: \(output.trimmingCharacters(in: .whitespacesAndNewlines))")
             return
         }
-        #expect(process.terminationStatus == 0, "\(output)")
+        #expect(result.status == 0, "\(output)")
         #expect(output.contains("1 passed, 0 failed"), "\(output)")
     }
 }

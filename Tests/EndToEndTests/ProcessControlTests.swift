@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LifeSyncRuntime
 import Testing
 import TestSupport
 
@@ -9,15 +10,8 @@ import TestSupport
 @Suite(.serialized) struct ProcessControlTests {
     /// `dd` writing 4 MiB at a time to `path` (64 MiB at most): it spends most of its time inside
     /// write(2), where a stop signal takes effect only once the write is done.
-    private static func busyWriter(_ path: String) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/dd")
-        process.arguments = ["if=/dev/zero", "of=\(path)", "bs=4M", "count=16"]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+    private static func busyWriter(_ path: String) throws -> Subprocess {
+        try Subprocess("/bin/dd", ["if=/dev/zero", "of=\(path)", "bs=4M", "count=16"], standardError: "/dev/null")
     }
 
     private static func size(_ path: String) -> Int {
@@ -32,11 +26,8 @@ import TestSupport
         for round in 0..<12 {
             let path = directory.file("out-\(round)")
             let writer = try Self.busyWriter(path)
-            defer {
-                kill(writer.processIdentifier, SIGKILL)
-                writer.waitUntilExit()
-            }
-            let pid = writer.processIdentifier
+            defer { writer.kill() }
+            let pid = writer.pid
             let started = Date().addingTimeInterval(10)
             for _ in 0..<100_000 {
                 if Self.size(path) >= 1 || Date() >= started { break }
@@ -60,11 +51,9 @@ import TestSupport
     }
 
     @Test func aProcessThatIsGoneIsNotReportedStopped() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/true")
-        try process.run()
-        process.waitUntilExit()
-        #expect(!ProcessControl.stopProcess(process.processIdentifier, timeout: 1))
-        #expect(ProcessControl.state(of: process.processIdentifier) == nil)
+        let process = try Subprocess("/bin/true", [])
+        #expect(process.wait(timeout: 10) == .exited(0))
+        #expect(!ProcessControl.stopProcess(process.pid, timeout: 1))
+        #expect(ProcessControl.state(of: process.pid) == nil)
     }
 }

@@ -26,20 +26,9 @@ private func writeRandomFile(_ path: String, count: Int) throws {
 
 /// What the system's `sha256sum` says of a file (nil when it cannot read it).
 private func sha256sum(_ path: String) throws -> String? {
-    let outFile = NSTemporaryDirectory() + "sha256sum-\(UUID().uuidString)"
-    _ = FileManager.default.createFile(atPath: outFile, contents: nil)
-    defer { try? FileManager.default.removeItem(atPath: outFile) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-    process.arguments = [path]
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = FileHandle(forWritingAtPath: outFile)
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    try waitBounded([process], timeout: 30)
-    guard process.terminationStatus == 0 else { return nil }
-    let text = (try? String(contentsOfFile: outFile, encoding: .utf8)) ?? ""
-    return text.split(separator: " ").first.map(String.init)
+    let result = try Captured.run("/usr/bin/sha256sum", [path], timeout: 30)
+    guard result.status == 0 else { return nil }
+    return result.stdout.split(separator: " ").first.map(String.init)
 }
 
 /// The size of a file, or nil when there is none.
@@ -206,7 +195,7 @@ private func resumedOffset(_ log: String, id: String) -> Int? {
         try #require(arriving, "the mac never held 8 MiB of the transfer\n\(phone.allOutput)\n\(mac.allOutput)")
         // Frozen while the user deletes it, so the delete lands mid-transfer for certain.
         // (SIGSTOP returns before the process has stopped: wait for the stopped state.)
-        let pid = try #require(mac.process?.processIdentifier)
+        let pid = try #require(mac.process?.pid)
         try #require(ProcessControl.stopProcess(pid), "the mac did not stop\n\(mac.allOutput)")
         var deleted = try LifeSyncBinary.run(["delete", id, "--db", mac.db], timeout: 20)
         for _ in 0..<3 where deleted.status != 0 && (deleted.stderr.contains("locked") || deleted.stderr.contains("busy")) {
@@ -285,7 +274,7 @@ private func resumedOffset(_ log: String, id: String) -> Int? {
         try transfer.startPhone()
         try transfer.startWatch()
         try #require(transfer.waitForPart(atLeast: 8 * mebibyte), "the phone never held 8 MiB of the transfer\n\(transfer.logs)")
-        let pid = try #require(transfer.phone.process?.processIdentifier)
+        let pid = try #require(transfer.phone.process?.pid)
         // Frozen first, so the size noted is the size it dies with. SIGSTOP returns before the
         // process has stopped (it could write another chunk meanwhile): wait for the stopped state.
         try #require(ProcessControl.stopProcess(pid), "the phone did not stop\n\(transfer.logs)")

@@ -27,7 +27,7 @@ import TestSupport
         let phone = try group.node("phone", role: "phone")
         let mac = try group.node("mac", role: "mac")
         try phone.start()
-        let pid = try #require(phone.process?.processIdentifier)
+        let pid = try #require(phone.process?.pid)
 
         // Two descriptors above the lowest free one (what it holds above stays open): the third
         // connection meets EMFILE.

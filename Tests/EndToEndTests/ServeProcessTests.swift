@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LifeSyncRuntime
 import Testing
 import TestSupport
 
@@ -76,7 +77,7 @@ final class ServeNode {
     let nodeID: String
     private let directory: TemporaryDirectory
     private(set) var port: UInt16 = 0
-    private(set) var process: Process?
+    private(set) var process: Subprocess?
     private(set) var runs = 0
     private(set) var peers: [String] = []
     private(set) var listens = true
@@ -120,19 +121,13 @@ final class ServeNode {
             runs += 1
             _ = FileManager.default.createFile(atPath: outFile, contents: nil)
             _ = FileManager.default.createFile(atPath: errFile, contents: nil)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: LifeSyncBinary.path)
             var arguments = ["serve", "--db", db, "--reconnect-max-ms", "1000", "--debounce-ms", "100"]
             if listen { arguments += ["--listen", address] }
             for peer in peers { arguments += ["--peer", peer] }
-            process.arguments = arguments + extra
             var environment = ProcessInfo.processInfo.environment
             environment.removeValue(forKey: "LIFESYNC_DB")
-            process.environment = environment
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle(forWritingAtPath: outFile)
-            process.standardError = FileHandle(forWritingAtPath: errFile)
-            try process.run()
+            let process = try Subprocess(LifeSyncBinary.path, arguments + extra, environment: environment,
+                                         standardOutput: outFile, standardError: errFile)
             self.process = process
             let up = eventually(timeout: 10, interval: 0.02) { stdout.contains(" serving ") || !process.isRunning }
             if up && process.isRunning { return }
@@ -141,33 +136,32 @@ final class ServeNode {
                 continue
             }
             kill9()
-            throw ServeError("\(name) did not start serving: status \(process.isRunning ? -1 : process.terminationStatus), stderr: \(stderr)")
+            throw ServeError("\(name) did not start serving: \(process.poll()?.description ?? "still running"), stderr: \(stderr)")
         }
         throw ServeError("\(name): no free port after 6 attempts")
     }
 
     /// `kill -9`: no chance to clean up.
     func kill9() {
-        guard let process, process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        try? waitBounded([process], timeout: 10)
+        process?.kill()
     }
 
-    /// SIGTERM and wait at most `timeout` seconds; returns how long the exit took (nil: it did not).
+    /// SIGTERM and wait at most `timeout` seconds; returns how long the exit took (nil: it did
+    /// not, and it was killed).
     @discardableResult
     func terminate(timeout: Double = 2) -> Double? {
         guard let process, process.isRunning else { return nil }
         let start = Date()
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = start.addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(5_000) }
-        if process.isRunning {
+        process.signal(SIGTERM)
+        guard process.wait(timeout: timeout) != nil else {
             kill9()
             return nil
         }
-        process.waitUntilExit()
         return Date().timeIntervalSince(start)
     }
+
+    /// How the last run ended (nil while it runs).
+    var termination: Subprocess.Termination? { process?.poll() }
 
     /// Whatever state it is in: gone afterwards.
     func stop() { kill9() }
@@ -270,7 +264,7 @@ private func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peer
         // Both stop cleanly.
         for node in [mac, phone] {
             #expect(node.terminate() != nil, "\(node.name) did not stop on SIGTERM")
-            #expect(node.process?.terminationStatus == 0)
+            #expect(node.termination == .exited(0))
         }
     }
 
@@ -305,7 +299,7 @@ private func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peer
         try #require(onWatch.status == 0, "\(onWatch.stderr)")
         let lateID = onWatch.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(eventually(timeout: 10) { mac.scalar("SELECT count(*) FROM entries WHERE id = '\(lateID)'") == 1 })
-        for node in [watch, mac, phone] { #expect(node.terminate() != nil && node.process?.terminationStatus == 0) }
+        for node in [watch, mac, phone] { #expect(node.terminate() != nil && node.termination == .exited(0)) }
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -391,8 +385,7 @@ private func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peer
         for node in [phone, mac] {
             let took = node.terminate(timeout: 2)
             #expect(took != nil, "\(node.name) still ran 2 s after SIGTERM")
-            #expect(node.process?.terminationReason == .exit)
-            #expect(node.process?.terminationStatus == 0, "\(node.name) exited \(node.process?.terminationStatus ?? -1): \(node.stderr)")
+            #expect(node.termination == .exited(0), "\(node.name) ended with \(node.termination?.description ?? "nothing"): \(node.stderr)")
             let lines = node.stdout.split(separator: "\n")
             #expect(lines.last?.hasSuffix("stopped") == true, "\(node.name) printed:\n\(node.stdout)")
             #expect(!node.stderr.contains("Fatal error"))

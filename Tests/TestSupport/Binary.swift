@@ -1,4 +1,5 @@
 import Foundation
+import LifeSyncRuntime
 
 /// Runs the built `lifesync` binary as a user would, capturing what it prints.
 public enum LifeSyncBinary {
@@ -20,43 +21,34 @@ public enum LifeSyncBinary {
         public var stderr: String
     }
 
-    /// Runs `lifesync arguments…` with `input` on stdin; kills it after `timeout` seconds.
+    /// Runs `lifesync arguments…` with `input` on stdin; kills it after `timeout` seconds (its
+    /// status is then that of a SIGKILL, 137).
     @discardableResult
     public static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:],
                            directory: String? = nil, timeout: Double = 60) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "LIFESYNC_DB")
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let outPipe = Pipe(), errPipe = Pipe(), inPipe = Pipe()
-        process.standardOutput = outPipe
-        process.standardError = errPipe
-        process.standardInput = inPipe
-        try process.run()
-        if let input { inPipe.fileHandleForWriting.write(Data(input.utf8)) }
-        try inPipe.fileHandleForWriting.close()
-        // Read both pipes while the process runs, so a chatty child never blocks on a full pipe.
-        final class Box: @unchecked Sendable { var data = Data() }
-        let outBox = Box(), errBox = Box()
-        let group = DispatchGroup()
-        for (pipe, box) in [(outPipe, outBox), (errPipe, errBox)] {
-            group.enter()
-            DispatchQueue.global().async {
-                box.data = pipe.fileHandleForReading.readDataToEndOfFile()
-                group.leave()
-            }
+        return try Captured.run(path, arguments, input: input, environment: env, directory: directory, timeout: timeout)
+    }
+}
+
+/// A child run to its end with its input from, and its output to, temporary files (never pipes,
+/// see `Subprocess`), every wait bounded.
+public enum Captured {
+    public static func run(_ executable: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
+                           directory: String? = nil, timeout: Double = 60) throws -> LifeSyncBinary.Result {
+        let base = NSTemporaryDirectory() + "lifesync-run-\(UUID().uuidString)"
+        let inFile = base + ".in", outFile = base + ".out", errFile = base + ".err"
+        defer { for file in [inFile, outFile, errFile] { try? FileManager.default.removeItem(atPath: file) } }
+        guard FileManager.default.createFile(atPath: inFile, contents: Data((input ?? "").utf8)) else {
+            throw RawPeerError("cannot write \(inFile)")
         }
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        group.wait()
-        return Result(status: process.terminationStatus,
-                      stdout: String(decoding: outBox.data, as: UTF8.self),
-                      stderr: String(decoding: errBox.data, as: UTF8.self))
+        let child = try Subprocess(executable, arguments, environment: environment, directory: directory,
+                                   standardInput: inFile, standardOutput: outFile, standardError: errFile)
+        let ended = child.wait(timeout: timeout) ?? child.kill() ?? .unknown
+        return LifeSyncBinary.Result(status: ended.exitStatus,
+                                     stdout: (try? String(contentsOfFile: outFile, encoding: .utf8)) ?? "",
+                                     stderr: (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? "")
     }
 }

@@ -7,7 +7,7 @@ import Glibc
 /// stopped: a process running on another CPU goes on for a moment (long enough to write
 /// another chunk of a file). Anything a test measures "while it is frozen" must wait for the
 /// stopped state first; `stopProcess` does, by polling `/proc/PID/stat` (not `waitpid` with
-/// `WUNTRACED`: Foundation's `Process` reaps its own children, and a second waiter could take
+/// `WUNTRACED`: `Subprocess` reaps its own children, and a second waiter could take
 /// the exit status from under it).
 public enum ProcessControl {
     /// The one-letter state of `pid` from `/proc/PID/stat` (`R`, `S`, `D`, `T`, `t`, `Z`…), or

@@ -23,25 +23,24 @@ enum SyncBench {
         let phone = try Replica.create(path: phonePath, role: .phone, clock: SystemClock(), random: SystemRandom())
         let port = try freeLoopbackPort()
         let phoneProcess = try spawn(binary, ["serve", "--db", phonePath, "--listen", "127.0.0.1:\(port)"], log: directory + "/phone.log")
-        defer { if phoneProcess.isRunning { phoneProcess.terminate(); phoneProcess.waitUntilExit() } }
+        defer { phoneProcess.terminate() }
         try waitUntilListening(log: directory + "/phone.log")
         var watchProcess = try spawn(binary, ["serve", "--db", watchPath, "--peer", "127.0.0.1:\(port)", "--reconnect-max-ms", "200"], log: directory + "/watch.log")
-        defer { if watchProcess.isRunning { watchProcess.terminate(); watchProcess.waitUntilExit() } }
+        defer { watchProcess.terminate() }
 
         let start = MonotonicClock.seconds()
         func received() -> UInt64 { (try? phone.replicaVector()[origin]) ?? 0 }
         // Polled every 5 ms: the end of a 2-second run is seen within a quarter per cent of it.
         guard waitUntil(timeout: 600, every: 0.005, { received() >= UInt64(count / 2) }) else { throw CLIError.refused("bench sync: the phone stalled") }
-        kill(watchProcess.processIdentifier, SIGKILL)
-        watchProcess.waitUntilExit()
+        watchProcess.kill()
         watchProcess = try spawn(binary, ["serve", "--db", watchPath, "--peer", "127.0.0.1:\(port)", "--reconnect-max-ms", "200"], log: directory + "/watch2.log")
         guard waitUntil(timeout: 600, every: 0.005, { received() >= UInt64(count) }) else { throw CLIError.refused("bench sync: the phone stalled") }
         let syncSeconds = MonotonicClock.seconds() - start
         let stored = try phone.liveEntryCount()
         precondition(stored == count, "bench sync: the phone holds \(stored) of \(count) entries")
-        let rss = peakResidentMebibytes(phoneProcess.processIdentifier)
+        let rss = peakResidentMebibytes(phoneProcess.pid)
         // Both nodes stopped first, so nothing of theirs runs alongside the last baseline.
-        for process in [watchProcess, phoneProcess] { process.terminate(); process.waitUntilExit() }
+        for process in [watchProcess, phoneProcess] { process.terminate() }
         rawRuns.append(try RawSQLiteBaseline.timedRun(rows, path: rawPath))
         let rawSeconds = BenchReport.median(rawRuns)
         let phoneLog = (try? String(contentsOfFile: directory + "/phone.log", encoding: .utf8)) ?? ""
@@ -67,16 +66,10 @@ enum SyncBench {
         return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    static func spawn(_ binary: String, _ arguments: [String], log: String) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
+    /// Starts `binary arguments…` with stdout and stderr in `log` (made anew).
+    static func spawn(_ binary: String, _ arguments: [String], log: String) throws -> Subprocess {
         FileManager.default.createFile(atPath: log, contents: nil)
-        let handle = FileHandle(forWritingAtPath: log)
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        return process
+        return try Subprocess(binary, arguments, standardOutput: log)
     }
 
     /// Waits for a `serve` process to print that it listens (it does once its socket is bound):

@@ -32,17 +32,17 @@ enum TransferBench {
 
         let port = try SyncBench.freeLoopbackPort()
         let phoneProcess = try SyncBench.spawn(binary, ["serve", "--db", phonePath, "--listen", "127.0.0.1:\(port)"], log: directory + "/phone.log")
-        defer { phoneProcess.terminate(); phoneProcess.waitUntilExit() }
+        defer { phoneProcess.terminate() }
         try SyncBench.waitUntilListening(log: directory + "/phone.log")
         let start = MonotonicClock.seconds()
         let watchProcess = try SyncBench.spawn(binary, ["serve", "--db", watchPath, "--peer", "127.0.0.1:\(port)", "--keep-recordings"],
                                                log: directory + "/watch.log")
-        defer { watchProcess.terminate(); watchProcess.waitUntilExit() }
+        defer { watchProcess.terminate() }
         guard waitUntil(timeout: 900, every: 0.005, { ((try? watch.confirmations(id: id)) ?? []).contains { $0.sha256 == sha } }) else {
             throw CLIError.refused("bench transfer: no confirmation within 15 minutes")
         }
         let seconds = MonotonicClock.seconds() - start
-        let rss = SyncBench.peakResidentMebibytes(phoneProcess.processIdentifier)
+        let rss = SyncBench.peakResidentMebibytes(phoneProcess.pid)
         let received = try FileRecordingStorage(replicaPath: phonePath).path(of: recording.fileName)
         let copy = try hashFile(received).1
         precondition(copy == sha, "bench transfer: the phone's copy differs")
