@@ -1,3 +1,4 @@
+import Foundation
 import LifeSync
 
 extension Simulator {
@@ -8,22 +9,44 @@ extension Simulator {
     /// A replica's vector is not the proof: it advances only as far as delivered data justifies
     /// (`DeltaSync.admit`), and a write that lost to a concurrent one at a relay never travels on,
     /// so nothing delivered can prove it to the replicas behind that relay.
-    func checkConvergence() -> Bool {
+    func checkConvergence() -> Bool { convergenceGap() == nil }
+
+    /// What keeps the run from having converged, in words for the liveness violation; nil once
+    /// it has.
+    func convergenceGap() -> String? {
         let full = names.filter { nodes[$0]!.role.isFullReplica }
-        guard full.allSatisfy({ nodes[$0]!.isUp }), !full.isEmpty else { return false }
-        guard let hashes = try? full.map({ try nodes[$0]!.replica!.canonicalHash() }), Set(hashes).count == 1 else { return false }
+        if full.isEmpty { return "no full replica" }
+        if let down = full.first(where: { !nodes[$0]!.isUp }) { return "\(down) is down" }
         let replicas = full.map { nodes[$0]!.replica! }
-        guard let vectors = try? replicas.map({ try $0.replicaVector() }) else { return false }
+        guard let hashes = try? replicas.map({ try $0.canonicalHash() }) else { return "a full replica cannot be read" }
+        if Set(hashes).count != 1 { return "the full replicas differ: \(differences(full))" }
+        guard let vectors = try? replicas.map({ try $0.replicaVector() }) else { return "a replica vector cannot be read" }
         for name in names {
-            guard let replica = nodes[name]?.replica ?? (try? Replica(path: nodes[name]!.path, clock: nodes[name]!.clock, random: nodeRandom)) else { return false }
-            guard let own = try? replica.ownOrigins(), let vector = try? replica.replicaVector() else { return false }
+            guard let replica = nodes[name]?.replica ?? (try? Replica(path: nodes[name]!.path, clock: nodes[name]!.clock, random: nodeRandom)),
+                  let own = try? replica.ownOrigins(), let vector = try? replica.replicaVector() else { return "\(name) cannot be read" }
             for origin in own where vector[origin] > 0 {
-                for (other, otherVector) in zip(replicas, vectors) where otherVector[origin] < vector[origin] {
-                    guard absorbed(origin: origin, above: otherVector[origin], by: other) else { return false }
+                for (other, otherVector) in zip(full, vectors) where otherVector[origin] < vector[origin] {
+                    if !absorbed(origin: origin, above: otherVector[origin], by: nodes[other]!.replica!) {
+                        return "writes of \(name) (origin \(origin.prefix(8)) above \(otherVector[origin])) have not reached \(other)"
+                    }
                 }
             }
         }
-        return recordingsSettled()
+        return recordingsGap()
+    }
+
+    /// The first few records whose versions differ between the full replicas.
+    func differences(_ full: [String]) -> String {
+        var versions: [String: [String]] = [:]
+        for name in full {
+            for id in ledger.ids {
+                let stamp = try? nodes[name]!.replica!.versionStamp(id: id)
+                versions[id, default: []].append(stamp.map { "\($0.origin.prefix(8))#\($0.sequence)\($0.deleted ? " deleted" : "")" + (ProcessInfo.processInfo.environment["SIMDEBUG"] != nil ? " hlc \($0.hlc.rawValue) vv \($0.vector.entries.map { "\($0.origin.prefix(8))=\($0.sequence)" })" : "") } ?? "none")
+            }
+        }
+        let differing = versions.filter { Set($0.value).count > 1 }.sorted { $0.key < $1.key }.prefix(3)
+        if differing.isEmpty { return "(not in a ledger record: recordings, conflicts or a hostile-only record)" }
+        return differing.map { "\($0.key): \(zip(full, $0.value).map { "\($0)=\($1)" }.joined(separator: ", "))" }.joined(separator: "; ")
     }
 
     /// Whether every ledger write of `origin` above `sequence` would change nothing at `replica`.
@@ -38,20 +61,34 @@ extension Simulator {
         }
     }
 
-    /// Every live recording's bytes are on every full replica, and no watch still holds one that
-    /// no phone confirmed — unless a user deleted it: a watch receives no metadata, so it never
-    /// learns of the delete and keeps its copy (by design: a peer's FAILURE `deleted` removes
-    /// nothing).
-    func recordingsSettled() -> Bool {
+    /// Which recording is not settled yet, or nil when every live recording's bytes are on every
+    /// full replica and every recording a watch still holds is on a phone too — unless a user
+    /// deleted it: a watch receives no metadata, so it never learns of the delete and keeps its
+    /// copy (by design: a peer's FAILURE `deleted` removes nothing).
+    ///
+    /// A watch may well keep a recording a phone holds: it lets go only when it delivered every
+    /// byte itself in a session that ended with the phone's CONFIRM, and a phone's mere "I have it"
+    /// (a CONFIRM with no bytes sent) is recorded nowhere. So the truth is checked here, the
+    /// phone's storage, not the watch's bookkeeping.
+    func recordingsGap() -> String? {
         for name in names {
-            guard let node = nodes[name], let replica = node.replica, let statuses = try? replica.recordingStatuses() else { return false }
+            guard let node = nodes[name], let replica = node.replica, let statuses = try? replica.recordingStatuses() else { return "\(name)'s recordings cannot be read" }
             for status in statuses where !status.deleted {
-                if node.role.isFullReplica && status.file != .present { return false }
-                if node.role == .watch && status.file == .present && !status.confirmedBy.contains(where: { $0.role == .phone })
-                    && !userDeletedRecordings.contains(status.recording.id) { return false }
+                if node.role.isFullReplica && status.file != .present { return "\(name) lacks the bytes of recording \(status.recording.id)" }
+                if node.role == .watch && status.file == .present && !phoneHoldsBytes(of: status.recording)
+                    && !userDeletedRecordings.contains(status.recording.id) { return "\(name) holds recording \(status.recording.id), and no phone does" }
             }
         }
-        return true
+        return nil
+    }
+}
+
+extension Simulator {
+    func phoneHoldsBytes(of recording: Recording) -> Bool {
+        names.contains { name in
+            guard let node = nodes[name], node.role == .phone, let bytes = node.storage.files[recording.fileName] else { return false }
+            return SHA256.hash(bytes).hex == recording.sha256
+        }
     }
 }
 

@@ -124,7 +124,9 @@ public final class Simulator {
             loop(until: options.duration)
             beginLiveness()
             loop(until: options.duration + options.settleLimit)
-            if !converged { violations.append("liveness: full replicas did not converge within \(options.settleLimit / 1000) s after healing") }
+            if !converged {
+                violations.append("liveness: full replicas did not converge within \(options.settleLimit / 1000) s after healing (\(convergenceGap() ?? "converged at the very end"))")
+            }
             violations += InvariantChecker(simulator: self).check()
         } catch {
             violations.append("setup: \(error)")

@@ -80,6 +80,31 @@ import TestSupport
         #expect(phone.errors == [.malformed])
     }
 
+    /// A receiver that accepts and then goes silent (it lost track of the transfer, or never
+    /// meant to finish it) holds the session's one outgoing transfer only until the stall
+    /// timeout: then the sender gives it up, and offers it again after the retry delay.
+    @Test func aStalledTransferIsGivenUpAndOfferedAgain() throws {
+        let (watch, recording, bytes, phone, _) = try Self.watchOffering(chunks: 10)
+        phone.send(.accept(recordingID: recording.id, offset: 0))
+        let configuration = TransferConfiguration()
+        let offers = { phone.replies.filter { if case .offer = $0 { return true }; return false }.count }
+        // The receiver stays alive (it answers keepalives), it just never moves the transfer on.
+        func wait(_ milliseconds: Int64) {
+            for _ in 0..<Int(milliseconds / 5_000) {
+                phone.tick(by: 5_000)
+                phone.send(.ping(nonce: UInt64(phone.now)))
+            }
+        }
+        #expect(offers() == 1)
+        wait(configuration.stallTimeout - 5_000)
+        #expect(offers() == 1)
+        wait(10_000 + configuration.retryDelay)
+        #expect(phone.victim.state == .open)
+        #expect(offers() == 2, "the stalled transfer was not offered again")
+        #expect(phone.victim.nextDeadline.map { $0 > phone.now } == true, "a deadline in the past spins the driver")
+        try expectStillPending(watch, recording, bytes: bytes)
+    }
+
     // MARK: Receiving
 
     /// A phone, and a fake watch that delivered the metadata of `recording`.
@@ -122,6 +147,26 @@ import TestSupport
         #expect(watch.failures.map(\.code) == [TransferFailure.unknownRecording.rawValue])
         #expect(phone.storage.temporary.isEmpty)
         #expect(try phone.replica.recordingFile(id: stranger) == nil)
+    }
+
+    /// The same OFFER again mid-transfer (a duplicated frame, or the sender's retry after it gave
+    /// up waiting) goes on from what arrived: no restart, no refusal, the running hash intact.
+    @Test func aRepeatedOfferContinuesFromWhatArrived() throws {
+        let bytes = randomBytes(3 * Self.chunk, seed: 69)
+        let (phone, watch, recording) = try Self.phoneKnowing(bytes, seed: 70)
+        watch.send(Self.offer(recording))
+        let first = Array(bytes[..<Self.chunk])
+        watch.send(.chunk(Chunk(recordingID: recording.id, offset: 0, sha256: SHA256.hash(first).bytes, data: first)))
+        watch.send(Self.offer(recording))
+        let accepts = watch.replies.compactMap { if case .accept(_, let offset) = $0 { return offset }; return nil }
+        #expect(accepts == [0, UInt64(Self.chunk), UInt64(Self.chunk)])
+        let rest = Array(bytes[Self.chunk...])
+        for (n, piece) in [Array(rest[..<Self.chunk]), Array(rest[Self.chunk...])].enumerated() {
+            let end = (n + 2) * Self.chunk
+            watch.send(.chunk(Chunk(recordingID: recording.id, offset: UInt64((n + 1) * Self.chunk), sha256: SHA256.hash(bytes[..<end]).bytes, data: piece)))
+        }
+        #expect(watch.failures.isEmpty)
+        expectStored(phone, recording.fileName, bytes)
     }
 
     /// A verified file is never overwritten: an offer of the same recording is confirmed.

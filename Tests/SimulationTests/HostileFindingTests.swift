@@ -4,10 +4,7 @@ import Testing
 import TestSupport
 
 /// What the simulator's hostile node found in the core, each reduced to the few messages that
-/// show it. Most are fixed (commit "Fixes for what the simulator's hostile node found"): those
-/// tests keep them fixed. The rest state the behaviour the core should have inside
-/// `withKnownIssue`: they pass while the defect is there and fail once it is fixed — then drop
-/// the wrapper, and the attack from `HostileScenarioTests.knownFindings`.
+/// show it; all fixed, and these tests keep them fixed.
 @Suite struct HostileFindingTests {
     static let evil = "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0"
     /// An origin that sorts above any other: at equal HLCs its writes win.
@@ -51,23 +48,20 @@ import TestSupport
         #expect(mac.batches.flatMap(\.changes).filter { $0.stamp.origin == Self.evil }.count == 1)
     }
 
-    /// (hostile_twin_of_tombstone, open) …but the phone still holds both as current versions
-    /// while it relays only one: the full replicas disagree for ever (simulator: seed 5 with only
-    /// this finding let in). A twin should be set aside as a clash when it arrives, as one in the
-    /// same table is.
+    /// (hostile_twin_of_tombstone, fixed) …and the phone held both as current versions while it
+    /// relayed only one: the full replicas disagreed for ever (simulator: seed 5). A change whose
+    /// (origin, seq) the replica vector already covers was absorbed before, and is now left out
+    /// (kept as a clash when a record still holds that pair: `Replica.skipAbsorbed`).
     @Test func aTwinOfATombstoneIsSetAsideAsAClash() throws {
         let (phone, _, y) = try Self.phoneWithATwinOfATombstone()
         let live = try phone.versionStamp(id: y)
-        withKnownIssue("the twin is a current version at the phone, and never relayed") {
-            #expect(live == nil, "\(String(describing: live))")
-        }
+        #expect(live == nil, "\(String(describing: live))")
     }
 
-    /// (hostile_duplicate_seq, open) A twin of a write a later edit replaced: the slot (origin,
-    /// seq) is free again, the twin's HLC is above the edit's, so it wins at the replica it
-    /// reaches although the edit had seen that very (origin, seq) — and lying below every peer's
-    /// vector it is never relayed (simulator: seed 10). A version whose vector has seen the
-    /// incoming (origin, seq) should keep it out, whatever its HLC.
+    /// (hostile_duplicate_seq, fixed) A twin of a write a later edit replaced: the slot (origin,
+    /// seq) was free again and the twin's HLC above the edit's, so it won at the replica it
+    /// reached although the edit had seen that very (origin, seq) — and lying below every peer's
+    /// vector it was never relayed (simulator: seed 10). The vector covers it: left out.
     @Test func aTwinOfASupersededWriteDoesNotReplaceTheEdit() throws {
         let phone = try ReplicaFixtures.replica(role: .phone, seed: 16)
         let x = Self.id(6)
@@ -77,9 +71,7 @@ import TestSupport
         let twin = Self.stamp(1, hlc: edit.hlc.successor)
         try phone.apply([Change(id: x, stamp: twin, entry: Self.entry(x, "twin"))], through: VersionVector([(Self.evil, 1)]))
         let held = try phone.versionStamp(id: x)
-        withKnownIssue("the twin replaced an edit that had seen its (origin, seq)") {
-            #expect(held?.origin == edit.origin && held?.sequence == edit.sequence, "\(String(describing: held))")
-        }
+        #expect(held?.origin == edit.origin && held?.sequence == edit.sequence, "\(String(describing: held))")
     }
 
     /// (hostile_hello_claims_incarnation, fixed) The first peer to deliver data under an incarnation
@@ -138,11 +130,11 @@ import TestSupport
         #expect(stamp.hlc < .maximum, "\(stamp.hlc)")
     }
 
-    /// (hostile_hlc_at_maximum, open) The edit itself is still stamped at the ceiling (it must go
-    /// above what it replaces), where the order falls to the origin: at every other replica the
-    /// ceiling version, from a greater origin, beats the causally later edit, while the editor
-    /// keeps its own — divergence, and a causality violation (simulator: seed 1 with only this
-    /// finding let in).
+    /// (hostile_hlc_at_maximum, fixed) The edit itself is stamped at the ceiling too (HLCs
+    /// saturate), where the order fell to the origin: at every other replica the ceiling version,
+    /// from a greater origin, beat the causally later edit, while the editor kept its own —
+    /// divergence, and a causality violation (simulator: seed 1). Equal HLCs are now ordered by
+    /// the vector's weight first, and an edit's vector always weighs more than what it replaced.
     @Test func anEditOfACeilingStampedEntryWinsEverywhere() throws {
         let mac = try ReplicaFixtures.replica(role: .mac, seed: 17)
         let phone = try ReplicaFixtures.replica(role: .phone, seed: 18)
@@ -153,16 +145,14 @@ import TestSupport
         let edit = try #require(try mac.versionStamp(id: x))
         try ReplicaFixtures.sync(from: mac, to: phone)
         let held = try phone.versionStamp(id: x)
-        withKnownIssue("the ceiling version beats the edit that replaced it") {
-            #expect(held?.origin == edit.origin && held?.sequence == edit.sequence, "\(String(describing: held))")
-        }
+        #expect(held?.origin == edit.origin && held?.sequence == edit.sequence, "\(String(describing: held))")
     }
 
-    /// (hostile_vouch_as_other, open; impersonation) An OFFER of a recording the phone holds
-    /// counts as proof that the offerer holds it: a stranger claiming the mac's node ID offers one
-    /// (true metadata, no bytes), the phone records the mac's confirmation and never sends the
-    /// real mac the bytes (simulator: seed 8 with only this finding let in). Who is the mac only
-    /// signatures can tell, but an OFFER proves nothing about the offerer's copy either way.
+    /// (hostile_vouch_as_other, fixed; impersonation) An OFFER of a recording the phone holds
+    /// counted as proof that the offerer holds it: a stranger claiming the mac's node ID offered
+    /// one (true metadata, no bytes), the phone recorded the mac's confirmation and never sent the
+    /// real mac the bytes (simulator: seed 8). Who is the mac only signatures can tell, but an
+    /// OFFER proves nothing about the offerer's copy either way.
     @Test func anOfferIsNoConfirmation() throws {
         let (phone, storage, recordings, configuration) = try Self.phoneWithRecordings(1, seed: 19)
         let mac = "mac_6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
@@ -173,9 +163,47 @@ import TestSupport
         impostor.send(.offer(Offer(recordingID: recording.id, fileName: recording.fileName, mediaType: recording.mediaType,
                                    size: recording.size, chunkSize: 1_024, sha256: Hex.decode(recording.sha256)!)))
         let owed = try phone.recordingsToOffer(peerNodeID: mac).map(\.id)
-        withKnownIssue("the impostor's OFFER is recorded as the mac's confirmation") {
-            #expect(owed.contains(recording.id))
-        }
+        #expect(owed.contains(recording.id))
+    }
+
+    /// (hostile_vouch_as_other, fixed) …nor does a CONFIRM that no delivered bytes stand
+    /// behind: claiming the mac's node ID, a stranger answers the phone's OFFER with the OFFER's
+    /// own hash. The phone stops offering it in that session, and records nothing: the real mac
+    /// is offered it next time.
+    @Test func aConfirmWithoutBytesIsBelievedForTheSessionOnly() throws {
+        let (phone, storage, recordings, configuration) = try Self.phoneWithRecordings(2, seed: 20)
+        let mac = "mac_6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+        let impostor = ScriptedPeer(SyncSession(replica: phone, configuration: configuration, now: 0, storage: storage))
+        impostor.send(.hello(Hello(nodeID: mac, role: .mac, incarnation: Self.evil, capabilities: [.receivesEntries, .recordings, .receivesRecordings],
+                                   clock: .zero, vector: VersionVector())))
+        for batch in impostor.batches { impostor.send(.ack(Ack(batchID: batch.id, applied: UInt32(batch.changes.count), conflicts: 0))) }
+        let first = try #require(impostor.offers.first)
+        impostor.send(.confirm(recordingID: first.recordingID, sha256: first.sha256))
+        #expect(impostor.offers.count == 2, "the next recording is offered")
+        #expect(impostor.offers.last?.recordingID != first.recordingID, "the claimed one is not offered again in this session")
+        #expect(try phone.confirmations(id: first.recordingID).isEmpty, "a claim is recorded as a confirmation")
+        #expect(try phone.recordingsToOffer(peerNodeID: mac).map(\.id).contains(first.recordingID))
+        #expect(recordings.map(\.id).contains(first.recordingID))
+    }
+
+    /// (hostile_hlc_at_maximum with hostile_forged_vv) A ceiling version whose vector claims more of
+    /// the editor's own incarnation than it wrote: an edit setting that entry to its true sequence
+    /// would weigh less than what it replaced, and lose to it at the ceiling. The editor's next
+    /// sequence skips above the claim instead, so the edit still orders after it.
+    @Test func anEditOverAForgedClaimOnTheEditorsOwnOriginStillOrdersAfterIt() throws {
+        let mac = try ReplicaFixtures.replica(role: .mac, seed: 21)
+        let own = mac.identity.incarnation
+        let x = Self.id(8)
+        let forged = Self.stamp(1, origin: Self.evilHigh, hlc: .maximum, seen: [(own, 175)])
+        try mac.apply([Change(id: x, stamp: forged, entry: Self.entry(x, "claims 175 of the mac's writes"))],
+                      through: VersionVector([(Self.evilHigh, 1)]))
+        try mac.update(id: x, patch: .object([("data", .object([("text", .string("edited on the mac"))]))]))
+        let edit = try #require(try mac.versionStamp(id: x))
+        #expect(edit.origin == own && edit.sequence == 176 && edit.hlc == .maximum, "\(edit)")
+        #expect(Merge.decide(local: forged, remote: edit) == .takeRemote(conflict: false))
+        // The skipped numbers read as superseded writes: a later write goes on from there.
+        let later = try mac.add(json: ReplicaFixtures.entryJSON(text: "after"))
+        #expect(try mac.versionStamp(id: later.id)?.sequence == 177)
     }
 
     /// A phone with `count` recordings of 4 KiB in memory storage, and a session configuration

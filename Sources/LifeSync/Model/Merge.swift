@@ -17,10 +17,18 @@ public struct VersionStamp: Equatable, Sendable {
         self.deleted = deleted
     }
 
-    /// The last-writer-wins order: HLC, then origin, then sequence — total, so every replica
-    /// picks the same winner.
+    /// The last-writer-wins order: HLC, then the weight of the vector, then origin, then
+    /// sequence — total, so every replica picks the same winner.
+    ///
+    /// The weight decides only between equal HLCs, and it is there for one case: HLCs saturate
+    /// at `HLCTimestamp.maximum`, so an edit of a version stamped at the ceiling is stamped at
+    /// the ceiling too. Its vector holds the replaced version's plus its own new sequence, so it
+    /// weighs more, and the causally later write still wins everywhere (with origin first, a
+    /// ceiling version from a greater origin beat every later edit of it at every other replica).
     func precedes(_ other: VersionStamp) -> Bool {
         if hlc != other.hlc { return hlc < other.hlc }
+        let (weight, otherWeight) = (vector.weight, other.vector.weight)
+        if weight != otherWeight { return weight < otherWeight }
         if origin != other.origin { return origin < other.origin }
         return sequence < other.sequence
     }
@@ -43,7 +51,7 @@ public enum MergeDecision: Equatable, Sendable {
 
 /// The merge rule (DESIGN.md, Clocks and merge), as a pure function.
 ///
-/// The winner is the greater stamp in LWW order (HLC, origin, sequence). A version's vector is
+/// The winner is the greater stamp in LWW order (HLC, vector weight, origin, sequence). A version's vector is
 /// the causal context of its write — every write its writer had seen — so the loser is a
 /// conflict exactly when the winner's writer had not seen it; otherwise it was superseded.
 /// When one version causally follows the other it is always the greater stamp, because a write is
@@ -68,4 +76,10 @@ public enum Merge {
 extension VersionStamp {
     /// Whether this version's writer had seen the write `other`.
     func hasSeen(_ other: VersionStamp) -> Bool { vector[other.origin] >= other.sequence }
+}
+
+extension VersionVector {
+    /// The sum of the vector's sequences, without overflow (4,096 origins of up to 2^53 − 1 each
+    /// pass 2^64): a write that follows another weighs more than it.
+    var weight: UInt128 { entries.reduce(0) { $0 + UInt128($1.sequence) } }
 }

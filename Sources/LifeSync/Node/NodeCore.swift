@@ -382,6 +382,10 @@ public final class NodeCore {
             progressLogged[recording] = nil
             pendingCheckDue = true
             return [.event(.recordingConfirmed(recording: recording, by: conn.name))]
+        case .recordingClaimedByPeer(let recording):
+            transfers[recording] = nil
+            progressLogged[recording] = nil
+            return [.event(.recordingClaimedByPeer(recording: recording, by: conn.name))]
         case .recordingReceived(let recording, let size):
             transfers[recording] = nil
             progressLogged[recording] = nil

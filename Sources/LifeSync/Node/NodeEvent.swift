@@ -33,6 +33,7 @@ public enum NodeEvent: Equatable, Sendable {
     /// Transfer progress, at most every 2 s per recording: `rate` in MiB/s since the transfer started.
     case transferProgress(recording: String, peer: String, sending: Bool, done: UInt64, total: UInt64, rate: Double)
     case recordingConfirmed(recording: String, by: String)
+    case recordingClaimedByPeer(recording: String, by: String)
     case recordingReceived(recording: String, size: UInt64, from: String)
     case recordingResumed(recording: String, offset: UInt64)
     case watchCopyRemoved(recording: String)

@@ -111,7 +111,7 @@ extension Replica {
     /// incarnation, an HLC after the version it replaces whatever the wall clock says (that is
     /// what makes a causally later write win), and the previous causal context plus itself.
     func nextStamp(previous: VersionStamp?, deleted: Bool) throws -> VersionStamp {
-        let sequence = try nextSequence()
+        let sequence = try nextSequence(above: previous?.vector[identity.incarnation] ?? 0)
         var stampTime = hlc.tick(now: clock.nowMilliseconds())
         if let previous, previous.hlc >= stampTime, !plantedBugs.contains(.stampIgnoresCausality) {
             // The write goes above what it replaces; the clock follows only within the drift
@@ -123,8 +123,9 @@ extension Replica {
         var vector = previous?.vector ?? VersionVector()
         vector[identity.incarnation] = sequence
         let stamp = VersionStamp(hlc: stampTime, origin: identity.incarnation, sequence: sequence, vector: vector, deleted: deleted)
-        // Strictly after, except over a version a faulty peer stamped at the ceiling (HLCTimestamp.maximum).
-        precondition(previous.map { $0.precedes(stamp) || $0.hlc == .maximum } ?? true || !plantedBugs.isEmpty,
+        // Strictly after, even over a version stamped at the ceiling: the HLC is equal there, and
+        // the vector weighs more (its own entry rose, every other one is the previous version's).
+        precondition(previous.map { $0.precedes(stamp) } ?? true || !plantedBugs.isEmpty,
                      "a local write must be stamped after the version it replaces")
         precondition(stamp.hlc <= .maximum && stamp.sequence <= Message.Limits.maximumSequence, "a local stamp within the wire's ceilings")
         return stamp
@@ -138,12 +139,23 @@ extension Replica {
     /// Takes the next number in this incarnation's sequence (inside the caller's transaction).
     /// An incarnation that has used every number (2^53 − 1 writes; only a forged vector could
     /// get it there) gives way to a fresh one rather than refusing the write.
-    func nextSequence() throws -> UInt64 {
-        if try currentSequence() >= Message.Limits.maximumSequence { try startIncarnation() }
-        guard let seq = try database.firstRow("UPDATE replica_vector SET seq = seq + 1 WHERE origin = ? RETURNING seq",
-                                              [.text(identity.incarnation)], { $0.int64(0) }) else {
+    ///
+    /// `above`: a number the new one must exceed. A version whose vector claims more of this
+    /// incarnation than it wrote (forged: only a peer's lie puts it there) would otherwise be
+    /// replaced by a write whose vector weighs less than its own — and at the HLC ceiling, where
+    /// the weight decides, the edit would lose to what it replaced. Skipping numbers costs
+    /// nothing: gaps in an origin's log read as superseded writes.
+    func nextSequence(above: UInt64 = 0) throws -> UInt64 {
+        var floor = Int64(above)
+        if max(try currentSequence(), above) >= Message.Limits.maximumSequence {
+            try startIncarnation()
+            floor = 0  // the claim was about the old incarnation
+        }
+        guard let seq = try database.firstRow("UPDATE replica_vector SET seq = max(seq, ?2) + 1 WHERE origin = ?1 RETURNING seq",
+                                              [.text(identity.incarnation), .integer(floor)], { $0.int64(0) }) else {
             throw ReplicaError.storage("the replica's own origin is missing from replica_vector")
         }
+        precondition(seq > floor && UInt64(seq) <= Message.Limits.maximumSequence, "a sequence above the claim and within the ceiling")
         return UInt64(seq)
     }
 }

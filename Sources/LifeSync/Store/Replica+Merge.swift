@@ -80,9 +80,14 @@ extension Replica {
             // merge only when the ID turns out to be taken (the common case of a fresh replica).
             var noTombstones = try tombstoneCount() == 0
             var writer = RecordWriter(database: database, createdAt: Timestamp(millisecondsSince1970: now))
+            var absorbed = Dictionary(uniqueKeysWithValues: try replicaVector().entries.map { ($0.origin, $0.sequence) })
             let outcomes = try batches.map { batch in
                 var outcome = ApplyOutcome()
                 for change in batch.changes {
+                    if change.stamp.sequence <= absorbed[change.stamp.origin, default: 0] {
+                        try skipAbsorbed(change, into: &outcome)
+                        continue
+                    }
                     if change.entry == nil { noTombstones = false }
                     if !hlc.observe(change.stamp.hlc, now: now) { outcome.clockSkewed += 1 }
                     if change.kind == .recording {
@@ -103,6 +108,7 @@ extension Replica {
                         INSERT INTO replica_vector(origin, seq) VALUES (?1, ?2)
                         ON CONFLICT(origin) DO UPDATE SET seq = max(seq, ?2)
                         """, [.text(entry.origin), .integer(Int64(entry.sequence))])
+                    absorbed[entry.origin] = max(absorbed[entry.origin, default: 0], entry.sequence)
                 }
                 return outcome
             }
@@ -151,6 +157,21 @@ extension Replica {
         }
     }
 
+    /// A change whose (origin, sequence) the replica vector already covers was absorbed here
+    /// before: it is held, or was superseded or beaten. Applying it again could only undo that
+    /// (a twin of a superseded write, stamped above the edit that replaced it, would win; a twin
+    /// of a delete under another ID would live on here and nowhere else), so it is left out. Only
+    /// a change that differs from the record still holding its (origin, sequence) is worth a
+    /// note: that is a clash, kept in the conflicts table.
+    func skipAbsorbed(_ change: Change, into outcome: inout ApplyOutcome) throws {
+        outcome.unchanged += 1
+        guard let holder = try recordHolding(origin: change.stamp.origin, sequence: change.stamp.sequence) else { return }
+        if holder.id != change.id || holder.stamp.hlc != change.stamp.hlc || holder.stamp.deleted != change.stamp.deleted {
+            try recordConflict(id: change.id, loser: change.stamp, loserEntry: change.entry, winner: holder.stamp)
+            outcome.clashes += 1
+        }
+    }
+
     /// Runs `store`; when another record already holds the change's (origin, sequence) — which
     /// an honest origin never writes twice — the change is kept in the conflicts table instead
     /// and nil returned. Otherwise `store`'s own answer.
@@ -158,7 +179,7 @@ extension Replica {
         do {
             return try store()
         } catch let error as SQLiteError where error.code == Replica.uniqueConstraintFailed {
-            let holder = try stampHolding(origin: change.stamp.origin, sequence: change.stamp.sequence) ?? change.stamp
+            let holder = try recordHolding(origin: change.stamp.origin, sequence: change.stamp.sequence)?.stamp ?? change.stamp
             try recordConflict(id: change.id, loser: change.stamp, loserEntry: change.entry, winner: holder)
             outcome.clashes += 1
             return nil
@@ -169,13 +190,13 @@ extension Replica {
     /// indexes can raise it here, since every insert resolves a clash on `id` itself.
     static let uniqueConstraintFailed: Int32 = SQLITE_CONSTRAINT | (8 << 8)
 
-    /// The stamp of the record that holds (origin, sequence), if any.
-    func stampHolding(origin: String, sequence: UInt64) throws -> VersionStamp? {
+    /// The ID and stamp of the record that holds (origin, sequence), if any.
+    func recordHolding(origin: String, sequence: UInt64) throws -> (id: String, stamp: VersionStamp)? {
         try database.firstRow("""
-            SELECT hlc, origin, origin_seq, vv, 0 FROM entries WHERE origin = ?1 AND origin_seq = ?2
-            UNION ALL SELECT hlc, origin, origin_seq, vv, 1 FROM tombstones WHERE origin = ?1 AND origin_seq = ?2
-            UNION ALL SELECT hlc, origin, origin_seq, vv, deleted FROM recordings WHERE origin = ?1 AND origin_seq = ?2
-            """, [.text(origin), .integer(Int64(sequence))]) { row in try Replica.stamp(from: row, deleted: row.int64(4) != 0) }
+            SELECT hlc, origin, origin_seq, vv, 0, id FROM entries WHERE origin = ?1 AND origin_seq = ?2
+            UNION ALL SELECT hlc, origin, origin_seq, vv, 1, id FROM tombstones WHERE origin = ?1 AND origin_seq = ?2
+            UNION ALL SELECT hlc, origin, origin_seq, vv, deleted, id FROM recordings WHERE origin = ?1 AND origin_seq = ?2
+            """, [.text(origin), .integer(Int64(sequence))]) { row in (row.string(5), try Replica.stamp(from: row, deleted: row.int64(4) != 0)) }
     }
 
     /// Refuses to learn origins past `Message.Limits.maximumReplicaOrigins`: a replica that knew

@@ -35,6 +35,9 @@ public enum SessionEvent: Equatable, Sendable {
     case recordingProgress(id: String, done: UInt64, total: UInt64, sending: Bool)
     /// The peer proved by checksum that it holds a recording we sent.
     case recordingConfirmed(id: String)
+    /// The peer answered an offer with a CONFIRM although no bytes went: it says it holds the
+    /// recording already. Believed for the session (no more offers of it), recorded nowhere.
+    case recordingClaimedByPeer(id: String)
     /// An interrupted incoming transfer continues from `offset` (the end of its last whole chunk).
     case recordingResumed(id: String, offset: UInt64)
     /// A recording arrived whole, verified, and is in permanent storage.

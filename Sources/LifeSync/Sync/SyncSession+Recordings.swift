@@ -28,12 +28,12 @@ extension SyncSession {
         // Only once the peer holds the recording's metadata: a receiver takes bytes only for a
         // recording it knows, and checks them against that metadata.
         guard let recording = candidates.first(where: { candidate in
-            failedRecordings[candidate.id].map { now - $0 >= retryAfter } ?? true && storage.exists(candidate.fileName)
-                && peerHoldsMetadata(of: candidate.id)
+            failedRecordings[candidate.id].map { now - $0 >= retryAfter } ?? true && !claimedByPeer.contains(candidate.id)
+                && storage.exists(candidate.fileName) && peerHoldsMetadata(of: candidate.id)
         }),
               let digest = Hex.decode(recording.sha256) else { return }
         failedRecordings[recording.id] = nil
-        outgoing = OutgoingTransfer(recording: recording)
+        outgoing = OutgoingTransfer(recording: recording, now: now)
         lastSent = now
         actions.append(.send(Message.offer(Offer(recordingID: recording.id, fileName: recording.fileName, mediaType: recording.mediaType,
                                                   size: recording.size, chunkSize: configuration.transfer.chunkSize, sha256: digest)).encoded()))
@@ -45,11 +45,20 @@ extension SyncSession {
         return delta.peerHas[stamp.origin] >= stamp.sequence
     }
 
+    /// Gives up an outgoing transfer the receiver stopped moving on (see `stallTimeout`).
+    func abandonStalledTransfer(now: Int64, actions: inout [SessionAction]) {
+        guard let transfer = outgoing, now - transfer.lastProgress > configuration.transfer.stallTimeout else { return }
+        outgoing = nil
+        failedRecordings[transfer.id] = now
+        actions.append(.event(.recordingFailed(id: transfer.id, reason: "no progress for \((now - transfer.lastProgress) / 1000) s", sending: true)))
+        offerNext(now: now, actions: &actions)
+    }
+
     // MARK: - Sending
 
     func receiveAccept(id: String, offset: UInt64, now: Int64, actions: inout [SessionAction]) throws {
         guard var transfer = outgoing, transfer.id == id else { return }  // about a transfer we gave up
-        try transfer.accept(offset: offset, chunkSize: configuration.transfer.chunkSize)
+        try transfer.accept(offset: offset, chunkSize: configuration.transfer.chunkSize, now: now)
         outgoing = transfer
         actions.append(.event(.recordingProgress(id: id, done: transfer.acknowledged, total: transfer.recording.size, sending: true)))
         sendChunks(now: now, actions: &actions)
@@ -119,6 +128,14 @@ extension SyncSession {
             offerNext(now: now, actions: &actions)
             return
         }
+        guard transfer.deliveredWhole else {
+            // "I have it already": believed for this session only (nothing is removed, and the
+            // recording stays pending for the next one). Only delivered bytes are proof.
+            claimedByPeer.insert(id)
+            actions.append(.event(.recordingClaimedByPeer(id: id)))
+            offerNext(now: now, actions: &actions)
+            return
+        }
         do {
             try replica.recordConfirmation(id: id, nodeID: peer.nodeID, role: peer.role, sha256: transfer.recording.sha256)
         } catch {
@@ -129,9 +146,8 @@ extension SyncSession {
         actions.append(.event(.recordingConfirmed(id: id)))
         // The only automatic removal there is: a watch's copy, once a phone has proved it holds
         // it — by acknowledging bytes this session sent, up to the end (the last chunk's running
-        // digest covers the whole file, resumed prefix included). A CONFIRM without them proves
-        // nothing: the copy stays.
-        if policy.dropsCopy(confirmedBy: peer.role, keepRecordings: configuration.transfer.keepRecordings), transfer.deliveredWhole {
+        // digest covers the whole file, resumed prefix included).
+        if policy.dropsCopy(confirmedBy: peer.role, keepRecordings: configuration.transfer.keepRecordings) {
             removeWatchCopy(transfer.recording, actions: &actions)
         }
         offerNext(now: now, actions: &actions)
@@ -180,6 +196,12 @@ extension SyncSession {
             actions.append(.send(Message.failure(recordingID: offer.recordingID, code: failure.rawValue, message: text).encoded()))
             actions.append(.event(.recordingFailed(id: offer.recordingID, reason: text, sending: false)))
         }
+        if let current = incoming, current.id == offer.recordingID, current.offer == offer {
+            // The same offer again (a duplicate, or the sender's retry after it gave up waiting):
+            // the transfer goes on from what arrived, its running hash intact.
+            actions.append(.send(Message.accept(recordingID: offer.recordingID, offset: current.received).encoded()))
+            return
+        }
         incoming = nil
         guard offer.size <= configuration.transfer.maximumSize else {
             return refuse(.tooLarge, "\(offer.size) bytes exceed the maximum \(configuration.transfer.maximumSize)")
@@ -198,8 +220,9 @@ extension SyncSession {
             return refuse(.metadataMismatch, "the offer (\(offer.size) bytes, \(sha.prefix(16))…) does not match the recording's metadata (\(known.recording.size) bytes, \(known.recording.sha256.prefix(16))…)")
         }
         if let file = try? replica.recordingFile(id: offer.recordingID), file.state == .present, storage.exists(offer.fileName) {
-            // A verified file is never overwritten; its metadata matched, so the sender's bytes are ours.
-            try? replica.recordConfirmation(id: offer.recordingID, nodeID: peer!.nodeID, role: peer!.role, sha256: sha)
+            // A verified file is never overwritten. The offer is no proof that the offerer holds
+            // the bytes (anyone can copy metadata), so it earns no confirmation here: when we
+            // offer it the file, its own CONFIRM is the proof.
             actions.append(.send(Message.confirm(recordingID: offer.recordingID, sha256: offer.sha256).encoded()))
             return
         }

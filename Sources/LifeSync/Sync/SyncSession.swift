@@ -35,6 +35,10 @@ public final class SyncSession {
     /// Recordings whose transfer failed in this session, with when: offered again after the
     /// retry delay.
     var failedRecordings: [String: Int64] = [:]
+    /// Recordings the peer said it holds already (a CONFIRM with no bytes of ours behind it): not
+    /// offered again in this session, but not recorded as confirmed either — that takes bytes
+    /// delivered (a claim costs nothing, even under another node's name).
+    var claimedByPeer: Set<String> = []
     public private(set) var state: State = .awaitingHello
     /// The peer's HELLO, once received.
     public private(set) var peer: Hello?
@@ -153,6 +157,11 @@ public final class SyncSession {
                 pump(now: now, actions: &actions, limit: 1)
                 return actions
             }
+            if outgoing != nil {
+                var actions: [SessionAction] = []
+                abandonStalledTransfer(now: now, actions: &actions)
+                if !actions.isEmpty { return actions }
+            }
             if outgoing == nil, !failedRecordings.isEmpty {
                 var actions: [SessionAction] = []
                 offerNext(now: now, actions: &actions)
@@ -183,7 +192,8 @@ public final class SyncSession {
             if windowUnfilled { return lastSent }
             // A retry waits for the transfer under way to end, which `offerNext` follows up on.
             let retry = outgoing == nil ? failedRecordings.values.min().map { $0 + configuration.transfer.retryDelay } : nil
-            return [lastReceived + configuration.idleTimeout + 1, lastSent + configuration.keepaliveInterval, retry].compactMap { $0 }.min()
+            let stall = outgoing.map { $0.lastProgress + configuration.transfer.stallTimeout + 1 }
+            return [lastReceived + configuration.idleTimeout + 1, lastSent + configuration.keepaliveInterval, retry, stall].compactMap { $0 }.min()
         }
     }
 

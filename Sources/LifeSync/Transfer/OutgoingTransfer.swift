@@ -10,6 +10,14 @@ struct OutgoingTransfer {
     let hasher = SHA256()
     /// Bytes fed to `hasher`: behind `sent` only right after a resume, until the prefix is hashed.
     var hashed: UInt64 = 0
+    /// When the receiver last moved the transfer on (the offer, then every ACCEPT): a transfer
+    /// that stalls longer than `TransferConfiguration.stallTimeout` is given up and retried.
+    var lastProgress: Int64
+
+    init(recording: Recording, now: Int64) {
+        self.recording = recording
+        lastProgress = now
+    }
 
     var id: String { recording.id }
 
@@ -23,7 +31,7 @@ struct OutgoingTransfer {
     /// boundary below it), each later one acknowledges progress — never behind what was
     /// acknowledged, never beyond what was sent (an offset past it made the sender's window
     /// arithmetic trap).
-    mutating func accept(offset: UInt64, chunkSize: UInt32) throws(WireError) {
+    mutating func accept(offset: UInt64, chunkSize: UInt32, now: Int64) throws(WireError) {
         let size = recording.size
         if !accepted {
             guard offset <= size, offset % UInt64(chunkSize) == 0 || offset == size else {
@@ -39,6 +47,7 @@ struct OutgoingTransfer {
             }
             acknowledged = offset
         }
+        lastProgress = max(lastProgress, now)
         precondition(acknowledged <= sent && sent <= size, "acknowledged ≤ sent ≤ size")
         precondition(startedAt <= acknowledged, "acknowledged from where the receiver started")
     }

@@ -40,6 +40,10 @@ public struct TransferConfiguration: Sendable {
     public var keepRecordings = false
     /// After a failed transfer (a corrupt chunk, a full disk), offer it again after this long, ms.
     public var retryDelay: Int64 = 10_000
+    /// A transfer the receiver has not moved on (no ACCEPT) for this long, ms, is given up and
+    /// offered again after `retryDelay`: a receiver that lost track of it (or never meant to
+    /// take it) must not hold the one outgoing transfer of a session for ever.
+    public var stallTimeout: Int64 = 60_000
 
     public init() {}
 }

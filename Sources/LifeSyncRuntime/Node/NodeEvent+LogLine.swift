@@ -49,6 +49,8 @@ extension NodeEvent {
                 + "\(percent)% (\(done / 1_048_576) of \(total / 1_048_576) MiB, \(Int(rate)) MiB/s)"
         case .recordingConfirmed(let recording, let by):
             return "\(by) confirmed \(recording) by checksum"
+        case .recordingClaimedByPeer(let recording, let by):
+            return "\(by) says it holds \(recording) already; not offered again this session (no bytes went, so no confirmation is recorded)"
         case .recordingReceived(let recording, let size, let from):
             return "received \(recording) (\(size) bytes) from \(from), checksum verified"
         case .recordingResumed(let recording, let offset):

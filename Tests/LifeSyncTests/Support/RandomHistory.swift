@@ -6,9 +6,12 @@ private let t0 = ReplicaFixtures.epoch
 
 // MARK: - Helpers
 
-/// The LWW order of DESIGN.md, written out independently of the library: HLC, then origin, then sequence.
+/// The LWW order of PROTOCOL.md §8, written out independently of the library: HLC, then the sum
+/// of the vector's sequences, then origin, then sequence.
 func lwwLess(_ a: VersionStamp, _ b: VersionStamp) -> Bool {
     if a.hlc != b.hlc { return a.hlc < b.hlc }
+    let sum = { (stamp: VersionStamp) in stamp.vector.entries.map { UInt128($0.sequence) }.reduce(0, +) }
+    if sum(a) != sum(b) { return sum(a) < sum(b) }
     if a.origin != b.origin { return a.origin < b.origin }
     return a.sequence < b.sequence
 }
