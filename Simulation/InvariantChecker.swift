@@ -1,4 +1,3 @@
-import Foundation
 import LifeSync
 
 extension Simulator {
@@ -35,13 +34,21 @@ extension Simulator {
         return recordingsGap()
     }
 
+    func keptAsConflict(_ write: WriteLedger.Write) -> Bool {
+        nodes.values.contains { node in
+            ((try? node.replica?.conflicts()) ?? []).contains {
+                $0.entryID == write.id && $0.loser.origin == write.stamp.origin && $0.loser.sequence == write.stamp.sequence
+            }
+        }
+    }
+
     /// The first few records whose versions differ between the full replicas.
     func differences(_ full: [String]) -> String {
         var versions: [String: [String]] = [:]
         for name in full {
             for id in ledger.ids {
                 let stamp = try? nodes[name]!.replica!.versionStamp(id: id)
-                versions[id, default: []].append(stamp.map { "\($0.origin.prefix(8))#\($0.sequence)\($0.deleted ? " deleted" : "")" + (ProcessInfo.processInfo.environment["SIMDEBUG"] != nil ? " hlc \($0.hlc.rawValue) vv \($0.vector.entries.map { "\($0.origin.prefix(8))=\($0.sequence)" })" : "") } ?? "none")
+                versions[id, default: []].append(stamp.map { "\($0.origin.prefix(8))#\($0.sequence)\($0.deleted ? " deleted" : "")" } ?? "none")
             }
         }
         let differing = versions.filter { Set($0.value).count > 1 }.sorted { $0.key < $1.key }.prefix(3)
@@ -55,7 +62,10 @@ extension Simulator {
             guard write.stamp.origin == origin, write.stamp.sequence > sequence else { return true }
             guard let held = try? replica.versionStamp(id: write.id) else { return false }
             switch Merge.decide(local: held, remote: write.stamp) {
-            case .identical, .keepLocal: return true
+            case .identical, .keepLocal(conflict: false): return true
+            // A concurrent loser counts once some replica kept it as a conflict (a relay that
+            // kept it never sends it on); until then it is still on its way.
+            case .keepLocal(conflict: true): return keptAsConflict(write)
             case .takeRemote: return false
             }
         }
