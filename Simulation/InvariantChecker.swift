@@ -25,8 +25,9 @@ extension Simulator {
                   let own = try? replica.ownOrigins(), let vector = try? replica.replicaVector() else { return "\(name) cannot be read" }
             for origin in own where vector[origin] > 0 {
                 for (other, otherVector) in zip(full, vectors) where otherVector[origin] < vector[origin] {
-                    if !absorbed(origin: origin, above: otherVector[origin], by: nodes[other]!.replica!) {
-                        return "writes of \(name) (origin \(origin.prefix(8)) above \(otherVector[origin])) have not reached \(other)"
+                    if let write = firstUnabsorbed(origin: origin, above: otherVector[origin], by: nodes[other]!.replica!) {
+                        let held = (try? nodes[other]!.replica!.versionStamp(id: write.id)).map { "\($0.origin.prefix(8))#\($0.sequence)" } ?? "nothing"
+                        return "\(name)'s write \(origin.prefix(8))#\(write.stamp.sequence) to \(write.id) has not reached \(other), which holds \(held) there (its vector: \(otherVector[origin]))"
                     }
                 }
             }
@@ -34,10 +35,22 @@ extension Simulator {
         return recordingsGap()
     }
 
+    func supersededAtWriter(_ write: WriteLedger.Write) -> Bool {
+        guard let held = try? nodes[write.node]?.replica?.versionStamp(id: write.id) else { return false }
+        return !(held.origin == write.stamp.origin && held.sequence == write.stamp.sequence) && held.vector[write.stamp.origin] >= write.stamp.sequence
+    }
+
     func keptAsConflict(_ write: WriteLedger.Write) -> Bool {
-        nodes.values.contains { node in
-            ((try? node.replica?.conflicts()) ?? []).contains {
-                $0.entryID == write.id && $0.loser.origin == write.stamp.origin && $0.loser.sequence == write.stamp.sequence
+        let versions = ledger.writes(to: write.id)
+        return nodes.values.contains { node in
+            ((try? node.replica?.conflicts()) ?? []).contains { conflict in
+                guard conflict.entryID == write.id else { return false }
+                if conflict.loser.origin == write.stamp.origin && conflict.loser.sequence == write.stamp.sequence { return true }
+                // The loser's own vector is not kept in the conflicts table; the ledger has it.
+                return versions.contains {
+                    $0.stamp.origin == conflict.loser.origin && $0.stamp.sequence == conflict.loser.sequence
+                        && $0.stamp.vector[write.stamp.origin] >= write.stamp.sequence
+                }
             }
         }
     }
@@ -56,18 +69,25 @@ extension Simulator {
         return differing.map { "\($0.key): \(zip(full, $0.value).map { "\($0)=\($1)" }.joined(separator: ", "))" }.joined(separator: "; ")
     }
 
-    /// Whether every ledger write of `origin` above `sequence` would change nothing at `replica`.
-    func absorbed(origin: String, above sequence: UInt64, by replica: Replica) -> Bool {
-        ledger.writes.allSatisfy { write in
-            guard write.stamp.origin == origin, write.stamp.sequence > sequence else { return true }
-            guard let held = try? replica.versionStamp(id: write.id) else { return false }
-            switch Merge.decide(local: held, remote: write.stamp) {
-            case .identical, .keepLocal(conflict: false): return true
-            // A concurrent loser counts once some replica kept it as a conflict (a relay that
-            // kept it never sends it on); until then it is still on its way.
-            case .keepLocal(conflict: true): return keptAsConflict(write)
-            case .takeRemote: return false
-            }
+    /// The first ledger write of `origin` above `sequence` that would still change something at
+    /// `replica`, if any.
+    func firstUnabsorbed(origin: String, above sequence: UInt64, by replica: Replica) -> WriteLedger.Write? {
+        ledger.writes.first { write in
+            guard write.stamp.origin == origin, write.stamp.sequence > sequence else { return false }
+            return !absorbed(write, by: replica)
+        }
+    }
+
+    /// Whether receiving `write` would change nothing at `replica`.
+    func absorbed(_ write: WriteLedger.Write, by replica: Replica) -> Bool {
+        guard let held = try? replica.versionStamp(id: write.id) else { return false }
+        switch Merge.decide(local: held, remote: write.stamp) {
+        case .identical, .keepLocal(conflict: false): return true
+        // A concurrent loser counts once some replica kept it, or a write that had seen it, as
+        // a conflict (a relay that kept it never sends it on), or once its writer replaced it
+        // (the replacement travels instead); until then it is still on its way.
+        case .keepLocal(conflict: true): return keptAsConflict(write) || supersededAtWriter(write)
+        case .takeRemote: return false
         }
     }
 
