@@ -18,7 +18,7 @@ extension SyncSession {
                 throw WireError(.invalidChange, "batch \(batch.id), change \(n) (\(change.id)): seq \(change.stamp.sequence) lies beyond the batch's through")
             }
             deliversOwnCurrent = deliversOwnCurrent || batch.changes.contains { $0.stamp.origin == replica.identity.incarnation }
-            admitted.append(try delta!.admit(batch, current: current, ownOrigins: own.origins, stored: replica.justifiedSequence))
+            admitted.append(try open!.delta.admit(batch, current: current, ownOrigins: own.origins, stored: replica.justifiedSequence))
         }
         do {
             if !acceptable.isEmpty {
@@ -31,13 +31,14 @@ extension SyncSession {
             throw WireError(.storageFailure, "could not store \(ids): \(error)")
         }
         precondition(outcomes.count == acceptable.count, "one outcome per committed batch")
-        if let peer, acceptable.contains(where: { $0.changes.contains { $0.stamp.origin == peer.incarnation } }) { peerOriginRecorded = true }
+        if let peer, acceptable.contains(where: { $0.changes.contains { $0.stamp.origin == peer.incarnation } }) { open?.peerOriginRecorded = true }
         // Writes of our own current history that we never made, delivered for real: this file
         // went back in time (the handshake could not tell, having written nothing since).
         if deliversOwnCurrent, counter >= 1, try replica.replicaVector()[replica.identity.incarnation] > counter {
             let old = replica.identity.incarnation
             actions.append(.event(.incarnationRotated(old: old, new: try replica.rotateIncarnation())))
-            ownOrigins = try replica.ownOrigins()
+            let mine = try replica.ownOrigins()
+            open?.ownOrigins = mine
         }
         for (batch, outcome) in zip(acceptable, outcomes) {
             received(batch, outcome: outcome, own: own, now: now, actions: &actions)
@@ -56,7 +57,7 @@ extension SyncSession {
             throw WireError(.unexpectedMessage, "BATCH with changes to a node that does not receive entries")
         }
         let own = try ownHistory()
-        let through = try delta!.admit(batch, current: try replica.replicaVector(), ownOrigins: own.origins, stored: replica.justifiedSequence)
+        let through = try open!.delta.admit(batch, current: try replica.replicaVector(), ownOrigins: own.origins, stored: replica.justifiedSequence)
         do {
             _ = try replica.apply([([], through)], origins: namedOrigins([batch]))
         } catch {
@@ -79,7 +80,7 @@ extension SyncSession {
             guard let nodeID = info.nodeID, let role = info.role, delivered.contains(info.origin) else { return nil }
             return (info.origin, nodeID, role)
         }
-        if !peerOriginRecorded, let peer, delivered.contains(peer.incarnation) {
+        if open?.peerOriginRecorded == false, let peer, delivered.contains(peer.incarnation) {
             named.append((peer.incarnation, peer.nodeID, peer.role))
         }
         return named
@@ -98,17 +99,17 @@ extension SyncSession {
     /// and the batch counts as held by the peer (it came from there) and as sent (never echoed).
     func received(_ batch: Batch, outcome: ApplyOutcome, own: OwnHistory, now: Int64, actions: inout [SessionAction]) {
         for removed in outcome.recordingsToRemove {
-            if incoming?.id == removed.id { incoming = nil }
-            if outgoing?.id == removed.id {
+            if open?.incoming?.id == removed.id { open?.incoming = nil }
+            if open?.outgoing?.id == removed.id {
                 // Stop sending what the user deleted; the receiver drops what it had of it.
-                outgoing = nil
+                open?.outgoing = nil
                 actions.append(.send(Message.failure(recordingID: removed.id, code: TransferFailure.deleted.rawValue,
                                                      message: "the recording was deleted by the user").encoded()))
             }
             try? storage?.remove(removed.fileName)
             storage?.discardTemporary(removed.id)
         }
-        delta!.received(through: batch.through, own: own)
+        open?.delta.received(through: batch.through, own: own)
         changesReceived += batch.changes.count
         lastSent = now
     }
@@ -117,9 +118,9 @@ extension SyncSession {
 
     /// Whether the role policy lets us send `origin`'s changes to this peer.
     func mayForward(_ origin: String) -> Bool {
-        guard let peer else { return false }
-        if configuration.plantedBugs.contains(.relayDropsForeignChanges), !ownOrigins.contains(origin) { return false }
-        return policy.mayForward(origin: origin, own: ownOrigins, to: peer.capabilities)
+        guard let session = open else { return false }
+        if configuration.plantedBugs.contains(.relayDropsForeignChanges), !session.ownOrigins.contains(origin) { return false }
+        return policy.mayForward(origin: origin, own: session.ownOrigins, to: session.peer.capabilities)
     }
 
     /// Sends batches while the window has room and there is something to send, `limit` at most.
@@ -128,25 +129,25 @@ extension SyncSession {
     func pump(now: Int64, actions: inout [SessionAction], limit: Int = .max) {
         var sent = 0
         var builder = BatchBuilder(maximumChanges: configuration.batchMaximumChanges, maximumBytes: configuration.batchMaximumBytes)
-        builder.includeRecordings = peer.map { policy.sendsRecordingMetadata(to: $0.role) } ?? false
-        guard delta != nil else { return }
+        guard let session = open else { return }
+        builder.includeRecordings = policy.sendsRecordingMetadata(to: session.peer.role)
         // Another session may have rotated our incarnation since the handshake.
-        if !ownOrigins.contains(replica.identity.incarnation), let mine = try? replica.ownOrigins() { ownOrigins = mine }
+        if !session.ownOrigins.contains(replica.identity.incarnation), let mine = try? replica.ownOrigins() { open?.ownOrigins = mine }
         var damaged: [String] = []
         defer {
-            let fresh = damaged.filter { reportedDamaged.insert($0).inserted }
+            let fresh = damaged.filter { open?.reportedDamaged.insert($0).inserted ?? false }
             if !fresh.isEmpty { actions.append(.event(.damagedRowsSkipped(ids: fresh))) }
         }
-        while delta!.hasRoom(window: configuration.window) && sent < limit {
+        while open?.delta.hasRoom(window: configuration.window) == true && sent < limit {
             let next: (changes: [EncodedChange], through: VersionVector)?
             do {
-                next = try builder.next(from: replica, sentUpTo: delta!.sentUpTo, allowed: mayForward, damaged: &damaged)
+                next = try builder.next(from: replica, sentUpTo: open!.delta.sentUpTo, allowed: mayForward, damaged: &damaged)
             } catch {
                 actions += fail(WireError(.storageFailure, "could not read changes: \(error)"))
                 return
             }
             guard let next else { break }
-            let id = delta!.sent(changes: next.changes, through: next.through)
+            let id = open!.delta.sent(changes: next.changes, through: next.through)
             let origins = ((try? replica.knownOrigins()) ?? []).compactMap { known -> OriginInfo? in
                 guard let nodeID = known.nodeID, let role = known.role else { return nil }
                 return OriginInfo(origin: known.origin, nodeID: nodeID, role: role)
@@ -155,15 +156,17 @@ extension SyncSession {
             actions.append(.event(.sent(batchID: id, changes: next.changes.count)))
             changesSent += next.changes.count
             lastSent = now
-            reportedSentAll = false
+            open?.reportedSentAll = false
             sent += 1
         }
-        windowUnfilled = windowUnfilled && sent == limit && delta!.hasRoom(window: configuration.window)
-        if delta!.inFlight.isEmpty && !reportedSentAll {
-            reportedSentAll = true
+        guard var after = open else { return }  // a storage failure closed the session
+        after.windowUnfilled = after.windowUnfilled && sent == limit && after.delta.hasRoom(window: configuration.window)
+        if after.delta.inFlight.isEmpty && !after.reportedSentAll {
+            after.reportedSentAll = true
             lastSent = now
-            actions.append(.send(Message.caughtUp(vector: delta!.sentUpTo).encoded()))
+            actions.append(.send(Message.caughtUp(vector: after.delta.sentUpTo).encoded()))
             actions.append(.event(.sentAll))
         }
+        open = after
     }
 }

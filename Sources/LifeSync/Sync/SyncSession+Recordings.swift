@@ -12,7 +12,7 @@ extension SyncSession {
     }
 
     /// Lets recordings that failed in this session be tried again (the fallback timer's retry).
-    public func forgetFailedRecordings() { failedRecordings.removeAll() }
+    public func forgetFailedRecordings() { open?.failedRecordings.removeAll() }
 
     /// Recordings this node holds that the peer should get and has not confirmed.
     public func pendingRecordingCount() -> Int {
@@ -22,18 +22,18 @@ extension SyncSession {
 
     /// Offers the next recording the peer lacks, one at a time.
     func offerNext(now: Int64, actions: inout [SessionAction]) {
-        guard state == .open, outgoing == nil, mayOfferRecordings, let storage, let peer else { return }
+        guard state == .open, open?.outgoing == nil, mayOfferRecordings, let storage, let peer else { return }
         guard let candidates = try? replica.recordingsToOffer(peerNodeID: peer.nodeID) else { return }
         let retryAfter = configuration.transfer.retryDelay
         // Only once the peer holds the recording's metadata: a receiver takes bytes only for a
         // recording it knows, and checks them against that metadata.
         guard let recording = candidates.first(where: { candidate in
-            failedRecordings[candidate.id].map { now - $0 >= retryAfter } ?? true && !claimedByPeer.contains(candidate.id)
+            (open?.failedRecordings[candidate.id] ?? nil).map { now - $0 >= retryAfter } ?? true && open?.claimedByPeer.contains(candidate.id) != true
                 && storage.exists(candidate.fileName) && peerHoldsMetadata(of: candidate.id)
         }),
               let digest = Hex.decode(recording.sha256) else { return }
-        failedRecordings[recording.id] = nil
-        outgoing = OutgoingTransfer(recording: recording, now: now)
+        open?.failedRecordings[recording.id] = nil
+        open?.outgoing = OutgoingTransfer(recording: recording, now: now)
         lastSent = now
         actions.append(.send(Message.offer(Offer(recordingID: recording.id, fileName: recording.fileName, mediaType: recording.mediaType,
                                                   size: recording.size, chunkSize: configuration.transfer.chunkSize, sha256: digest)).encoded()))
@@ -41,15 +41,15 @@ extension SyncSession {
 
     /// Whether the peer is known to hold the version of the recording's metadata we hold.
     func peerHoldsMetadata(of id: String) -> Bool {
-        guard let delta, let stamp = try? replica.recordingStamp(id: id) else { return false }
+        guard let delta = open?.delta, let stamp = try? replica.recordingStamp(id: id) else { return false }
         return delta.peerHas[stamp.origin] >= stamp.sequence
     }
 
     /// Gives up an outgoing transfer the receiver stopped moving on (see `stallTimeout`).
     func abandonStalledTransfer(now: Int64, actions: inout [SessionAction]) {
-        guard let transfer = outgoing, now - transfer.lastProgress > configuration.transfer.stallTimeout else { return }
-        outgoing = nil
-        failedRecordings[transfer.id] = now
+        guard let transfer = open?.outgoing, now - transfer.lastProgress > configuration.transfer.stallTimeout else { return }
+        open?.outgoing = nil
+        open?.failedRecordings[transfer.id] = now
         actions.append(.event(.recordingFailed(id: transfer.id, reason: "no progress for \((now - transfer.lastProgress) / 1000) s", sending: true)))
         offerNext(now: now, actions: &actions)
     }
@@ -57,9 +57,9 @@ extension SyncSession {
     // MARK: - Sending
 
     func receiveAccept(id: String, offset: UInt64, now: Int64, actions: inout [SessionAction]) throws {
-        guard var transfer = outgoing, transfer.id == id else { return }  // about a transfer we gave up
+        guard var transfer = open?.outgoing, transfer.id == id else { return }  // about a transfer we gave up
         try transfer.accept(offset: offset, chunkSize: configuration.transfer.chunkSize, now: now)
-        outgoing = transfer
+        open?.outgoing = transfer
         actions.append(.event(.recordingProgress(id: id, done: transfer.acknowledged, total: transfer.recording.size, sending: true)))
         sendChunks(now: now, actions: &actions)
     }
@@ -68,7 +68,7 @@ extension SyncSession {
     /// the file up to its end (one hash pass over the file; a resumed transfer first hashes the
     /// prefix the receiver already holds).
     func sendChunks(now: Int64, actions: inout [SessionAction]) {
-        guard var transfer = outgoing, transfer.accepted, let storage else { return }
+        guard var transfer = open?.outgoing, transfer.accepted, let storage else { return }
         let chunk = UInt64(configuration.transfer.chunkSize)
         let size = transfer.recording.size
         do {
@@ -95,15 +95,15 @@ extension SyncSession {
             }
         } catch {
             // Our own copy is unreadable or damaged: give it up for the session, keep it pending.
-            failedRecordings[transfer.id] = now
-            outgoing = nil
+            open?.failedRecordings[transfer.id] = now
+            open?.outgoing = nil
             actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.storageFailure.rawValue,
                                                  message: "sender cannot read its copy: \(error)").encoded()))
             actions.append(.event(.recordingFailed(id: transfer.id, reason: "cannot read the local copy: \(error)", sending: true)))
             offerNext(now: now, actions: &actions)
             return
         }
-        outgoing = transfer
+        open?.outgoing = transfer
         if transfer.sent == size && configuration.plantedBugs.contains(.watchRemovesBeforeConfirmation) {
             removeWatchCopy(transfer.recording, actions: &actions)  // PLANTED BUG: before the confirmation
         }
@@ -119,11 +119,11 @@ extension SyncSession {
     }
 
     func receiveConfirm(id: String, digest: [UInt8], now: Int64, actions: inout [SessionAction]) {
-        guard let transfer = outgoing, transfer.id == id, let peer else { return }
-        outgoing = nil
+        guard let transfer = open?.outgoing, transfer.id == id, let peer else { return }
+        open?.outgoing = nil
         guard Hex.encode(digest) == transfer.recording.sha256 else {
             // A confirmation that does not match proves nothing: the recording stays pending.
-            failedRecordings[id] = now
+            open?.failedRecordings[id] = now
             actions.append(.event(.recordingFailed(id: id, reason: "the confirmation's checksum does not match", sending: true)))
             offerNext(now: now, actions: &actions)
             return
@@ -131,7 +131,7 @@ extension SyncSession {
         guard transfer.deliveredWhole else {
             // "I have it already": believed for this session only (nothing is removed, and the
             // recording stays pending for the next one). Only delivered bytes are proof.
-            claimedByPeer.insert(id)
+            open?.claimedByPeer.insert(id)
             actions.append(.event(.recordingClaimedByPeer(id: id)))
             offerNext(now: now, actions: &actions)
             return
@@ -139,7 +139,7 @@ extension SyncSession {
         do {
             try replica.recordConfirmation(id: id, nodeID: peer.nodeID, role: peer.role, sha256: transfer.recording.sha256)
         } catch {
-            failedRecordings[id] = now
+            open?.failedRecordings[id] = now
             actions.append(.event(.recordingFailed(id: id, reason: "could not record the confirmation: \(error)", sending: true)))
             return
         }
@@ -169,16 +169,16 @@ extension SyncSession {
     /// its copy); `deleted` from a peer only stops this transfer.
     func receiveFailure(id: String, code: UInt16, text: String, now: Int64, actions: inout [SessionAction]) {
         if configuration.plantedBugs.contains(.trustsFailureDeleted), code == TransferFailure.deleted.rawValue,
-           outgoing?.id == id, let storage, !isDeleted(id) {
+           open?.outgoing?.id == id, let storage, !isDeleted(id) {
             try? replica.deleteRecording(id: id, from: storage)  // PLANTED BUG: the receiver's word as a user delete
         }
-        if let transfer = outgoing, transfer.id == id {
-            outgoing = nil
-            failedRecordings[id] = now
+        if let transfer = open?.outgoing, transfer.id == id {
+            open?.outgoing = nil
+            open?.failedRecordings[id] = now
             actions.append(.event(.recordingFailed(id: id, reason: "peer refused (\(TransferFailure.name(code))): \(text)", sending: true)))
             offerNext(now: now, actions: &actions)
-        } else if incoming?.id == id {
-            incoming = nil  // the sender gave up; the verified prefix stays for a resume…
+        } else if open?.incoming?.id == id {
+            open?.incoming = nil  // the sender gave up; the verified prefix stays for a resume…
             if isDeleted(id) {
                 storage?.discardTemporary(id)  // …unless our own replica says the recording was deleted
                 try? replica.setRecordingFile(id: id, state: .removed, sha256: (try? replica.recording(id: id))?.recording.sha256 ?? "", received: 0)
@@ -196,13 +196,13 @@ extension SyncSession {
             actions.append(.send(Message.failure(recordingID: offer.recordingID, code: failure.rawValue, message: text).encoded()))
             actions.append(.event(.recordingFailed(id: offer.recordingID, reason: text, sending: false)))
         }
-        if let current = incoming, current.id == offer.recordingID, current.offer == offer {
+        if let current = open?.incoming, current.id == offer.recordingID, current.offer == offer {
             // The same offer again (a duplicate, or the sender's retry after it gave up waiting):
             // the transfer goes on from what arrived, its running hash intact.
             actions.append(.send(Message.accept(recordingID: offer.recordingID, offset: current.received).encoded()))
             return
         }
-        incoming = nil
+        open?.incoming = nil
         guard offer.size <= configuration.transfer.maximumSize else {
             return refuse(.tooLarge, "\(offer.size) bytes exceed the maximum \(configuration.transfer.maximumSize)")
         }
@@ -255,16 +255,16 @@ extension SyncSession {
             storage.discardTemporary(offer.recordingID)
             return refuse(.storageFailure, "cannot prepare the temporary file: \(error)")
         }
-        incoming = transfer
+        open?.incoming = transfer
         if resume > 0 { actions.append(.event(.recordingResumed(id: offer.recordingID, offset: resume))) }
         actions.append(.send(Message.accept(recordingID: offer.recordingID, offset: resume).encoded()))
         if transfer.isComplete { finishIncoming(now: now, actions: &actions) }
     }
 
     func receiveChunk(_ chunk: Chunk, now: Int64, actions: inout [SessionAction]) throws {
-        guard let storage, var transfer = incoming, transfer.id == chunk.recordingID else { return }  // after a refusal
+        guard let storage, var transfer = open?.incoming, transfer.id == chunk.recordingID else { return }  // after a refusal
         func refuse(_ failure: TransferFailure, _ text: String, discard: Bool) {
-            incoming = nil
+            open?.incoming = nil
             if discard {
                 storage.discardTemporary(transfer.id)
                 try? replica.clearRecordingFile(id: transfer.id)
@@ -297,7 +297,7 @@ extension SyncSession {
             transfer.chunksSinceProgress = 0
             try? replica.setRecordingFile(id: transfer.id, state: .partial, sha256: Hex.encode(transfer.offer.sha256), received: transfer.received)
         }
-        incoming = transfer
+        open?.incoming = transfer
         lastSent = now
         actions.append(.send(Message.accept(recordingID: transfer.id, offset: transfer.received).encoded()))
         actions.append(.event(.recordingProgress(id: transfer.id, done: transfer.received, total: transfer.offer.size, sending: false)))
@@ -309,8 +309,8 @@ extension SyncSession {
 
     /// Syncs, compares the whole-file hash, moves the file into place, confirms.
     private func finishIncoming(now: Int64, actions: inout [SessionAction]) {
-        guard let storage, let transfer = incoming else { return }
-        incoming = nil
+        guard let storage, let transfer = open?.incoming else { return }
+        open?.incoming = nil
         // Deleted while it arrived: nothing of it stays.
         if isDeleted(transfer.id) {
             storage.discardTemporary(transfer.id)

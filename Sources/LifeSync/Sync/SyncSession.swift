@@ -28,40 +28,23 @@ public final class SyncSession {
     let storage: RecordingStorage?
     /// Shared by the node's sessions (see `IncomingTransfers`).
     let incomingTransfers: IncomingTransfers
-    var incoming: IncomingTransfer? {
-        didSet { if let old = oldValue?.id, old != incoming?.id { incomingTransfers.release(old) } }
+    /// Where the session is, with what it knows there (`SyncSession+Stage.swift`).
+    var stage: Stage = .awaitingHello {
+        didSet {
+            // A transfer under way ends with the session, or when another takes its place.
+            if let old = oldValue.open?.incoming?.id, old != stage.open?.incoming?.id { incomingTransfers.release(old) }
+        }
     }
-    var outgoing: OutgoingTransfer?
-    /// Recordings whose transfer failed in this session, with when: offered again after the
-    /// retry delay.
-    var failedRecordings: [String: Int64] = [:]
-    /// Recordings the peer said it holds already (a CONFIRM with no bytes of ours behind it): not
-    /// offered again in this session, but not recorded as confirmed either — that takes bytes
-    /// delivered (a claim costs nothing, even under another node's name).
-    var claimedByPeer: Set<String> = []
-    public private(set) var state: State = .awaitingHello
-    /// The peer's HELLO, once received.
-    public private(set) var peer: Hello?
-    /// Delta sync with the peer, from the handshake on.
-    var delta: DeltaSync?
+    public var state: State { stage.state }
+    /// The peer's HELLO, once the session is open.
+    public var peer: Hello? { stage.last?.peer }
     /// What the peer is known to hold.
-    public var peerHas: VersionVector { delta?.peerHas ?? VersionVector() }
-    /// The peer's incarnation is remembered only once the peer delivered something: a stranger
-    /// that merely said hello leaves nothing behind.
-    var peerOriginRecorded = false
-    /// Our incarnations as of the handshake (or a rotation since): what a watch may send.
-    var ownOrigins: Set<String> = []
-    /// Damaged rows already reported in this session.
-    var reportedDamaged = Set<String>()
+    public var peerHas: VersionVector { stage.last?.delta.peerHas ?? VersionVector() }
     var decoder = FrameDecoder(firstFrameMaximum: Message.Limits.maximumHandshakeFrameLength)
     var startedAt: Int64
     var lastReceived: Int64
     var lastSent: Int64
     var helloSent = false
-    /// The window still has room after the handshake's first batch: the next tick sends another.
-    var windowUnfilled = false
-    /// Whether "sent everything" was reported since the last change to send.
-    var reportedSentAll = false
     /// Only with the planted bug `ackBeforeCommit`: rows acknowledged but not yet written.
     var deferredChanges: [Change] = []
     public internal(set) var changesSent = 0
@@ -143,7 +126,7 @@ public final class SyncSession {
             _ = try? replica.apply(deferredChanges, through: VersionVector())
             deferredChanges.removeAll()
         }
-        switch state {
+        switch stage {
         case .closed:
             return []
         case .awaitingHello:
@@ -151,25 +134,25 @@ public final class SyncSession {
                 return fail(WireError(.badHandshake, "no HELLO within \(configuration.handshakeTimeout) ms"))
             }
             return []
-        case .open:
-            if windowUnfilled {
+        case .open(let session):
+            if session.windowUnfilled {
                 var actions: [SessionAction] = []
                 pump(now: now, actions: &actions, limit: 1)
                 return actions
             }
-            if outgoing != nil {
+            if session.outgoing != nil {
                 var actions: [SessionAction] = []
                 abandonStalledTransfer(now: now, actions: &actions)
                 if !actions.isEmpty { return actions }
             }
-            if outgoing == nil, !failedRecordings.isEmpty {
+            if open?.outgoing == nil, open?.failedRecordings.isEmpty == false {
                 var actions: [SessionAction] = []
                 offerNext(now: now, actions: &actions)
                 // Retries that are due and were not offered have nothing to wait for: the next
                 // offer (after a transfer, a batch, a reconnection) considers them anyway. Kept,
                 // their time would sit in the past in `nextDeadline` and spin the driver.
                 let retryDelay = configuration.transfer.retryDelay
-                failedRecordings = failedRecordings.filter { now - $0.value < retryDelay }
+                open?.failedRecordings = open?.failedRecordings.filter { now - $0.value < retryDelay } ?? [:]
                 if !actions.isEmpty { return actions }
             }
             if now - lastReceived > configuration.idleTimeout {
@@ -185,14 +168,14 @@ public final class SyncSession {
 
     /// The earliest time `tick` has something to do.
     public var nextDeadline: Int64? {
-        switch state {
+        switch stage {
         case .closed: return nil
         case .awaitingHello: return startedAt + configuration.handshakeTimeout + 1
-        case .open:
-            if windowUnfilled { return lastSent }
+        case .open(let session):
+            if session.windowUnfilled { return lastSent }
             // A retry waits for the transfer under way to end, which `offerNext` follows up on.
-            let retry = outgoing == nil ? failedRecordings.values.min().map { $0 + configuration.transfer.retryDelay } : nil
-            let stall = outgoing.map { $0.lastProgress + configuration.transfer.stallTimeout + 1 }
+            let retry = session.outgoing == nil ? session.failedRecordings.values.min().map { $0 + configuration.transfer.retryDelay } : nil
+            let stall = session.outgoing.map { $0.lastProgress + configuration.transfer.stallTimeout + 1 }
             return [lastReceived + configuration.idleTimeout + 1, lastSent + configuration.keepaliveInterval, retry, stall].compactMap { $0 }.min()
         }
     }
@@ -200,7 +183,7 @@ public final class SyncSession {
     /// The replica changed (a local write, or a batch from another peer): send what is new.
     public func replicaChanged(now: Int64) -> [SessionAction] {
         guard state == .open else { return [] }
-        reportedSentAll = false
+        open?.reportedSentAll = false
         var actions: [SessionAction] = []
         pump(now: now, actions: &actions)
         offerNext(now: now, actions: &actions)
@@ -217,21 +200,19 @@ public final class SyncSession {
     /// Ends the session with an ERROR the peer can log (shutdown, a duplicate connection).
     public func close(code: ErrorCode, message: String) -> [SessionAction] {
         guard state != .closed else { return [] }
-        state = .closed
-        incoming = nil
+        enterClosed()
         return [.send(Message.error(code: code.rawValue, message: message).encoded()), .close(reason: message)]
     }
 
     /// The transport closed under us.
     public func transportClosed() {
-        state = .closed
-        incoming = nil
+        enterClosed()
     }
 
     /// Changes this node holds that the peer is not known to have, in the origins we may send
     /// it, counted up to `limit`.
     public func pendingChangeCount(limit: Int = .max) -> Int {
-        guard state == .open, let peerHas = delta?.peerHas else { return 0 }
+        guard let peerHas = open?.delta.peerHas else { return 0 }
         return (try? replica.pendingCount(above: peerHas, allowed: mayForward, limit: limit)) ?? 0
     }
 
@@ -241,7 +222,7 @@ public final class SyncSession {
         if state == .awaitingHello {
             if case .error(let code, let text) = message {
                 // An ERROR is never answered, not even before the handshake (PROTOCOL.md §7.1).
-                state = .closed
+                enterClosed()
                 actions.append(.event(.peerError(code: code, message: text)))
                 actions.append(.close(reason: "peer error \(code): \(text)"))
                 return
@@ -262,7 +243,7 @@ public final class SyncSession {
                 try receiveBatches([batch], now: now, actions: &actions)
             }
         case .ack(let ack):
-            guard let first = delta?.acknowledged(ack.batchID) else { return }  // not the oldest in flight: ignored
+            guard let first = open?.delta.acknowledged(ack.batchID) else { return }  // not the oldest in flight: ignored
             actions.append(.event(.acknowledged(batchID: ack.batchID, changes: first.changes)))
             pump(now: now, actions: &actions)
             offerNext(now: now, actions: &actions)  // a recording's metadata may have just arrived there
@@ -273,8 +254,9 @@ public final class SyncSession {
         case .syncRequest(let vector):
             // The peer's word on what it holds (never on what we wrote); what is in flight is
             // still on its way and is not sent again.
-            delta?.resync(peerVector: vector, own: try ownHistory())
-            reportedSentAll = false
+            let own = try ownHistory()
+            open?.delta.resync(peerVector: vector, own: own)
+            open?.reportedSentAll = false
             pump(now: now, actions: &actions)
         case .ping(let nonce):
             lastSent = now
@@ -282,7 +264,7 @@ public final class SyncSession {
         case .pong:
             break
         case .error(let code, let text):
-            state = .closed
+            enterClosed()
             actions.append(.event(.peerError(code: code, message: text)))
             actions.append(.close(reason: "peer error \(code): \(text)"))
         case .offer(let offer):
@@ -329,24 +311,18 @@ public final class SyncSession {
             && hello.clock.milliseconds > replica.now.millisecondsSince1970 + replica.hlc.maximumDrift {
             actions.append(.event(.clockSkew(peerMilliseconds: hello.clock.milliseconds, localMilliseconds: replica.now.millisecondsSince1970)))
         }
-        peer = hello
-        let own = try ownHistory()
-        ownOrigins = own.origins
-        delta = DeltaSync(peerVector: hello.vector, own: own)
-        state = .open
+        stage = .open(OpenSession(peer: hello, own: try ownHistory()))
         actions.append(.event(.handshake(peer: hello, version: version)))
-        // One batch now and the rest of the window one per tick, due at once: the peer starts
-        // storing the first while we read the next, instead of waiting for the whole window
-        // (100 ms of a cold 8,000-entry read on a watch).
-        windowUnfilled = true
+        // One batch now and the rest of the window one per tick, due at once (`windowUnfilled`):
+        // the peer starts storing the first while we read the next, instead of waiting for the
+        // whole window (100 ms of a cold 8,000-entry read on a watch).
         pump(now: now, actions: &actions, limit: 1)
         offerNext(now: now, actions: &actions)
     }
 
     func fail(_ error: WireError) -> [SessionAction] {
         guard state != .closed else { return [] }
-        state = .closed
-        incoming = nil
+        enterClosed()
         return [.event(.protocolError(error)),
                 .send(Message.error(code: error.code.rawValue, message: error.message).encoded()),
                 .close(reason: error.description)]

@@ -1,0 +1,92 @@
+extension SyncSession {
+    /// Where the session is, holding what it knows there: before the handshake it knows
+    /// nothing of its peer; once open, everything about the peer lives in the `.open` case and
+    /// goes with it when the session closes. (No "open without a peer", no delta sync left over
+    /// from a closed session.)
+    enum Stage {
+        case awaitingHello
+        case open(OpenSession)
+        /// Ended; `last` keeps what the open session knew (who the peer was, what it held) for
+        /// whoever asks afterwards — a node's dialler remembers the peer's vector.
+        case closed(last: OpenSession?)
+
+        var state: State {
+            switch self {
+            case .awaitingHello: return .awaitingHello
+            case .open: return .open
+            case .closed: return .closed
+            }
+        }
+
+        var open: OpenSession? {
+            if case .open(let session) = self { return session }
+            return nil
+        }
+
+        /// The open session, or the one this closed session was.
+        var last: OpenSession? {
+            switch self {
+            case .awaitingHello: return nil
+            case .open(let session): return session
+            case .closed(let last): return last
+            }
+        }
+    }
+
+    /// Ends the session; any transfer under way is let go (`stage`'s observer).
+    func enterClosed() {
+        guard case .closed = stage else {
+            stage = .closed(last: stage.open)
+            return
+        }
+    }
+
+    /// The open session's state, read and changed in place: nil unless the session is open, and
+    /// setting it then does nothing (a session that closed stays closed).
+    ///
+    ///     open?.reportedSentAll = false        // only while open
+    ///     let id = open!.delta.sent(…)          // where the caller knows it is open
+    var open: OpenSession? {
+        get { stage.open }
+        set {
+            guard let newValue, case .open = stage else { return }
+            stage = .open(newValue)
+        }
+    }
+}
+
+/// What a session knows from its handshake to its end: the peer, the delta sync with it, and
+/// the recording transfers under way.
+struct OpenSession {
+    /// The peer's HELLO.
+    let peer: Hello
+    /// What the peer has, what is in flight, what its `through` may advance.
+    var delta: DeltaSync
+    /// Our incarnations as of the handshake (or a rotation since): what a watch may send.
+    var ownOrigins: Set<String>
+    /// The peer's incarnation is remembered only once the peer delivered something: a stranger
+    /// that merely said hello leaves nothing behind.
+    var peerOriginRecorded = false
+    /// The window still has room after the handshake's first batch: the next tick sends another.
+    var windowUnfilled = true
+    /// Whether "sent everything" was reported since the last change to send.
+    var reportedSentAll = false
+    /// Damaged rows already reported in this session.
+    var reportedDamaged = Set<String>()
+    /// The recording being received, and the one being sent (one of each at a time).
+    var incoming: IncomingTransfer?
+    var outgoing: OutgoingTransfer?
+    /// Recordings whose transfer failed in this session, with when: offered again after the
+    /// retry delay.
+    var failedRecordings: [String: Int64] = [:]
+    /// Recordings the peer said it holds already (a CONFIRM with no bytes of ours behind it): not
+    /// offered again in this session, but not recorded as confirmed either — that takes bytes
+    /// delivered (a claim costs nothing, even under another node's name).
+    var claimedByPeer: Set<String> = []
+
+    init(peer: Hello, own: OwnHistory) {
+        self.peer = peer
+        delta = DeltaSync(peerVector: peer.vector, own: own)
+        ownOrigins = own.origins
+    }
+}
