@@ -176,7 +176,8 @@ extension HostileNode {
                                      chunkSize: 16_384, sha256: digest())).encoded(), on: link)
             return
         }
-        guard let sha = Hex.decode(recording.sha256), may(.chunkOutOfOrder), link.claimsOwnIdentity || may(.vouchAsOther) else { return }
+        let sha = recording.sha256
+        guard may(.chunkOutOfOrder), link.claimsOwnIdentity || may(.vouchAsOther) else { return }
         if !link.claimsOwnIdentity { count(.vouchAsOther) }
         link.offering = recording
         send(Message.offer(Offer(recordingID: recording.id, fileName: recording.fileName, mediaType: recording.mediaType, size: recording.size,

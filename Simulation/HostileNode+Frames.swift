@@ -85,7 +85,7 @@ extension HostileNode {
         return Self.frame(type, w.bytes)
     }
 
-    func digest() -> [UInt8] { (0..<32).map { _ in UInt8(truncatingIfNeeded: random.nextUInt64()) } }
+    func digest() -> SHA256.Digest { SHA256.Digest(bytes: (0..<32).map { _ in UInt8(truncatingIfNeeded: random.nextUInt64()) }) }
 
     static func frame(_ type: MessageType, _ payload: [UInt8]) -> [UInt8] { frame(rawType: type.rawValue, payload) }
 

@@ -117,7 +117,7 @@ extension Simulator {
     func phoneHoldsBytes(of recording: Recording) -> Bool {
         names.contains { name in
             guard let node = nodes[name], node.role == .phone, let bytes = node.storage.files[recording.fileName] else { return false }
-            return SHA256.hash(bytes).hex == recording.sha256
+            return SHA256.hash(bytes) == recording.sha256
         }
     }
 }
@@ -195,7 +195,7 @@ struct InvariantChecker {
                 guard let known = try? replica.recording(id: id) else {
                     violations.append("recordings: \(name) holds \(fileName) without metadata"); continue
                 }
-                if SHA256.hash(bytes).hex != known.recording.sha256 {
+                if SHA256.hash(bytes) != known.recording.sha256 {
                     violations.append("recordings: \(name) holds \(fileName) whose bytes do not match its checksum (a partial or corrupt file)")
                 }
             }
@@ -215,7 +215,7 @@ struct InvariantChecker {
                     violations.append("recordings: \(recording.id) (attached on \(recording.node)) never reached \(name)"); continue
                 }
                 if known.deleted { continue }
-                guard let bytes = node.storage.files[recording.fileName], SHA256.hash(bytes).hex == recording.sha256 else {
+                guard let bytes = node.storage.files[recording.fileName], SHA256.hash(bytes) == recording.sha256 else {
                     violations.append("recordings: \(recording.id) (attached on \(recording.node)) is not byte-identical on \(name)"); continue
                 }
             }

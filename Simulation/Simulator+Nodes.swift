@@ -42,7 +42,7 @@ extension Simulator {
             for j in 0..<min(8, size - i) { bytes[i + j] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(j))) }
         }
         let id = Identifier.make(role: node.role, random: workload)
-        let sha = SHA256.hash(bytes).hex
+        let sha = SHA256.hash(bytes)
         let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(size), sha256: sha, mediaType: "audio/mp4", entryID: nil,
                                   originNode: replica.identity.nodeID, createdAt: replica.now)
         node.storage.put(recording.fileName, bytes)
@@ -95,7 +95,7 @@ extension Simulator {
         }
         let heldByPhone = names.contains { other in
             guard let phone = nodes[other], phone.role == .phone, let bytes = phone.storage.files[fileName] else { return false }
-            return SHA256.hash(bytes).hex == known.recording.sha256
+            return SHA256.hash(bytes) == known.recording.sha256
         }
         if !heldByPhone && !userDeletedRecordings.contains(id) {
             violations.append("recordings: \(name) removed \(fileName) on a confirmation, but no honest phone holds its bytes (at \(now) ms)")

@@ -94,7 +94,7 @@ public final class Simulator {
     var unlinked = Set<String>()
     var ledger = WriteLedger()
     /// Recordings attached during the run: id → (node, SHA-256, file name).
-    var attached: [(id: String, node: String, sha256: String, fileName: String)] = []
+    var attached: [(id: String, node: String, sha256: SHA256.Digest, fileName: String)] = []
     /// Recordings a user deleted (the workload's explicit deletes): the only ones any honest
     /// replica may hold as deleted.
     var userDeletedRecordings = Set<String>()

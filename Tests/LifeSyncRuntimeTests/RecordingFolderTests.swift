@@ -72,12 +72,12 @@ import TestSupport
 
         // Resumable: its recording is partially received.
         let partial = Self.newID()
-        try phone.setRecordingFile(id: partial, state: .partial, sha256: String(repeating: "ab", count: 32), received: 4)
+        try phone.setRecordingFile(id: partial, state: .partial, sha256: SHA256.Digest(bytes: [UInt8](repeating: 0xab, count: 32)), received: 4)
         Self.write([1, 2, 3, 4], to: "\(incoming)/\(partial).part")
         // Orphans: a recording no transfer is pending for, one already present, a name that is no
         // recording ID, and a link.
         let unknown = Self.newID(), present = Self.newID(), linked = Self.newID()
-        try phone.setRecordingFile(id: present, state: .present, sha256: String(repeating: "cd", count: 32), received: 4)
+        try phone.setRecordingFile(id: present, state: .present, sha256: SHA256.Digest(bytes: [UInt8](repeating: 0xcd, count: 32)), received: 4)
         Self.write([9], to: "\(incoming)/\(unknown).part")
         Self.write([9], to: "\(incoming)/\(present).part")
         Self.write([9], to: "\(incoming)/not-an-id.part")

@@ -64,7 +64,7 @@ import TestSupport
         let fileName = id + "." + Recording.fileExtension(for: source)
         let (size, sha) = try watchStorage.importFile(from: source, as: fileName, id: id)
         #expect(size == UInt64(Self.size))
-        #expect(sha == sourceSHA)
+        #expect(sha.hex == sourceSHA)
         try watch.addRecording(Recording(id: id, fileName: fileName, size: size, sha256: sha, mediaType: "audio/mp4", entryID: nil,
                                          originNode: watch.identity.nodeID, createdAt: watch.now))
         let watchFile = try watchStorage.path(of: fileName)
@@ -114,7 +114,7 @@ import TestSupport
             Self.status(watch, id)?.state == "synced (local copy removed)" && Self.status(phone, id)?.state == "synced"
                 && Self.status(mac, id)?.state == "synced"
         }, "watch \(Self.status(watch, id)?.state ?? "-"), phone \(Self.status(phone, id)?.state ?? "-"), mac \(Self.status(mac, id)?.state ?? "-")")
-        #expect(Self.status(mac, id)?.recording.sha256 == sourceSHA)
+        #expect(Self.status(mac, id)?.recording.sha256.hex == sourceSHA)
         #expect(Self.status(mac, id)?.recording.size == UInt64(Self.size))
         #expect(Self.status(mac, id)?.recording.originNode == watch.identity.nodeID)
         #expect(try watch.confirmations(id: id).map(\.nodeID) == [phoneID], "only the phone confirms to the watch")

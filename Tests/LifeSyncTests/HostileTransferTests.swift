@@ -113,7 +113,7 @@ import TestSupport
         let watch = FakePeer(facing: phone.session(), role: .watch, seed: seed + 1)
         watch.hello(capabilities: [.recordings])
         let id = Identifier.make(role: .watch, random: SeededRandom(seed: seed + 2))
-        let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: SHA256.hash(bytes).hex,
+        let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: SHA256.hash(bytes),
                                   mediaType: "audio/mp4", entryID: nil, originNode: watch.nodeID,
                                   createdAt: Timestamp(millisecondsSince1970: ReplicaFixtures.epoch))
         let stamp = VersionStamp(hlc: HLCTimestamp(milliseconds: ReplicaFixtures.epoch, counter: 0), origin: watch.incarnation, sequence: 1,
@@ -124,15 +124,15 @@ import TestSupport
         return (phone, watch, recording)
     }
 
-    static func offer(_ recording: Recording, sha256: [UInt8]? = nil, size: UInt64? = nil) -> Message {
+    static func offer(_ recording: Recording, sha256: SHA256.Digest? = nil, size: UInt64? = nil) -> Message {
         .offer(Offer(recordingID: recording.id, fileName: recording.fileName, mediaType: recording.mediaType, size: size ?? recording.size,
-                     chunkSize: RecordingTransferTests.chunk, sha256: sha256 ?? Hex.decode(recording.sha256)!))
+                     chunkSize: RecordingTransferTests.chunk, sha256: sha256 ?? recording.sha256))
     }
 
     @Test func bytesThatDifferFromTheMetadataAreRefused() throws {
         let bytes = randomBytes(3 * Self.chunk, seed: 60)
         let (phone, watch, recording) = try Self.phoneKnowing(bytes, seed: 61)
-        watch.send(Self.offer(recording, sha256: SHA256.hash(randomBytes(3 * Self.chunk, seed: 62)).bytes))
+        watch.send(Self.offer(recording, sha256: SHA256.hash(randomBytes(3 * Self.chunk, seed: 62))))
         watch.send(Self.offer(recording, size: 4 << 30))
         #expect(watch.failures.map(\.code) == [TransferFailure.metadataMismatch.rawValue, TransferFailure.metadataMismatch.rawValue])
         #expect(phone.storage.temporary.isEmpty && phone.storage.files.isEmpty)
@@ -143,7 +143,7 @@ import TestSupport
         let (phone, watch, _) = try Self.phoneKnowing(bytes, seed: 64)
         let stranger = Identifier.make(role: .watch, random: SeededRandom(seed: 65))
         watch.send(.offer(Offer(recordingID: stranger, fileName: stranger + ".m4a", mediaType: "audio/mp4", size: 4 << 30,
-                                chunkSize: RecordingTransferTests.chunk, sha256: SHA256.hash(bytes).bytes)))
+                                chunkSize: RecordingTransferTests.chunk, sha256: SHA256.hash(bytes))))
         #expect(watch.failures.map(\.code) == [TransferFailure.unknownRecording.rawValue])
         #expect(phone.storage.temporary.isEmpty)
         #expect(try phone.replica.recordingFile(id: stranger) == nil)
@@ -156,14 +156,14 @@ import TestSupport
         let (phone, watch, recording) = try Self.phoneKnowing(bytes, seed: 70)
         watch.send(Self.offer(recording))
         let first = Array(bytes[..<Self.chunk])
-        watch.send(.chunk(Chunk(recordingID: recording.id, offset: 0, sha256: SHA256.hash(first).bytes, data: first)))
+        watch.send(.chunk(Chunk(recordingID: recording.id, offset: 0, sha256: SHA256.hash(first), data: first)))
         watch.send(Self.offer(recording))
         let accepts = watch.replies.compactMap { if case .accept(_, let offset) = $0 { return offset }; return nil }
         #expect(accepts == [0, UInt64(Self.chunk), UInt64(Self.chunk)])
         let rest = Array(bytes[Self.chunk...])
         for (n, piece) in [Array(rest[..<Self.chunk]), Array(rest[Self.chunk...])].enumerated() {
             let end = (n + 2) * Self.chunk
-            watch.send(.chunk(Chunk(recordingID: recording.id, offset: UInt64((n + 1) * Self.chunk), sha256: SHA256.hash(bytes[..<end]).bytes, data: piece)))
+            watch.send(.chunk(Chunk(recordingID: recording.id, offset: UInt64((n + 1) * Self.chunk), sha256: SHA256.hash(bytes[..<end]), data: piece)))
         }
         #expect(watch.failures.isEmpty)
         expectStored(phone, recording.fileName, bytes)
@@ -174,13 +174,13 @@ import TestSupport
         let bytes = randomBytes(2 * Self.chunk, seed: 66)
         let (phone, watch, recording) = try Self.phoneKnowing(bytes, seed: 67)
         watch.send(Self.offer(recording))
-        watch.send(.chunk(Chunk(recordingID: recording.id, offset: 0, sha256: SHA256.hash(bytes[..<Self.chunk]).bytes, data: Array(bytes[..<Self.chunk]))))
-        watch.send(.chunk(Chunk(recordingID: recording.id, offset: UInt64(Self.chunk), sha256: SHA256.hash(bytes).bytes, data: Array(bytes[Self.chunk...]))))
+        watch.send(.chunk(Chunk(recordingID: recording.id, offset: 0, sha256: SHA256.hash(bytes[..<Self.chunk]), data: Array(bytes[..<Self.chunk]))))
+        watch.send(.chunk(Chunk(recordingID: recording.id, offset: UInt64(Self.chunk), sha256: SHA256.hash(bytes), data: Array(bytes[Self.chunk...]))))
         #expect(watch.replies.contains { if case .confirm = $0 { return true }; return false })
         expectStored(phone, recording.fileName, bytes)
 
         let other = randomBytes(2 * Self.chunk, seed: 68)
-        watch.send(Self.offer(recording, sha256: SHA256.hash(other).bytes))
+        watch.send(Self.offer(recording, sha256: SHA256.hash(other)))
         watch.send(Self.offer(recording))
         #expect(watch.failures.map(\.code) == [TransferFailure.metadataMismatch.rawValue])
         #expect(watch.replies.filter { if case .confirm = $0 { return true }; return false }.count == 2)

@@ -196,7 +196,7 @@ import TestSupport
     /// SHA-256 of the file up to its end, the last one the OFFER's whole-file hash.
     @Test func chunkFramesBuiltInPlaceMatchTheVectorsAndCarryRunningDigests() throws {
         var file: [UInt8] = []
-        var lastDigest: [UInt8] = []
+        var lastDigest: SHA256.Digest?
         for vector in try Self.load("chunk") {
             guard case .messages(let messages, _) = Self.read(vector.bytes), case .chunk(let chunk)? = messages.first else {
                 Issue.record("\(vector): not a CHUNK")
@@ -204,12 +204,12 @@ import TestSupport
             }
             let frame = Chunk.frame(recordingID: chunk.recordingID, offset: chunk.offset, count: chunk.data.count) { data in
                 data.copyBytes(from: chunk.data)
-                return chunk.sha256
+                return chunk.sha256.bytes
             }
             #expect(frame == vector.bytes, "\(vector): the in-place frame differs")
             #expect(chunk.offset == UInt64(file.count), "\(vector): chunks are not consecutive")
             file += chunk.data
-            #expect(chunk.sha256 == SHA256.hash(file).bytes, "\(vector): not the running digest of the file so far")
+            #expect(chunk.sha256 == SHA256.hash(file), "\(vector): not the running digest of the file so far")
             lastDigest = chunk.sha256
         }
         guard case .messages(let offers, _) = Self.read(try #require(try Self.load("offer").first).bytes),

@@ -67,7 +67,7 @@ extension RecordingTransferTests {
         #expect(retryChunks.reduce(0) { $0 + $1.data.count } == bytes.count - Int(corruptOffset))
         expectStored(phone, recording.fileName, bytes)
         #expect(phone.storage.temporary.isEmpty)
-        #expect(link.confirms(from: .b).map(\.sha256) == [SHA256.hash(bytes).bytes])
+        #expect(link.confirms(from: .b).map(\.sha256) == [SHA256.hash(bytes)])
         #expect(watch.storage.removals == [recording.fileName])
         try expectOnlyConfirmedWatchCopiesRemoved(watch)
         #expect(phone.storage.removals.isEmpty)
@@ -146,7 +146,7 @@ extension RecordingTransferTests {
         let bytes = randomBytes(50_000, seed: 62)
         var other = bytes
         other[25_000] ^= 0x01
-        let recording = try watch.attach(bytes, seed: 114, sha256: SHA256.hash(other).hex)
+        let recording = try watch.attach(bytes, seed: 114, sha256: SHA256.hash(other))
         let link = TransferLink(a: watch.session(), b: phone.session())
         link.start()
         #expect(link.run())
@@ -176,13 +176,13 @@ extension RecordingTransferTests {
         // The recording's metadata names `other`; the bytes sent are `bytes`, each chunk
         // consistent with itself.
         let origin = Identifier.uuidV4(random: SeededRandom(seed: 116))
-        let metadata = Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: SHA256.hash(other).hex, mediaType: "audio/mp4",
+        let metadata = Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: SHA256.hash(other), mediaType: "audio/mp4",
                                  entryID: nil, originNode: watch.replica.identity.nodeID, createdAt: Timestamp(millisecondsSince1970: 0))
         try phone.replica.apply([Change(id: id, stamp: VersionStamp(hlc: .zero, origin: origin, sequence: 1, vector: VersionVector([(origin, 1)]), deleted: false),
                                         recording: metadata)], through: VersionVector([(origin, 1)]))
         link.inject(Message.offer(Offer(recordingID: id, fileName: id + ".m4a", mediaType: "audio/mp4", size: UInt64(bytes.count),
-                                        chunkSize: UInt32(bytes.count), sha256: SHA256.hash(other).bytes)).encoded(), to: .b)
-        link.inject(Message.chunk(Chunk(recordingID: id, offset: 0, sha256: SHA256.hash(bytes).bytes, data: bytes)).encoded(), to: .b)
+                                        chunkSize: UInt32(bytes.count), sha256: SHA256.hash(other))).encoded(), to: .b)
+        link.inject(Message.chunk(Chunk(recordingID: id, offset: 0, sha256: SHA256.hash(bytes), data: bytes)).encoded(), to: .b)
         #expect(link.run())
         #expect(link.closed.isEmpty, "\(link.closed)")
         let failures = link.failures(from: .b)
@@ -265,7 +265,7 @@ extension RecordingTransferTests {
         // Whatever each session confirmed, the stored file must be the recording's bytes.
         let stored = try #require(mac.storage.files[recording.fileName], "no file stored")
         #expect(stored.count == bytes.count)
-        #expect(SHA256.hash(stored).hex == recording.sha256,
+        #expect(SHA256.hash(stored) == recording.sha256,
                 "the stored file is not the recording (first difference at byte \(zip(stored, bytes).enumerated().first { $1.0 != $1.1 }?.offset ?? -1)) although CONFIRMs went out: phone link \(fromPhone.confirms(from: .b).count), other mac link \(fromOtherMac.confirms(from: .b).count)")
         #expect(try mac.replica.recordingFile(id: recording.id)?.state == .present)
         #expect(mac.storage.temporary.isEmpty)

@@ -58,17 +58,17 @@ import TestSupport
         // The protocol as documented: one OFFER, ACCEPT(0), chunks in order, one CONFIRM with the
         // receiver's own hash of the bytes.
         #expect(link.offers(from: .a).count == 1)
-        #expect(link.offers(from: .a).first?.sha256 == SHA256.hash(bytes).bytes)
+        #expect(link.offers(from: .a).first?.sha256 == SHA256.hash(bytes))
         #expect(link.accepts(from: .b).first?.offset == 0)
         let chunks = link.chunks(from: .a)
         #expect(chunks.count == (size + Int(Self.chunk) - 1) / Int(Self.chunk))
         #expect(chunks.map(\.offset) == chunks.indices.map { UInt64($0) * UInt64(Self.chunk) })
         // Each chunk carries the running digest: the SHA-256 of the file up to the chunk's end.
-        #expect(chunks.allSatisfy { SHA256.hash(bytes[0..<(Int($0.offset) + $0.data.count)]).bytes == $0.sha256 })
-        #expect(chunks.last?.sha256 == SHA256.hash(bytes).bytes)
+        #expect(chunks.allSatisfy { SHA256.hash(bytes[0..<(Int($0.offset) + $0.data.count)]) == $0.sha256 })
+        #expect(chunks.last?.sha256 == SHA256.hash(bytes))
         #expect(link.accepts(from: .b).last?.offset == UInt64(size))
         #expect(link.confirms(from: .b).map(\.id) == [recording.id])
-        #expect(link.confirms(from: .b).first?.sha256 == SHA256.hash(bytes).bytes)
+        #expect(link.confirms(from: .b).first?.sha256 == SHA256.hash(bytes))
         #expect(link.failures(from: .a).isEmpty && link.failures(from: .b).isEmpty)
 
         // The watch recorded the phone's confirmation and removed its copy right at the CONFIRM.
@@ -231,9 +231,10 @@ import TestSupport
         let recording = try watch.attach(bytes, seed: 104)
         let link = TransferLink(a: watch.session(), b: phone.session())
         link.transform = { side, message, frame in
-            guard side == .a, case .confirm(let id, var digest) = message else { return frame }
-            digest[0] ^= 0x80
-            return Message.confirm(recordingID: id, sha256: digest).encoded()
+            guard side == .a, case .confirm(let id, let digest) = message else { return frame }
+            var bytes = digest.bytes
+            bytes[0] ^= 0x80
+            return Message.confirm(recordingID: id, sha256: SHA256.Digest(bytes: bytes)).encoded()
         }
         link.start()
         #expect(link.run())
@@ -303,8 +304,8 @@ import TestSupport
         let id = Identifier.make(role: .phone, random: SeededRandom(seed: 106))
         let bytes = randomBytes(5_000, seed: 25)
         link.inject(Message.offer(Offer(recordingID: id, fileName: id + ".m4a", mediaType: "audio/mp4", size: UInt64(bytes.count),
-                                        chunkSize: Self.chunk, sha256: SHA256.hash(bytes).bytes)).encoded(), to: .a)
-        link.inject(Message.chunk(Chunk(recordingID: id, offset: 0, sha256: SHA256.hash(bytes).bytes, data: bytes)).encoded(), to: .a)
+                                        chunkSize: Self.chunk, sha256: SHA256.hash(bytes))).encoded(), to: .a)
+        link.inject(Message.chunk(Chunk(recordingID: id, offset: 0, sha256: SHA256.hash(bytes), data: bytes)).encoded(), to: .a)
         #expect(link.run())
         #expect(link.a.state == .closed)
         #expect(link.closed.contains { $0.side == .a })

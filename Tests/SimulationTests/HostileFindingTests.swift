@@ -161,7 +161,7 @@ import TestSupport
                                    clock: .zero, vector: VersionVector())))
         let recording = recordings[0]
         impostor.send(.offer(Offer(recordingID: recording.id, fileName: recording.fileName, mediaType: recording.mediaType,
-                                   size: recording.size, chunkSize: 1_024, sha256: Hex.decode(recording.sha256)!)))
+                                   size: recording.size, chunkSize: 1_024, sha256: recording.sha256)))
         let owed = try phone.recordingsToOffer(peerNodeID: mac).map(\.id)
         #expect(owed.contains(recording.id))
     }
@@ -217,7 +217,7 @@ import TestSupport
         for n in 0..<count {
             let bytes = (0..<4_096).map { UInt8(truncatingIfNeeded: $0 * (n + 3)) }
             let id = Identifier.make(role: .phone, random: SeededRandom(seed: seed * 100 + UInt64(n)))
-            let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: SHA256.hash(bytes).hex,
+            let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: SHA256.hash(bytes),
                                       mediaType: "audio/mp4", entryID: nil, originNode: phone.identity.nodeID, createdAt: phone.now)
             storage.put(recording.fileName, bytes)
             try phone.addRecording(recording)

@@ -100,7 +100,7 @@ public enum MessageJSON {
                 ("media_type", .string(offer.mediaType)),
                 ("size", u64JSON(offer.size)),
                 ("chunk_size", .number(Double(offer.chunkSize))),
-                ("sha256", .string(Hex.encode(offer.sha256))),
+                ("sha256", .string(offer.sha256.hex)),
             ]
         case .accept(let id, let offset):
             members += [("recording_id", .string(id)), ("offset", u64JSON(offset))]
@@ -108,11 +108,11 @@ public enum MessageJSON {
             members += [
                 ("recording_id", .string(chunk.recordingID)),
                 ("offset", u64JSON(chunk.offset)),
-                ("sha256", .string(Hex.encode(chunk.sha256))),
+                ("sha256", .string(chunk.sha256.hex)),
                 ("data", .string(Hex.encode(chunk.data))),
             ]
         case .confirm(let id, let digest):
-            members += [("recording_id", .string(id)), ("sha256", .string(Hex.encode(digest)))]
+            members += [("recording_id", .string(id)), ("sha256", .string(digest.hex))]
         case .failure(let id, let code, let text):
             members += [
                 ("recording_id", .string(id)),
@@ -212,14 +212,14 @@ public enum MessageJSON {
         case .offer:
             return .offer(Offer(recordingID: try object.string("recording_id"), fileName: try object.string("file_name"),
                                 mediaType: try object.string("media_type"), size: try u64(object.value("size")),
-                                chunkSize: try object.integer("chunk_size"), sha256: try object.hex("sha256")))
+                                chunkSize: try object.integer("chunk_size"), sha256: try object.digest("sha256")))
         case .accept:
             return .accept(recordingID: try object.string("recording_id"), offset: try u64(object.value("offset")))
         case .chunk:
             return .chunk(Chunk(recordingID: try object.string("recording_id"), offset: try u64(object.value("offset")),
-                                sha256: try object.hex("sha256"), data: try object.hex("data")))
+                                sha256: try object.digest("sha256"), data: try object.hex("data")))
         case .confirm:
-            return .confirm(recordingID: try object.string("recording_id"), sha256: try object.hex("sha256"))
+            return .confirm(recordingID: try object.string("recording_id"), sha256: try object.digest("sha256"))
         case .failure:
             return .failure(recordingID: try object.string("recording_id"), code: try object.integer("code"),
                             message: try object.string("message"))
@@ -290,6 +290,11 @@ public enum MessageJSON {
                 throw FormatError("\(path).\(key) must be an integer that fits \(T.self)")
             }
             return v
+        }
+
+        func digest(_ key: String) throws -> SHA256.Digest {
+            guard let digest = SHA256.Digest(hex: try string(key)) else { throw FormatError("\(path).\(key) must be 64 hex digits") }
+            return digest
         }
 
         func hex(_ key: String) throws -> [UInt8] {

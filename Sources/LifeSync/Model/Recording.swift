@@ -11,7 +11,7 @@ public struct Recording: Equatable, Sendable {
     public var fileName: String
     public var size: UInt64
     /// Lowercase hex SHA-256 of the whole file.
-    public var sha256: String
+    public var sha256: SHA256.Digest
     public var mediaType: String
     /// The entry this recording belongs to, if any.
     public var entryID: String?
@@ -19,7 +19,7 @@ public struct Recording: Equatable, Sendable {
     public var originNode: String
     public var createdAt: Timestamp
 
-    public init(id: String, fileName: String, size: UInt64, sha256: String, mediaType: String, entryID: String?,
+    public init(id: String, fileName: String, size: UInt64, sha256: SHA256.Digest, mediaType: String, entryID: String?,
                 originNode: String, createdAt: Timestamp) {
         self.id = id
         self.fileName = fileName
@@ -34,7 +34,7 @@ public struct Recording: Equatable, Sendable {
     public var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("id", .string(id)), ("file_name", .string(fileName)), ("size", .number(Double(size))),
-            ("sha256", .string(sha256)), ("media_type", .string(mediaType)), ("origin_node", .string(originNode)),
+            ("sha256", .string(sha256.hex)), ("media_type", .string(mediaType)), ("origin_node", .string(originNode)),
             ("created_at", .string(createdAt.iso8601)),
         ]
         if let entryID { members.append(("entry_id", .string(entryID))) }
@@ -56,8 +56,8 @@ public struct Recording: Equatable, Sendable {
         guard let size = try fields.optionalNumber("size"), size >= 0, size == size.rounded(), size < maximumSize else {
             throw ValidationError(field: "size", reason: "must be a whole number of bytes")
         }
-        guard let sha = try fields.optionalString("sha256"), sha.utf8.count == 64,
-              sha.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
+        guard let text = try fields.optionalString("sha256"), text.utf8.count == 64,
+              text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }), let sha = SHA256.Digest(hex: text) else {
             throw ValidationError(field: "sha256", reason: "must be 64 lowercase hex digits")
         }
         guard let mediaType = try fields.optionalString("media_type"), !mediaType.isEmpty, mediaType.count <= 128 else {

@@ -103,18 +103,18 @@ extension Replica {
     /// The stamp of the recording's metadata as this replica holds it.
     public func recordingStamp(id: String) throws -> VersionStamp? { try storedRecording(id: id)?.stamp }
 
-    public func recordingFile(id: String) throws -> (state: RecordingFileState, sha256: String, received: UInt64)? {
+    public func recordingFile(id: String) throws -> (state: RecordingFileState, sha256: SHA256.Digest, received: UInt64)? {
         try database.firstRow("SELECT state, sha256, received FROM recording_files WHERE id = ?", [.text(id)]) { row in
-            (RecordingFileState(rawValue: row.string(0)) ?? .removed, row.string(1), try row.counter(2, upTo: .max, "received of \(id)"))
+            (RecordingFileState(rawValue: row.string(0)) ?? .removed, try row.digest(1, "recording_files.sha256 of \(id)"), try row.counter(2, upTo: .max, "received of \(id)"))
         }
     }
 
     /// Records what this replica holds of a recording's bytes (not replicated).
-    public func setRecordingFile(id: String, state: RecordingFileState, sha256: String, received: UInt64) throws {
+    public func setRecordingFile(id: String, state: RecordingFileState, sha256: SHA256.Digest, received: UInt64) throws {
         try database.run("""
             INSERT INTO recording_files(id, state, sha256, received, removed_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
             ON CONFLICT(id) DO UPDATE SET state = ?2, sha256 = ?3, received = ?4, removed_at = coalesce(?5, removed_at), updated_at = ?6
-            """, [.text(id), .text(state.rawValue), .text(sha256), .integer(Int64(received)),
+            """, [.text(id), .text(state.rawValue), .text(sha256.hex), .integer(Int64(received)),
                   state == .removed ? .text(now.iso8601) : .null, .text(now.iso8601)])
     }
 
@@ -124,16 +124,16 @@ extension Replica {
     }
 
     /// A peer proved, by checksum, that it holds the recording.
-    public func recordConfirmation(id: String, nodeID: String, role: Role, sha256: String) throws {
+    public func recordConfirmation(id: String, nodeID: String, role: Role, sha256: SHA256.Digest) throws {
         try database.run("""
             INSERT INTO recording_confirmations(id, node_id, role, sha256, confirmed_at) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT(id, node_id) DO UPDATE SET sha256 = excluded.sha256, confirmed_at = excluded.confirmed_at
-            """, [.text(id), .text(nodeID), .text(role.rawValue), .text(sha256), .text(now.iso8601)])
+            """, [.text(id), .text(nodeID), .text(role.rawValue), .text(sha256.hex), .text(now.iso8601)])
     }
 
-    public func confirmations(id: String) throws -> [(nodeID: String, role: Role, sha256: String)] {
+    public func confirmations(id: String) throws -> [(nodeID: String, role: Role, sha256: SHA256.Digest)] {
         try database.rows("SELECT node_id, role, sha256 FROM recording_confirmations WHERE id = ? ORDER BY node_id", [.text(id)]) {
-            ($0.string(0), Role(rawValue: $0.string(1)) ?? .phone, $0.string(2))
+            ($0.string(0), Role(rawValue: $0.string(1)) ?? .phone, try $0.digest(2, "recording_confirmations.sha256"))
         }
     }
 
@@ -177,7 +177,7 @@ extension Replica {
 
     static func recording(from row: Statement) throws -> Recording {
         do {
-            return Recording(id: row.string(0), fileName: row.string(1), size: try row.counter(2, upTo: .max, "size"), sha256: row.string(3),
+            return Recording(id: row.string(0), fileName: row.string(1), size: try row.counter(2, upTo: .max, "size"), sha256: try row.digest(3, "recordings.sha256"),
                              mediaType: row.string(4), entryID: row.optionalString(5), originNode: row.string(6),
                              createdAt: try Timestamp(iso8601: row.string(7)))
         } catch {
@@ -192,7 +192,7 @@ extension Replica {
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
             ON CONFLICT(id) DO UPDATE SET file_name = ?2, size = ?3, sha256 = ?4, media_type = ?5, entry_id = ?6, origin_node = ?7,
                 created_at = ?8, deleted = ?9, hlc = ?10, origin = ?11, origin_seq = ?12, vv = ?13
-            """, [.text(id), .text(recording.fileName), .integer(Int64(recording.size)), .text(recording.sha256), .text(recording.mediaType),
+            """, [.text(id), .text(recording.fileName), .integer(Int64(recording.size)), .text(recording.sha256.hex), .text(recording.mediaType),
                   recording.entryID.map { .text($0) } ?? .null, .text(recording.originNode), .text(recording.createdAt.iso8601),
                   .integer(stamp.deleted ? 1 : 0), .integer(stamp.hlc.rawValue), .text(stamp.origin),
                   .integer(Int64(stamp.sequence)), .text(stamp.vector.description)])
@@ -207,7 +207,7 @@ extension Replica {
         // A delete carries no metadata: keep what we know, marked deleted (placeholders when the
         // delete arrives first; a deleted recording's metadata is not part of the replicated state).
         let recording = change.recording ?? local?.recording
-            ?? Recording(id: change.id, fileName: change.id + ".bin", size: 0, sha256: String(repeating: "0", count: 64),
+            ?? Recording(id: change.id, fileName: change.id + ".bin", size: 0, sha256: SHA256.Digest(bytes: [UInt8](repeating: 0, count: 32)),
                          mediaType: "application/octet-stream", entryID: nil, originNode: "unknown", createdAt: Timestamp(millisecondsSince1970: 0))
         guard try storeUnlessClashing(change, outcome: &outcome, { try storeRecording(recording, id: change.id, stamp: change.stamp); return true }) != nil else { return }
         outcome.applied += 1

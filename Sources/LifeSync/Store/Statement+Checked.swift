@@ -14,6 +14,13 @@ extension Statement {
         return UInt64(value)
     }
 
+    /// A SHA-256 column, stored as 64 hex digits.
+    func digest(_ column: Int32, _ what: @autoclosure () -> String) throws -> SHA256.Digest {
+        let text = string(column)
+        guard let digest = SHA256.Digest(hex: text) else { throw ReplicaError.damaged("\(what()) holds \"\(text.prefix(80))\", not a SHA-256") }
+        return digest
+    }
+
     /// An HLC column, within `0…HLCTimestamp.maximum`.
     func hlc(_ column: Int32, _ what: @autoclosure () -> String) throws -> HLCTimestamp {
         HLCTimestamp(rawValue: Int64(try counter(column, upTo: UInt64(HLCTimestamp.maximum.rawValue), what())))

@@ -30,13 +30,12 @@ extension SyncSession {
         guard let recording = candidates.first(where: { candidate in
             (open?.failedRecordings[candidate.id] ?? nil).map { now - $0 >= retryAfter } ?? true && open?.claimedByPeer.contains(candidate.id) != true
                 && storage.exists(candidate.fileName) && peerHoldsMetadata(of: candidate.id)
-        }),
-              let digest = Hex.decode(recording.sha256) else { return }
+        }) else { return }
         open?.failedRecordings[recording.id] = nil
         open?.outgoing = OutgoingTransfer(recording: recording, now: now)
         lastSent = now
         actions.append(.send(Message.offer(Offer(recordingID: recording.id, fileName: recording.fileName, mediaType: recording.mediaType,
-                                                  size: recording.size, chunkSize: configuration.transfer.chunkSize, sha256: digest)).encoded()))
+                                                  size: recording.size, chunkSize: configuration.transfer.chunkSize, sha256: recording.sha256)).encoded()))
     }
 
     /// Whether the peer is known to hold the version of the recording's metadata we hold.
@@ -84,7 +83,7 @@ extension SyncSession {
                 let frame = try Chunk.frame(recordingID: transfer.id, offset: transfer.sent, count: count) { data in
                     try readAndHash(&transfer, into: data, from: storage)
                     let digest = transfer.hasher.digestSoFar()
-                    if transfer.hashed == size && digest.hex != transfer.recording.sha256 {
+                    if transfer.hashed == size && digest != transfer.recording.sha256 {
                         throw RecordingStorageError("the local copy no longer matches its SHA-256 (it reads as \(digest.hex))")
                     }
                     return digest.bytes
@@ -118,10 +117,10 @@ extension SyncSession {
         transfer.hashed += UInt64(got)
     }
 
-    func receiveConfirm(id: String, digest: [UInt8], now: Int64, actions: inout [SessionAction]) {
+    func receiveConfirm(id: String, digest: SHA256.Digest, now: Int64, actions: inout [SessionAction]) {
         guard let transfer = open?.outgoing, transfer.id == id, let peer else { return }
         open?.outgoing = nil
-        guard Hex.encode(digest) == transfer.recording.sha256 else {
+        guard digest == transfer.recording.sha256 else {
             // A confirmation that does not match proves nothing: the recording stays pending.
             open?.failedRecordings[id] = now
             actions.append(.event(.recordingFailed(id: id, reason: "the confirmation's checksum does not match", sending: true)))
@@ -181,7 +180,7 @@ extension SyncSession {
             open?.incoming = nil  // the sender gave up; the verified prefix stays for a resume…
             if isDeleted(id) {
                 storage?.discardTemporary(id)  // …unless our own replica says the recording was deleted
-                try? replica.setRecordingFile(id: id, state: .removed, sha256: (try? replica.recording(id: id))?.recording.sha256 ?? "", received: 0)
+                try? replica.setRecordingFile(id: id, state: .removed, sha256: (try? replica.recording(id: id))?.recording.sha256 ?? SHA256.Digest(bytes: [UInt8](repeating: 0, count: 32)), received: 0)
             }
         }
     }
@@ -209,7 +208,7 @@ extension SyncSession {
         guard Recording.isSafeFileName(offer.fileName, id: offer.recordingID) else {
             return refuse(.badName, "file name must be {id}.{ext}, got \"\(offer.fileName.prefix(80))\"")
         }
-        let sha = Hex.encode(offer.sha256)
+        let sha = offer.sha256
         // Bytes are taken only for a recording whose metadata replicated here, and only the bytes
         // it names: a peer cannot substitute content, nor make us store what nobody attached.
         guard let known = try? replica.recording(id: offer.recordingID) else {
@@ -217,7 +216,7 @@ extension SyncSession {
         }
         if known.deleted { return refuse(.deleted, "the recording was deleted by the user") }
         guard known.recording.sha256 == sha, known.recording.size == offer.size, known.recording.fileName == offer.fileName else {
-            return refuse(.metadataMismatch, "the offer (\(offer.size) bytes, \(sha.prefix(16))…) does not match the recording's metadata (\(known.recording.size) bytes, \(known.recording.sha256.prefix(16))…)")
+            return refuse(.metadataMismatch, "the offer (\(offer.size) bytes, \(sha.hex.prefix(16))…) does not match the recording's metadata (\(known.recording.size) bytes, \(known.recording.sha256.hex.prefix(16))…)")
         }
         if let file = try? replica.recordingFile(id: offer.recordingID), file.state == .present, storage.exists(offer.fileName) {
             // A verified file is never overwritten. The offer is no proof that the offerer holds
@@ -280,7 +279,7 @@ extension SyncSession {
         // state goes with the transfer, the verified prefix stays on disk for the retry. On the
         // first chunk after a resume, the prefix kept from before may be the damaged part: drop it.
         transfer.hasher.update(chunk.data)
-        guard transfer.hasher.digestSoFar().bytes == chunk.sha256 else {
+        guard transfer.hasher.digestSoFar() == chunk.sha256 else {
             let prefixUnproven = transfer.received == transfer.resumedFrom && transfer.resumedFrom > 0
             return refuse(.corruptChunk, "chunk at \(chunk.offset) does not match its checksum"
                           + (prefixUnproven ? " (the \(transfer.resumedFrom) bytes kept from before are dropped too)" : ""),
@@ -295,7 +294,7 @@ extension SyncSession {
         transfer.chunksSinceProgress += 1
         if transfer.chunksSinceProgress >= 16 {
             transfer.chunksSinceProgress = 0
-            try? replica.setRecordingFile(id: transfer.id, state: .partial, sha256: Hex.encode(transfer.offer.sha256), received: transfer.received)
+            try? replica.setRecordingFile(id: transfer.id, state: .partial, sha256: transfer.offer.sha256, received: transfer.received)
         }
         open?.incoming = transfer
         lastSent = now
@@ -314,18 +313,18 @@ extension SyncSession {
         // Deleted while it arrived: nothing of it stays.
         if isDeleted(transfer.id) {
             storage.discardTemporary(transfer.id)
-            try? replica.setRecordingFile(id: transfer.id, state: .removed, sha256: Hex.encode(transfer.offer.sha256), received: 0)
+            try? replica.setRecordingFile(id: transfer.id, state: .removed, sha256: transfer.offer.sha256, received: 0)
             actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.deleted.rawValue,
                                                  message: "the recording was deleted by the user").encoded()))
             return
         }
-        let expected = Hex.encode(transfer.offer.sha256)
+        let expected = transfer.offer.sha256
         let computed = transfer.hasher.finalize()
-        guard computed.hex == expected else {
+        guard computed == expected else {
             storage.discardTemporary(transfer.id)
             try? replica.clearRecordingFile(id: transfer.id)
             actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.checksumMismatch.rawValue,
-                                                 message: "the file's SHA-256 is \(computed.hex), expected \(expected)").encoded()))
+                                                 message: "the file's SHA-256 is \(computed.hex), expected \(expected.hex)").encoded()))
             actions.append(.event(.recordingFailed(id: transfer.id, reason: "whole-file checksum mismatch", sending: false)))
             return
         }
@@ -342,7 +341,7 @@ extension SyncSession {
             actions.append(.event(.recordingFailed(id: transfer.id, reason: "cannot store: \(error)", sending: false)))
             return
         }
-        actions.append(.send(Message.confirm(recordingID: transfer.id, sha256: computed.bytes).encoded()))
+        actions.append(.send(Message.confirm(recordingID: transfer.id, sha256: computed).encoded()))
         actions.append(.event(.recordingReceived(id: transfer.id, size: transfer.offer.size)))
     }
 }

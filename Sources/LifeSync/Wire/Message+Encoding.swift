@@ -73,18 +73,18 @@ extension Message {
             w.string(offer.mediaType)
             w.u64(offer.size)
             w.u32(offer.chunkSize)
-            w.raw(offer.sha256)
+            w.raw(offer.sha256.bytes)
         case .accept(let id, let offset):
             w.string(id)
             w.u64(offset)
         case .chunk(let chunk):
             w.string(chunk.recordingID)
             w.u64(chunk.offset)
-            w.raw(chunk.sha256)
+            w.raw(chunk.sha256.bytes)
             w.blob(chunk.data)
         case .confirm(let id, let sha256):
             w.string(id)
-            w.raw(sha256)
+            w.raw(sha256.bytes)
         case .failure(let id, let code, let message):
             w.string(id)
             w.u16(code)

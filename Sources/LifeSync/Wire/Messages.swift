@@ -86,9 +86,9 @@ public struct Offer: Equatable, Sendable {
     public var mediaType: String
     public var size: UInt64
     public var chunkSize: UInt32
-    public var sha256: [UInt8]
+    public var sha256: SHA256.Digest
 
-    public init(recordingID: String, fileName: String, mediaType: String, size: UInt64, chunkSize: UInt32, sha256: [UInt8]) {
+    public init(recordingID: String, fileName: String, mediaType: String, size: UInt64, chunkSize: UInt32, sha256: SHA256.Digest) {
         self.recordingID = recordingID
         self.fileName = fileName
         self.mediaType = mediaType
@@ -101,18 +101,18 @@ public struct Offer: Equatable, Sendable {
 public struct Chunk: Equatable, Sendable {
     public var recordingID: String
     public var offset: UInt64
-    public var sha256: [UInt8]
+    public var sha256: SHA256.Digest
     /// A decoded chunk's data is a slice of the frame it arrived in, not a copy.
     public var data: ArraySlice<UInt8>
 
-    public init(recordingID: String, offset: UInt64, sha256: [UInt8], data: ArraySlice<UInt8>) {
+    public init(recordingID: String, offset: UInt64, sha256: SHA256.Digest, data: ArraySlice<UInt8>) {
         self.recordingID = recordingID
         self.offset = offset
         self.sha256 = sha256
         self.data = data
     }
 
-    public init(recordingID: String, offset: UInt64, sha256: [UInt8], data: [UInt8]) {
+    public init(recordingID: String, offset: UInt64, sha256: SHA256.Digest, data: [UInt8]) {
         self.init(recordingID: recordingID, offset: offset, sha256: sha256, data: data[...])
     }
 }
@@ -134,7 +134,7 @@ public enum Message: Equatable, Sendable {
     case accept(recordingID: String, offset: UInt64)
     case chunk(Chunk)
     /// The receiver verified the whole file: `sha256` is what it computed.
-    case confirm(recordingID: String, sha256: [UInt8])
+    case confirm(recordingID: String, sha256: SHA256.Digest)
     case failure(recordingID: String, code: UInt16, message: String)
 
     public var type: MessageType {

@@ -27,7 +27,7 @@ enum TransferBench {
             let hashStart = MonotonicClock.seconds()
             let (_, baseline) = try hashFile(storage.path(of: recording.fileName))
             passes.append(MonotonicClock.seconds() - hashStart)
-            precondition(baseline == sha)
+            precondition(baseline == sha.hex)
         }
         let hashSeconds = BenchReport.median(passes)
         // And one durable copy of it (write + fsync), the other thing a receiver cannot skip: the
@@ -57,7 +57,7 @@ enum TransferBench {
         let rss = SyncBench.peakResidentMebibytes(phoneProcess.pid)
         let received = try FileRecordingStorage(replicaPath: phonePath).path(of: recording.fileName)
         let copy = try hashFile(received).1
-        precondition(copy == sha, "bench transfer: the phone's copy differs")
+        precondition(copy == sha.hex, "bench transfer: the phone's copy differs")
         _ = phone
         return BenchReport(title: "transfer a \(mebibytes) MiB recording watch → phone over loopback TCP", figures: [
             ("one SHA-256 pass (s)", hashSeconds, "s"),

@@ -84,7 +84,7 @@ struct Demo {
         }) else {
             say("   ✗ the voice note did not reach the mac within 15 s"); return false
         }
-        say("   ✓ the voice note went watch → phone → mac in checksummed chunks; the phone confirmed SHA-256 \(voice.sha256.prefix(12))…,")
+        say("   ✓ the voice note went watch → phone → mac in checksummed chunks; the phone confirmed SHA-256 \(voice.sha256.hex.prefix(12))…,")
         say("     and only then did the watch remove its copy (recordings are never dropped before a confirmation).")
 
         phone.stop()

@@ -46,7 +46,7 @@ extension LifeSyncCommandLine {
                     let path = status.file == .present ? (try? storage?.path(of: r.fileName)).flatMap { $0 } : nil
                     return .object([
                         ("id", .string(r.id)), ("file_name", .string(r.fileName)), ("size", .number(Double(r.size))),
-                        ("sha256", .string(r.sha256)), ("media_type", .string(r.mediaType)),
+                        ("sha256", .string(r.sha256.hex)), ("media_type", .string(r.mediaType)),
                         ("entry_id", r.entryID.map(JSONValue.string) ?? .null), ("origin", .string(r.originNode)),
                         ("state", .string(status.state)), ("path", path.map(JSONValue.string) ?? .null),
                         ("confirmed_by", .array(status.confirmedBy.map { .string($0.nodeID) })),
@@ -63,7 +63,7 @@ extension LifeSyncCommandLine {
                 if status.file == .partial { line += " (\(status.received * 100 / max(r.size, 1))%)" }
                 if !status.confirmedBy.isEmpty { line += "  confirmed by \(status.confirmedBy.map(\.nodeID).joined(separator: ", "))" }
                 context.console.print(line)
-                context.console.print("    sha256 \(r.sha256)")
+                context.console.print("    sha256 \(r.sha256.hex)")
             }
             return 0
         })

@@ -118,7 +118,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
 
     /// Copies a user's file into storage as `fileName`, hashing as it copies, synced and renamed
     /// into place: the node never depends on the original afterwards. Returns size and SHA-256.
-    public func importFile(from source: String, as fileName: String, id: String) throws -> (size: UInt64, sha256: String) {
+    public func importFile(from source: String, as fileName: String, id: String) throws -> (size: UInt64, sha256: SHA256.Digest) {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw RecordingStorageError("cannot read \(source): \(errnoText())") }
         defer { close(input) }
@@ -154,7 +154,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
             unlink(temporary)
             throw error
         }
-        return (size, hasher.finalize().hex)
+        return (size, hasher.finalize())
     }
 
     /// Creates (truncating) the temporary file of an import and holds an exclusive lock on it

@@ -120,7 +120,7 @@ private func buildLocal(_ setup: Setup, path: String) -> (Replica, Recording?) {
         guard setup.storage else { return (replica, nil) }
         let id = Identifier.make(role: setup.localRole, random: SeededRandom(seed: 7))
         let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(localRecordingBytes.count),
-                                  sha256: SHA256.hash(localRecordingBytes).hex, mediaType: "audio/mp4", entryID: nil,
+                                  sha256: SHA256.hash(localRecordingBytes), mediaType: "audio/mp4", entryID: nil,
                                   originNode: replica.identity.nodeID, createdAt: replica.now)
         try replica.addRecording(recording)
         return (replica, recording)
@@ -420,7 +420,7 @@ private func writeSeeds(to directory: String) throws {
         try peer.delete(id: b.id)
         let bytes = (0..<100).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) }
         let recordingID = Identifier.make(role: setup.peerRole, random: SeededRandom(seed: 8))
-        let recording = Recording(id: recordingID, fileName: recordingID + ".m4a", size: 100, sha256: SHA256.hash(bytes).hex,
+        let recording = Recording(id: recordingID, fileName: recordingID + ".m4a", size: 100, sha256: SHA256.hash(bytes),
                                   mediaType: "audio/mp4", entryID: a.id, originNode: peer.identity.nodeID, createdAt: peer.now)
         try peer.addRecording(recording)
         let vector = try peer.replicaVector()
@@ -433,18 +433,18 @@ private func writeSeeds(to directory: String) throws {
         // The peer's recording, offered and sent in chunks of 40 with running digests.
         let hasher = SHA256()
         var transfer = Message.offer(Offer(recordingID: recordingID, fileName: recording.fileName, mediaType: "audio/mp4", size: 100,
-                                           chunkSize: 40, sha256: SHA256.hash(bytes).bytes)).encoded()
+                                           chunkSize: 40, sha256: SHA256.hash(bytes))).encoded()
         for start in stride(from: 0, to: 100, by: 40) {
             let piece = Array(bytes[start..<min(start + 40, 100)])
             hasher.update(piece)
-            transfer += Message.chunk(Chunk(recordingID: recordingID, offset: UInt64(start), sha256: hasher.digestSoFar().bytes, data: piece)).encoded()
+            transfer += Message.chunk(Chunk(recordingID: recordingID, offset: UInt64(start), sha256: hasher.digestSoFar(), data: piece)).encoded()
         }
         // Our own recording (offered once our batch is acknowledged), accepted, acknowledged and
         // confirmed by the peer.
         var answers: [UInt8] = []
         if let mine = local.recording {
             for offset: UInt64 in [0, 40, 80, 100] { answers += Message.accept(recordingID: mine.id, offset: offset).encoded() }
-            answers += Message.confirm(recordingID: mine.id, sha256: SHA256.hash(local.recordingBytes).bytes).encoded()
+            answers += Message.confirm(recordingID: mine.id, sha256: SHA256.hash(local.recordingBytes)).encoded()
         }
         let refusal = local.recording.map {
             Message.accept(recordingID: $0.id, offset: 0).encoded()

@@ -136,7 +136,7 @@ final class TransferLink {
         }
     }
 
-    func confirms(from side: Side) -> [(id: String, sha256: [UInt8])] {
+    func confirms(from side: Side) -> [(id: String, sha256: SHA256.Digest)] {
         sent.compactMap {
             guard $0.from == side, case .confirm(let id, let digest) = $0.message else { return nil }
             return (id, digest)
@@ -176,9 +176,9 @@ struct TestNode {
     /// Registers a recording as `attach` does: bytes into storage, metadata (with their real
     /// SHA-256 unless `sha256` says otherwise) into the replica.
     @discardableResult
-    func attach(_ bytes: [UInt8], seed: UInt64, sha256: String? = nil) throws -> Recording {
+    func attach(_ bytes: [UInt8], seed: UInt64, sha256: SHA256.Digest? = nil) throws -> Recording {
         let id = Identifier.make(role: replica.identity.role, random: SeededRandom(seed: seed))
-        let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: sha256 ?? SHA256.hash(bytes).hex,
+        let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: sha256 ?? SHA256.hash(bytes),
                                   mediaType: "audio/mp4", entryID: nil, originNode: replica.identity.nodeID, createdAt: replica.now)
         storage.put(recording.fileName, bytes)
         try replica.addRecording(recording)
