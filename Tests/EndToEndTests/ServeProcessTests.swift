@@ -478,5 +478,9 @@ private func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peer
             (try? peer(of: mac)).flatMap { $0 }.map { $0["state"] as? String == "synced" && integer($0["pending"]) == 0 } ?? false
         }, "mac:\n\(mac.allOutput)")
         #expect(phone.entryCount == 56)
+        // The counts go on from the first session: 15 + the one written while the phone was away.
+        let again = try #require(try peer(of: mac))
+        #expect(integer(again["entries_sent"]) == 16, "\(again)")
+        #expect(integer(again["entries_received"]) == 40, "\(again)")
     }
 }

@@ -13,6 +13,8 @@ public struct PeerStatus: Equatable, Sendable {
     public var lastConnected: Timestamp?
     /// When both sides last had sent each other everything.
     public var lastSync: Timestamp?
+    /// Changes sent to and received from the peer, in all sessions with it (received counts
+    /// every change that arrived, also one already held).
     public var entriesSent: Int
     public var entriesReceived: Int
     /// Changes we hold that the peer is not known to have (in what policy lets us send it).

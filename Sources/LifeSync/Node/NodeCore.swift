@@ -328,6 +328,12 @@ public final class NodeCore {
             conn.status = PeerStatus(nodeID: peer.nodeID, role: peer.role, address: conn.address,
                                      direction: conn.dialer == nil ? "inbound" : "outbound", state: .syncing, lastConnected: wall,
                                      vector: peer.vector)
+            // The counts go on from the last session with this peer: a user (and `bench sync`)
+            // reads how much went each way in all, and anything received twice shows there.
+            if conn.persisted, let earlier = try? replica.peers().first(where: { $0.nodeID == peer.nodeID }) {
+                conn.status?.entriesSent = earlier.entriesSent
+                conn.status?.entriesReceived = earlier.entriesReceived
+            }
             saveStatus(conn, now: now)
             return actions + [.event(.peerConnected(peer: peer.nodeID, role: peer.role, address: conn.address, inbound: conn.dialer == nil))]
         case .applied(_, let changes, let outcome):

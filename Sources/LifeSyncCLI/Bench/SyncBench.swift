@@ -43,11 +43,9 @@ enum SyncBench {
         for process in [watchProcess, phoneProcess] { process.terminate() }
         rawRuns.append(try RawSQLiteBaseline.timedRun(rows, path: rawPath))
         let rawSeconds = BenchReport.median(rawRuns)
-        let phoneLog = (try? String(contentsOfFile: directory + "/phone.log", encoding: .utf8)) ?? ""
-        let receivedChanges = phoneLog.split(separator: "\n").compactMap { line -> Int? in
-            guard let range = line.range(of: "] received "), line.contains(" change(s) from ") else { return nil }
-            return Int(line[range.upperBound...].prefix { $0.isNumber })
-        }.reduce(0, +)
+        // Every change the phone took in, over both sessions with the watch: its peer counters.
+        let receivedChanges = try phone.peers().reduce(0) { $0 + $1.entriesReceived }
+        precondition(receivedChanges >= count, "bench sync: the phone counted \(receivedChanges) changes received for \(count) stored")
 
         let rawRate = Double(count) / rawSeconds, syncRate = Double(count) / syncSeconds
         return BenchReport(title: "sync \(count) entries watch → fresh phone over loopback TCP (watch killed and restarted half-way)", figures: [
