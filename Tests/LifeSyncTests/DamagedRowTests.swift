@@ -20,12 +20,13 @@ import TestSupport
         let mac = try ReplicaFixtures.replica(role: .mac, seed: 72)
         var configuration = SessionConfiguration()
         configuration.batchMaximumChanges = 50
-        let link = SessionLink(phone, mac, configuration: configuration)
-        link.run()
+        let link = SessionPair(phone, mac, configuration: configuration)
+        link.start()
+        #expect(link.run())
         #expect(link.closed.isEmpty, "\(link.closed)")
         #expect(try mac.liveEntryCount() == 298)
         let reported = link.events.flatMap { item -> [String] in
-            if item.side == "a", case .damagedRowsSkipped(let ids) = item.event { return ids }
+            if item.side == .a, case .damagedRowsSkipped(let ids) = item.event { return ids }
             return []
         }
         #expect(Set(reported) == [brokenJSON, negativeClock])

@@ -15,7 +15,7 @@ extension RecordingTransferTests {
         let bytes = randomBytes(100_000, seed: 42)  // 25 chunks, the last one short
         let recording = try watch.attach(bytes, seed: 111)
         let corruptOffset = UInt64(corruptIndex) * UInt64(Self.chunk)
-        let link = TransferLink(a: watch.session(), b: phone.session(), now: 1_000)
+        let link = SessionPair(a: watch.session(), b: phone.session(), now: 1_000)
         var flipped = 0
         link.transform = { side, message, frame in
             guard side == .b, flipped == 0, case .chunk(let chunk) = message, chunk.offset == corruptOffset else { return frame }
@@ -80,7 +80,7 @@ extension RecordingTransferTests {
         let phone = try TestNode(.phone, seed: 44)
         let bytes = randomBytes(30_000, seed: 45)
         let recording = try watch.attach(bytes, seed: 112)
-        let link = TransferLink(a: watch.session(), b: phone.session(), now: 1_000)
+        let link = SessionPair(a: watch.session(), b: phone.session(), now: 1_000)
         var flipped = false
         link.transform = { side, message, frame in
             guard side == .b, !flipped, case .chunk(let chunk) = message, chunk.offset == UInt64(Self.chunk) * 3 else { return frame }
@@ -112,7 +112,7 @@ extension RecordingTransferTests {
         phone.storage.quota = 60_000
         let bytes = randomBytes(100_000, seed: 52)
         let recording = try watch.attach(bytes, seed: 113)
-        let link = TransferLink(a: watch.session(), b: phone.session(), now: 1_000)
+        let link = SessionPair(a: watch.session(), b: phone.session(), now: 1_000)
         link.start()
         #expect(link.run())
         #expect(link.closed.isEmpty, "\(link.closed)")
@@ -147,7 +147,7 @@ extension RecordingTransferTests {
         var other = bytes
         other[25_000] ^= 0x01
         let recording = try watch.attach(bytes, seed: 114, sha256: SHA256.hash(other))
-        let link = TransferLink(a: watch.session(), b: phone.session())
+        let link = SessionPair(a: watch.session(), b: phone.session())
         link.start()
         #expect(link.run())
         #expect(link.closed.isEmpty, "\(link.closed)")
@@ -166,7 +166,7 @@ extension RecordingTransferTests {
     @Test func aWholeFileChecksumMismatchIsRefusedAndNothingKept() throws {
         let watch = try TestNode(.watch, seed: 63)
         let phone = try TestNode(.phone, seed: 64)
-        let link = TransferLink(a: watch.session(), b: phone.session())
+        let link = SessionPair(a: watch.session(), b: phone.session())
         link.start()
         #expect(link.run())
         let id = Identifier.make(role: .watch, random: SeededRandom(seed: 115))
@@ -202,7 +202,7 @@ extension RecordingTransferTests {
         let bytes = randomBytes(100_000, seed: 72)
         let recording = try watch.attach(bytes, seed: 115)
         let cutAfter = UInt64(Self.chunk) * 12
-        let first = TransferLink(a: watch.session(), b: phone.session())
+        let first = SessionPair(a: watch.session(), b: phone.session())
         first.start()
         first.run { side, message in
             if side == .b, case .chunk(let chunk) = message { return chunk.offset == cutAfter }
@@ -220,7 +220,7 @@ extension RecordingTransferTests {
         }
         let onDisk = phone.storage.temporarySize(recording.id)
 
-        let second = TransferLink(a: watch.session(), b: phone.session())
+        let second = SessionPair(a: watch.session(), b: phone.session())
         second.start()
         #expect(second.run())
         let resumedAt = try #require(second.accepts(from: .b).first?.offset)
@@ -250,8 +250,8 @@ extension RecordingTransferTests {
         otherMac.storage.put(recording.fileName, bytes)
         try otherMac.replica.setRecordingFile(id: recording.id, state: .present, sha256: recording.sha256, received: recording.size)
 
-        let fromPhone = TransferLink(a: phone.session(), b: mac.session())
-        let fromOtherMac = TransferLink(a: otherMac.session(), b: mac.session())
+        let fromPhone = SessionPair(a: phone.session(), b: mac.session())
+        let fromOtherMac = SessionPair(a: otherMac.session(), b: mac.session())
         fromPhone.start()
         fromPhone.run { side, message in
             if side == .b, case .chunk(let chunk) = message { return chunk.offset == UInt64(Self.chunk) * 5 }
@@ -302,7 +302,7 @@ extension RecordingTransferTests {
         let mac = try TestNode(.mac, seed: 91)
         let bytes = randomBytes(100_000, seed: 92)  // 25 chunks
         let recording = try phone.attach(bytes, seed: 118)
-        let link = TransferLink(a: phone.session(), b: mac.session())
+        let link = SessionPair(a: phone.session(), b: mac.session())
         link.start()
         link.run { side, message in
             if side == .b, case .chunk(let chunk) = message { return chunk.offset == UInt64(Self.chunk) * UInt64(deletion.afterChunks - 1) }
@@ -318,7 +318,7 @@ extension RecordingTransferTests {
         if let file = try node.replica.recordingFile(id: recording.id) {
             try node.replica.setRecordingFile(id: recording.id, state: .removed, sha256: file.sha256, received: 0)
         }
-        let side: TransferLink.Side = deletion.onReceiver ? .b : .a
+        let side: SessionPair.Side = deletion.onReceiver ? .b : .a
         link.enqueue(link.session(side).replicaChanged(now: link.now), from: side)
         #expect(link.run())
         #expect(link.closed.isEmpty, "\(link.closed)")
@@ -342,7 +342,7 @@ extension RecordingTransferTests {
         let phone = try TestNode(.phone, seed: 74)
         let bytes = randomBytes(60_000, seed: 75)
         let recording = try watch.attach(bytes, seed: 116)
-        let first = TransferLink(a: watch.session(), b: phone.session())
+        let first = SessionPair(a: watch.session(), b: phone.session())
         first.start()
         first.run { side, message in
             if side == .b, case .chunk(let chunk) = message { return chunk.offset == UInt64(Self.chunk) * 6 }
@@ -354,7 +354,7 @@ extension RecordingTransferTests {
         prefix[5_000] ^= 0x04
         try phone.storage.writeTemporary(recording.id, offset: 0, bytes: prefix)
 
-        let second = TransferLink(a: watch.session(), b: phone.session(), now: 1_000)
+        let second = SessionPair(a: watch.session(), b: phone.session(), now: 1_000)
         second.start()
         #expect(second.run())
         #expect(second.accepts(from: .b).first?.offset == UInt64(Self.chunk) * 7)

@@ -14,7 +14,7 @@ import TestSupport
         let phone = try TestNode(.phone, seed: 2)
         let bytes = randomBytes(size, seed: UInt64(size))
         let recording = try watch.attach(bytes, seed: 100)
-        let link = TransferLink(a: watch.session(), b: phone.session())
+        let link = SessionPair(a: watch.session(), b: phone.session())
 
         // The window: never more than 4 chunks sent beyond what the phone acknowledged.
         var highestSent: UInt64 = 0, highestAcknowledged: UInt64 = 0, windowViolations: [String] = []
@@ -91,7 +91,7 @@ import TestSupport
         // Confirmed: never offered again, on this session or a new one.
         link.enqueue(link.a.replicaChanged(now: 1), from: .a)
         #expect(link.run())
-        let again = TransferLink(a: watch.session(), b: phone.session())
+        let again = SessionPair(a: watch.session(), b: phone.session())
         again.start()
         #expect(again.run())
         #expect(link.offers(from: .a).count == 1 && again.offers(from: .a).isEmpty)
@@ -107,7 +107,7 @@ import TestSupport
         let watch = try TestNode(.watch, seed: 3)
         let phone = try TestNode(.phone, seed: 4)
         let recording = try watch.attach([], seed: 101)
-        let link = TransferLink(a: watch.session(), b: phone.session())
+        let link = SessionPair(a: watch.session(), b: phone.session())
         link.start()
         #expect(link.run())
         #expect(link.failures(from: .b).isEmpty, "the phone refused an empty recording: \(link.failures(from: .b))")
@@ -124,7 +124,7 @@ import TestSupport
         let phone = try TestNode(.phone, seed: 6)
         let contents = (0..<3).map { randomBytes(20_000 + $0 * 7_000, seed: 50 + UInt64($0)) }
         let recordings = try contents.enumerated().map { try watch.attach($1, seed: 200 + UInt64($0)) }
-        let link = TransferLink(a: watch.session(), b: phone.session())
+        let link = SessionPair(a: watch.session(), b: phone.session())
         var offered: [String] = []
         var overlapping: [String] = []
         func confirmedIDs() -> Set<String> {
@@ -168,7 +168,7 @@ import TestSupport
         let phone = try TestNode(.phone, seed: 8)
         let bytes = randomBytes(30_000, seed: 9)
         let recording = try watch.attach(bytes, seed: 102)
-        let link = TransferLink(a: watch.session(), b: phone.session())
+        let link = SessionPair(a: watch.session(), b: phone.session())
         link.start()
         #expect(link.run())
         expectStored(phone, recording.fileName, bytes)
@@ -179,7 +179,7 @@ import TestSupport
         #expect(try watch.replica.recordingStatuses().first?.state == "synced")
         #expect(!link.events.contains { $0.event == .recordingCopyRemoved(id: recording.id) })
         // Kept and confirmed: not offered again.
-        let again = TransferLink(a: watch.session(), b: phone.session())
+        let again = SessionPair(a: watch.session(), b: phone.session())
         again.start()
         #expect(again.run())
         #expect(again.offers(from: .a).isEmpty)
@@ -195,7 +195,7 @@ import TestSupport
         let phone = try TestNode(.phone, seed: 11)
         let bytes = randomBytes(40_000, seed: 12)
         let recording = try watch.attach(bytes, seed: 103)
-        let first = TransferLink(a: watch.session(), b: phone.session())
+        let first = SessionPair(a: watch.session(), b: phone.session())
         first.transform = { side, message, bytes in
             if side == .a, case .confirm = message { return nil }
             return bytes
@@ -210,7 +210,7 @@ import TestSupport
         // The phone holds the verified file and confirms at once. That CONFIRM comes with no
         // bytes this session delivered, so it proves nothing about the phone's copy: the watch
         // stops offering it for the session, records nothing, and keeps its own.
-        let second = TransferLink(a: watch.session(), b: phone.session())
+        let second = SessionPair(a: watch.session(), b: phone.session())
         second.start()
         #expect(second.run())
         #expect(second.chunks(from: .a).isEmpty, "bytes the phone already verified were sent again")
@@ -229,7 +229,7 @@ import TestSupport
         let phone = try TestNode(.phone, seed: 14)
         let bytes = randomBytes(20_000, seed: 15)
         let recording = try watch.attach(bytes, seed: 104)
-        let link = TransferLink(a: watch.session(), b: phone.session())
+        let link = SessionPair(a: watch.session(), b: phone.session())
         link.transform = { side, message, frame in
             guard side == .a, case .confirm(let id, let digest) = message else { return frame }
             var bytes = digest.bytes
@@ -270,9 +270,9 @@ import TestSupport
         let bytes = randomBytes(10_000, seed: 22)
         let recording = try sender.attach(bytes, seed: 105)
         for senderDials in [true, false] {
-            let link = senderDials ? TransferLink(a: sender.session(), b: receiver.session())
-                                   : TransferLink(a: receiver.session(), b: sender.session())
-            let senderSide: TransferLink.Side = senderDials ? .a : .b
+            let link = senderDials ? SessionPair(a: sender.session(), b: receiver.session())
+                                   : SessionPair(a: receiver.session(), b: sender.session())
+            let senderSide: SessionPair.Side = senderDials ? .a : .b
             link.start()
             #expect(link.run())
             #expect(link.closed.isEmpty, "\(link.closed)")
@@ -298,7 +298,7 @@ import TestSupport
     @Test func anOfferToAWatchIsAProtocolErrorAndWritesNothing() throws {
         let watch = try TestNode(.watch, seed: 23)
         let phone = try TestNode(.phone, seed: 24)
-        let link = TransferLink(a: watch.session(), b: phone.session())
+        let link = SessionPair(a: watch.session(), b: phone.session())
         link.start()
         #expect(link.run())
         let id = Identifier.make(role: .phone, random: SeededRandom(seed: 106))
@@ -321,7 +321,7 @@ import TestSupport
         let phone = try TestNode(.phone, seed: 31) { $0.transfer.maximumSize = 50_000 }
         let bytes = randomBytes(50_001, seed: 32)
         let recording = try watch.attach(bytes, seed: 107)
-        let link = TransferLink(a: watch.session(), b: phone.session())
+        let link = SessionPair(a: watch.session(), b: phone.session())
         link.start()
         #expect(link.run())
         #expect(link.closed.isEmpty)
@@ -333,7 +333,7 @@ import TestSupport
         try expectStillPending(watch, recording, bytes: bytes)
         // Exactly at the limit is fine.
         let small = try watch.attach(randomBytes(50_000, seed: 33), seed: 108)
-        let again = TransferLink(a: watch.session(), b: phone.session())
+        let again = SessionPair(a: watch.session(), b: phone.session())
         again.start()
         #expect(again.run())
         expectStored(phone, small.fileName, randomBytes(50_000, seed: 33))
@@ -352,7 +352,7 @@ import TestSupport
         let other = Identifier.make(role: .watch, random: SeededRandom(seed: 110))
         let badName = pattern.replacingOccurrences(of: "{id}", with: recording.id).replacingOccurrences(of: "{other}", with: other)
             .replacingOccurrences(of: "{nul}", with: "\u{0}")
-        let link = TransferLink(a: watch.session(), b: phone.session())
+        let link = SessionPair(a: watch.session(), b: phone.session())
         link.transform = { side, message, frame in
             guard side == .b, case .offer(var offer) = message else { return frame }
             offer.fileName = badName
