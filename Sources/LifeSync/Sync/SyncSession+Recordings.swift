@@ -46,7 +46,7 @@ extension SyncSession {
 
     /// Gives up an outgoing transfer the receiver stopped moving on (see `stallTimeout`).
     func abandonStalledTransfer(now: Int64, actions: inout [SessionAction]) {
-        guard let transfer = open?.outgoing, now - transfer.lastProgress > configuration.transfer.stallTimeout else { return }
+        guard let transfer = open?.outgoing, transfer.isStalled(now: now, timeout: configuration.transfer.stallTimeout) else { return }
         open?.outgoing = nil
         open?.failedRecordings[transfer.id] = now
         actions.append(.event(.recordingFailed(id: transfer.id, reason: "no progress for \((now - transfer.lastProgress) / 1000) s", sending: true)))
@@ -63,35 +63,13 @@ extension SyncSession {
         sendChunks(now: now, actions: &actions)
     }
 
-    /// Sends chunks while fewer than `window` are unacknowledged, each with the running digest of
-    /// the file up to its end (one hash pass over the file; a resumed transfer first hashes the
-    /// prefix the receiver already holds).
+    /// Sends the chunks the window has room for (`OutgoingTransfer.fill`).
     func sendChunks(now: Int64, actions: inout [SessionAction]) {
         guard var transfer = open?.outgoing, transfer.accepted, let storage else { return }
-        let chunk = UInt64(configuration.transfer.chunkSize)
-        let size = transfer.recording.size
         do {
-            if transfer.hashed < transfer.sent {
-                var scratch = [UInt8](repeating: 0, count: Int(chunk))
-                while transfer.hashed < transfer.sent {
-                    let count = Int(min(chunk, transfer.sent - transfer.hashed))
-                    try scratch.withUnsafeMutableBytes { try readAndHash(&transfer, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), from: storage) }
-                }
-            }
-            while transfer.room(chunkSize: configuration.transfer.chunkSize, window: configuration.transfer.window) > 0 {
-                let count = Int(min(chunk, size - transfer.sent))
-                let frame = try Chunk.frame(recordingID: transfer.id, offset: transfer.sent, count: count) { data in
-                    try readAndHash(&transfer, into: data, from: storage)
-                    let digest = transfer.hasher.digestSoFar()
-                    if transfer.hashed == size && digest != transfer.recording.sha256 {
-                        throw RecordingStorageError("the local copy no longer matches its SHA-256 (it reads as \(digest.hex))")
-                    }
-                    return digest.bytes
-                }
-                actions.append(.send(frame))
-                transfer.sent += UInt64(count)
-                lastSent = now
-            }
+            let frames = try transfer.fill(chunkSize: configuration.transfer.chunkSize, window: configuration.transfer.window, from: storage)
+            if !frames.isEmpty { lastSent = now }
+            actions += frames.map { .send($0) }
         } catch {
             // Our own copy is unreadable or damaged: give it up for the session, keep it pending.
             open?.failedRecordings[transfer.id] = now
@@ -103,31 +81,23 @@ extension SyncSession {
             return
         }
         open?.outgoing = transfer
-        if transfer.sent == size && configuration.plantedBugs.contains(.watchRemovesBeforeConfirmation) {
+        if transfer.sent == transfer.recording.size && configuration.plantedBugs.contains(.watchRemovesBeforeConfirmation) {
             removeWatchCopy(transfer.recording, actions: &actions)  // PLANTED BUG: before the confirmation
         }
-    }
-
-    /// Fills `buffer` with the bytes after what the transfer's hash covers and feeds them to it.
-    private func readAndHash(_ transfer: inout OutgoingTransfer, into buffer: UnsafeMutableRawBufferPointer,
-                             from storage: RecordingStorage) throws {
-        let got = try storage.read(transfer.recording.fileName, offset: transfer.hashed, into: buffer)
-        guard got == buffer.count else { throw RecordingStorageError("the file is shorter than its metadata says") }
-        transfer.hasher.update(UnsafeRawBufferPointer(buffer))
-        transfer.hashed += UInt64(got)
     }
 
     func receiveConfirm(id: String, digest: SHA256.Digest, now: Int64, actions: inout [SessionAction]) {
         guard let transfer = open?.outgoing, transfer.id == id, let peer else { return }
         open?.outgoing = nil
-        guard digest == transfer.recording.sha256 else {
+        let confirmation = transfer.confirmation(of: digest)
+        guard confirmation != .mismatch else {
             // A confirmation that does not match proves nothing: the recording stays pending.
             open?.failedRecordings[id] = now
             actions.append(.event(.recordingFailed(id: id, reason: "the confirmation's checksum does not match", sending: true)))
             offerNext(now: now, actions: &actions)
             return
         }
-        guard transfer.deliveredWhole else {
+        guard confirmation == .proof else {
             // "I have it already": believed for this session only (nothing is removed, and the
             // recording stays pending for the next one). Only delivered bytes are proof.
             open?.claimedByPeer.insert(id)
@@ -234,20 +204,9 @@ extension SyncSession {
         if let file = try? replica.recordingFile(id: offer.recordingID), file.state == .partial, file.sha256 == sha {
             resume = min(storage.temporarySize(offer.recordingID), offer.size) / chunk * chunk
         }
-        let transfer = IncomingTransfer(offer: offer, received: resume, resumedFrom: resume)
+        let transfer: IncomingTransfer
         do {
-            var offset: UInt64 = 0
-            while offset < resume {
-                let piece = try storage.readTemporary(offer.recordingID, offset: offset, count: Int(min(chunk, resume - offset)))
-                guard !piece.isEmpty else { throw RecordingStorageError("temporary file shorter than expected") }
-                transfer.hasher.update(piece)
-                offset += UInt64(piece.count)
-            }
-            if resume == 0 {
-                storage.discardTemporary(offer.recordingID)
-                // An empty recording still needs its (empty) temporary file to move into place.
-                if offer.size == 0 { try storage.writeTemporary(offer.recordingID, offset: 0, bytes: []) }
-            }
+            transfer = try IncomingTransfer.start(offer, resumingAt: resume, in: storage)
             try replica.setRecordingFile(id: offer.recordingID, state: .partial, sha256: sha, received: resume)
         } catch {
             incomingTransfers.release(offer.recordingID)
@@ -262,39 +221,20 @@ extension SyncSession {
 
     func receiveChunk(_ chunk: Chunk, now: Int64, actions: inout [SessionAction]) throws {
         guard let storage, var transfer = open?.incoming, transfer.id == chunk.recordingID else { return }  // after a refusal
-        func refuse(_ failure: TransferFailure, _ text: String, discard: Bool) {
+        switch transfer.take(chunk, into: storage) {
+        case .refused(let failure, let text, let dropPrefix):
             open?.incoming = nil
-            if discard {
+            if dropPrefix {
                 storage.discardTemporary(transfer.id)
                 try? replica.clearRecordingFile(id: transfer.id)
             }
             actions.append(.send(Message.failure(recordingID: transfer.id, code: failure.rawValue, message: text).encoded()))
             actions.append(.event(.recordingFailed(id: transfer.id, reason: text, sending: false)))
-        }
-        guard transfer.continues(with: chunk) else {
-            return refuse(.outOfOrder, "chunk at \(chunk.offset) (\(chunk.data.count) bytes), expected \(transfer.received)", discard: false)
-        }
-        // The running digest covers everything up to this chunk's end. Once a chunk of this
-        // session has matched, the prefix is proven, so a mismatch is this chunk's: the hash
-        // state goes with the transfer, the verified prefix stays on disk for the retry. On the
-        // first chunk after a resume, the prefix kept from before may be the damaged part: drop it.
-        transfer.hasher.update(chunk.data)
-        guard transfer.hasher.digestSoFar() == chunk.sha256 else {
-            let prefixUnproven = transfer.received == transfer.resumedFrom && transfer.resumedFrom > 0
-            return refuse(.corruptChunk, "chunk at \(chunk.offset) does not match its checksum"
-                          + (prefixUnproven ? " (the \(transfer.resumedFrom) bytes kept from before are dropped too)" : ""),
-                          discard: prefixUnproven)
-        }
-        do {
-            try chunk.data.withUnsafeBytes { try storage.writeTemporary(transfer.id, offset: chunk.offset, bytes: $0) }
-        } catch {
-            return refuse(.storageFailure, "cannot write: \(error)", discard: true)
-        }
-        transfer.received += UInt64(chunk.data.count)
-        transfer.chunksSinceProgress += 1
-        if transfer.chunksSinceProgress >= 16 {
-            transfer.chunksSinceProgress = 0
-            try? replica.setRecordingFile(id: transfer.id, state: .partial, sha256: transfer.offer.sha256, received: transfer.received)
+            return
+        case .taken(let checkpoint):
+            if checkpoint {
+                try? replica.setRecordingFile(id: transfer.id, state: .partial, sha256: transfer.offer.sha256, received: transfer.received)
+            }
         }
         open?.incoming = transfer
         lastSent = now
@@ -318,27 +258,30 @@ extension SyncSession {
                                                  message: "the recording was deleted by the user").encoded()))
             return
         }
-        let expected = transfer.offer.sha256
-        let computed = transfer.hasher.finalize()
-        guard computed == expected else {
-            storage.discardTemporary(transfer.id)
+        let computed: SHA256.Digest
+        switch transfer.finish(in: storage) {
+        case .mismatch(let wrong):
             try? replica.clearRecordingFile(id: transfer.id)
             actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.checksumMismatch.rawValue,
-                                                 message: "the file's SHA-256 is \(computed.hex), expected \(expected.hex)").encoded()))
+                                                 message: "the file's SHA-256 is \(wrong.hex), expected \(transfer.offer.sha256.hex)").encoded()))
             actions.append(.event(.recordingFailed(id: transfer.id, reason: "whole-file checksum mismatch", sending: false)))
             return
-        }
-        do {
-            try storage.syncTemporary(transfer.id)
-            try storage.promoteTemporary(transfer.id, to: transfer.offer.fileName)
-            try replica.setRecordingFile(id: transfer.id, state: .present, sha256: expected, received: transfer.offer.size)
-            // The sender holds these very bytes too: no need to offer them back.
-            if let peer { try replica.recordConfirmation(id: transfer.id, nodeID: peer.nodeID, role: peer.role, sha256: expected) }
-        } catch {
-            storage.discardTemporary(transfer.id)
+        case .failed(let error):
             actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.storageFailure.rawValue,
                                                  message: "cannot store the file: \(error)").encoded()))
             actions.append(.event(.recordingFailed(id: transfer.id, reason: "cannot store: \(error)", sending: false)))
+            return
+        case .stored(let digest):
+            computed = digest
+        }
+        do {
+            try replica.setRecordingFile(id: transfer.id, state: .present, sha256: computed, received: transfer.offer.size)
+            // The sender holds these very bytes: they came from it. No need to offer them back.
+            if let peer { try replica.recordConfirmation(id: transfer.id, nodeID: peer.nodeID, role: peer.role, sha256: computed) }
+        } catch {
+            actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.storageFailure.rawValue,
+                                                 message: "cannot record the file: \(error)").encoded()))
+            actions.append(.event(.recordingFailed(id: transfer.id, reason: "cannot record: \(error)", sending: false)))
             return
         }
         actions.append(.send(Message.confirm(recordingID: transfer.id, sha256: computed).encoded()))

@@ -19,6 +19,91 @@ struct IncomingTransfer {
         precondition(received <= offer.size, "received ≤ size")
         return chunk.offset == received && !chunk.data.isEmpty && UInt64(chunk.data.count) <= offer.size - received
     }
+
+    /// A transfer of `offer` into `storage`'s temporary file, going on from `resume` (the end of
+    /// the last whole chunk an earlier attempt kept, 0 for none): that prefix is hashed once, so
+    /// the running hash covers it; with none, any old temporary file goes.
+    static func start(_ offer: Offer, resumingAt resume: UInt64, in storage: RecordingStorage) throws -> IncomingTransfer {
+        precondition(resume <= offer.size && (resume == 0 || resume % UInt64(offer.chunkSize) == 0), "a resume point is a whole chunk within the file")
+        let transfer = IncomingTransfer(offer: offer, received: resume, resumedFrom: resume)
+        var offset: UInt64 = 0
+        while offset < resume {
+            let piece = try storage.readTemporary(offer.recordingID, offset: offset, count: Int(min(UInt64(offer.chunkSize), resume - offset)))
+            guard !piece.isEmpty else { throw RecordingStorageError("temporary file shorter than expected") }
+            transfer.hasher.update(piece)
+            offset += UInt64(piece.count)
+        }
+        if resume == 0 {
+            storage.discardTemporary(offer.recordingID)
+            // An empty recording still needs its (empty) temporary file to move into place.
+            if offer.size == 0 { try storage.writeTemporary(offer.recordingID, offset: 0, bytes: []) }
+        }
+        return transfer
+    }
+
+    /// What taking a chunk did.
+    enum ChunkOutcome: Equatable {
+        /// Verified and written; `checkpoint`: time to note the progress in the replica.
+        case taken(checkpoint: Bool)
+        /// Refused with this FAILURE; `dropPrefix`: the bytes kept on disk are suspect too.
+        case refused(TransferFailure, String, dropPrefix: Bool)
+    }
+
+    /// Checks `chunk` (continuity, then the running digest up to its end) and writes it.
+    ///
+    /// Once a chunk of this session has matched, the prefix is proven, so a mismatch is this
+    /// chunk's: the verified prefix stays on disk for the retry. On the first chunk after a
+    /// resume, the prefix kept from before may be the damaged part: it goes too.
+    mutating func take(_ chunk: Chunk, into storage: RecordingStorage) -> ChunkOutcome {
+        guard continues(with: chunk) else {
+            return .refused(.outOfOrder, "chunk at \(chunk.offset) (\(chunk.data.count) bytes), expected \(received)", dropPrefix: false)
+        }
+        hasher.update(chunk.data)
+        guard hasher.digestSoFar() == chunk.sha256 else {
+            let prefixUnproven = received == resumedFrom && resumedFrom > 0
+            return .refused(.corruptChunk, "chunk at \(chunk.offset) does not match its checksum"
+                            + (prefixUnproven ? " (the \(resumedFrom) bytes kept from before are dropped too)" : ""), dropPrefix: prefixUnproven)
+        }
+        do {
+            try chunk.data.withUnsafeBytes { try storage.writeTemporary(id, offset: chunk.offset, bytes: $0) }
+        } catch {
+            return .refused(.storageFailure, "cannot write: \(error)", dropPrefix: true)
+        }
+        received += UInt64(chunk.data.count)
+        chunksSinceProgress += 1
+        let checkpoint = chunksSinceProgress >= 16
+        if checkpoint { chunksSinceProgress = 0 }
+        precondition(received <= offer.size, "received ≤ size")
+        return .taken(checkpoint: checkpoint)
+    }
+
+    /// What finishing the file did.
+    enum Finish: Equatable {
+        /// Synced and moved into place under the offer's file name.
+        case stored(SHA256.Digest)
+        /// The whole file does not hash to the offer's SHA-256: the temporary file is gone.
+        case mismatch(computed: SHA256.Digest)
+        /// Storage failed; the temporary file is gone.
+        case failed(String)
+    }
+
+    /// Compares the whole-file hash, syncs the temporary file and moves it into place.
+    func finish(in storage: RecordingStorage) -> Finish {
+        precondition(isComplete, "a transfer finishes once every byte arrived")
+        let computed = hasher.finalize()
+        guard computed == offer.sha256 else {
+            storage.discardTemporary(id)
+            return .mismatch(computed: computed)
+        }
+        do {
+            try storage.syncTemporary(id)
+            try storage.promoteTemporary(id, to: offer.fileName)
+        } catch {
+            storage.discardTemporary(id)
+            return .failed("\(error)")
+        }
+        return .stored(computed)
+    }
 }
 
 /// The recordings a node is receiving right now, shared by its sessions: two peers offering the

@@ -58,4 +58,62 @@ struct OutgoingTransfer {
         let limit = acknowledged + UInt64(chunkSize) * UInt64(window)
         return min(recording.size, limit) - min(sent, min(recording.size, limit))
     }
+
+    /// The CHUNK frames that fit the window now, read from `storage`, each with the running
+    /// digest of the file up to its end (one hash pass over the file; after a resume the prefix
+    /// the receiver already holds is hashed first). Throws when our own copy cannot be read or no
+    /// longer matches its SHA-256: the caller gives the transfer up.
+    mutating func fill(chunkSize: UInt32, window: Int, from storage: RecordingStorage) throws -> [[UInt8]] {
+        guard accepted else { return [] }
+        let chunk = UInt64(chunkSize), size = recording.size
+        if hashed < sent {
+            var scratch = [UInt8](repeating: 0, count: Int(chunk))
+            while hashed < sent {
+                let count = Int(min(chunk, sent - hashed))
+                try scratch.withUnsafeMutableBytes { try readAndHash(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), from: storage) }
+            }
+        }
+        var frames: [[UInt8]] = []
+        while room(chunkSize: chunkSize, window: window) > 0 {
+            let count = Int(min(chunk, size - sent))
+            frames.append(try Chunk.frame(recordingID: id, offset: sent, count: count) { data in
+                try readAndHash(into: data, from: storage)
+                let digest = hasher.digestSoFar()
+                if hashed == size && digest != recording.sha256 {
+                    throw RecordingStorageError("the local copy no longer matches its SHA-256 (it reads as \(digest.hex))")
+                }
+                return digest.bytes
+            })
+            sent += UInt64(count)
+        }
+        precondition(hashed == sent && sent <= size, "every byte sent was hashed, none beyond the size")
+        return frames
+    }
+
+    /// Fills `buffer` with the bytes after what the hash covers and feeds them to it.
+    private mutating func readAndHash(into buffer: UnsafeMutableRawBufferPointer, from storage: RecordingStorage) throws {
+        let got = try storage.read(recording.fileName, offset: hashed, into: buffer)
+        guard got == buffer.count else { throw RecordingStorageError("the file is shorter than its metadata says") }
+        hasher.update(UnsafeRawBufferPointer(buffer))
+        hashed += UInt64(got)
+    }
+
+    /// What a CONFIRM carrying `digest` proves.
+    enum Confirmation: Equatable {
+        /// Not this recording's hash: nothing; it stays pending.
+        case mismatch
+        /// The right hash, but not every byte went in this session and was acknowledged: the
+        /// receiver's word that it holds the file (anyone can echo an OFFER's hash).
+        case claim
+        /// The right hash over bytes this session delivered: the receiver holds them.
+        case proof
+    }
+
+    func confirmation(of digest: SHA256.Digest) -> Confirmation {
+        guard digest == recording.sha256 else { return .mismatch }
+        return deliveredWhole ? .proof : .claim
+    }
+
+    /// Whether the receiver has not moved the transfer on for longer than `timeout` ms.
+    func isStalled(now: Int64, timeout: Int64) -> Bool { now - lastProgress > timeout }
 }
