@@ -46,4 +46,19 @@ import TestSupport
         let session = SyncSession(replica: phone, configuration: .init(), now: 0)
         _ = session.start(now: 0)  // no trap
     }
+
+    @Test func aDamagedChecksumColumnIsAClearErrorNotATrap() throws {
+        let phone = try ReplicaFixtures.replica(role: .phone, seed: 74)
+        let id = Identifier.make(role: .phone, random: SeededRandom(seed: 75))
+        try phone.addRecording(Recording(id: id, fileName: id + ".m4a", size: 10, sha256: SHA256.hash([UInt8](repeating: 7, count: 10)),
+                                         mediaType: "audio/mp4", entryID: nil, originNode: phone.identity.nodeID, createdAt: phone.now))
+        #expect(try phone.recording(id: id) != nil)
+        try phone.database.run("UPDATE recordings SET sha256 = 'not a checksum' WHERE id = ?", [.text(id)])
+        do {
+            _ = try phone.recording(id: id)
+            Issue.record("a damaged checksum read back")
+        } catch {
+            #expect("\(error)".hasPrefix("replica damaged:") && "\(error)".contains("sha256"), "\(error)")
+        }
+    }
 }
