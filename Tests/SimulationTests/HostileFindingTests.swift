@@ -155,14 +155,11 @@ import TestSupport
     /// OFFER proves nothing about the offerer's copy either way.
     @Test func anOfferIsNoConfirmation() throws {
         let (phone, storage, recordings, configuration) = try Self.phoneWithRecordings(1, seed: 19)
-        let mac = "mac_6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
-        let impostor = ScriptedPeer(SyncSession(replica: phone, configuration: configuration, now: 0, storage: storage))
-        impostor.send(.hello(Hello(nodeID: mac, role: .mac, incarnation: Self.evil, capabilities: [.receivesEntries, .recordings, .receivesRecordings],
-                                   clock: .zero, vector: VersionVector())))
+        let impostor = Self.macImpostor(facing: phone, storage: storage, configuration: configuration)
         let recording = recordings[0]
         impostor.send(.offer(Offer(recordingID: recording.id, fileName: recording.fileName, mediaType: recording.mediaType,
                                    size: recording.size, chunkSize: 1_024, sha256: recording.sha256)))
-        let owed = try phone.recordingsToOffer(peerNodeID: mac).map(\.id)
+        let owed = try phone.recordingsToOffer(peerNodeID: Self.mac).map(\.id)
         #expect(owed.contains(recording.id))
     }
 
@@ -172,17 +169,14 @@ import TestSupport
     /// is offered it next time.
     @Test func aConfirmWithoutBytesIsBelievedForTheSessionOnly() throws {
         let (phone, storage, recordings, configuration) = try Self.phoneWithRecordings(2, seed: 20)
-        let mac = "mac_6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
-        let impostor = ScriptedPeer(SyncSession(replica: phone, configuration: configuration, now: 0, storage: storage))
-        impostor.send(.hello(Hello(nodeID: mac, role: .mac, incarnation: Self.evil, capabilities: [.receivesEntries, .recordings, .receivesRecordings],
-                                   clock: .zero, vector: VersionVector())))
+        let impostor = Self.macImpostor(facing: phone, storage: storage, configuration: configuration)
         for batch in impostor.batches { impostor.send(.ack(Ack(batchID: batch.id, applied: UInt32(batch.changes.count), conflicts: 0))) }
         let first = try #require(impostor.offers.first)
         impostor.send(.confirm(recordingID: first.recordingID, sha256: first.sha256))
         #expect(impostor.offers.count == 2, "the next recording is offered")
         #expect(impostor.offers.last?.recordingID != first.recordingID, "the claimed one is not offered again in this session")
         #expect(try phone.confirmations(id: first.recordingID).isEmpty, "a claim is recorded as a confirmation")
-        #expect(try phone.recordingsToOffer(peerNodeID: mac).map(\.id).contains(first.recordingID))
+        #expect(try phone.recordingsToOffer(peerNodeID: Self.mac).map(\.id).contains(first.recordingID))
         #expect(recordings.map(\.id).contains(first.recordingID))
     }
 
@@ -204,6 +198,16 @@ import TestSupport
         // The skipped numbers read as superseded writes: a later write goes on from there.
         let later = try mac.add(json: ReplicaFixtures.entryJSON(text: "after"))
         #expect(try mac.versionStamp(id: later.id)?.sequence == 177)
+    }
+
+    static let mac = "mac_6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+
+    /// A stranger that says it is `mac` (under its own incarnation), past the handshake with `phone`.
+    static func macImpostor(facing phone: Replica, storage: MemoryRecordingStorage, configuration: SessionConfiguration) -> ScriptedPeer {
+        let impostor = ScriptedPeer(SyncSession(replica: phone, configuration: configuration, now: 0, storage: storage))
+        impostor.send(.hello(Hello(nodeID: mac, role: .mac, incarnation: evil, capabilities: [.receivesEntries, .recordings, .receivesRecordings],
+                                   clock: .zero, vector: VersionVector())))
+        return impostor
     }
 
     /// A phone with `count` recordings of 4 KiB in memory storage, and a session configuration

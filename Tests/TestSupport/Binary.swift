@@ -42,7 +42,7 @@ public enum Captured {
         let inFile = base + ".in", outFile = base + ".out", errFile = base + ".err"
         defer { for file in [inFile, outFile, errFile] { try? FileManager.default.removeItem(atPath: file) } }
         guard FileManager.default.createFile(atPath: inFile, contents: Data((input ?? "").utf8)) else {
-            throw RawPeerError("cannot write \(inFile)")
+            throw Subprocess.SpawnError(executable: executable, code: errno)  // its standard input could not be written
         }
         let child = try Subprocess(executable, arguments, environment: environment, directory: directory,
                                    standardInput: inFile, standardOutput: outFile, standardError: errFile)

@@ -47,6 +47,10 @@ public final class Subprocess: @unchecked Sendable {
     public struct SpawnError: Error, CustomStringConvertible {
         public var executable: String
         public var code: Int32
+        public init(executable: String, code: Int32) {
+            self.executable = executable
+            self.code = code
+        }
         public var description: String { "cannot start \(executable): \(String(cString: strerror(code)))" }
     }
 
@@ -134,11 +138,12 @@ public final class Subprocess: @unchecked Sendable {
     /// nil if it still runs then.
     @discardableResult
     public func wait(timeout: Double) -> Termination? {
-        let deadline = Date().addingTimeInterval(timeout)
+        // The monotonic clock: a wall-clock step must neither cut a wait short nor stretch it.
+        let deadline = MonotonicClock.seconds() + timeout
         var pause: UInt32 = 200
         for _ in 0..<1_000_000 {
             if let ended = poll() { return ended }
-            if Date() >= deadline { return nil }
+            if MonotonicClock.seconds() >= deadline { return nil }
             usleep(pause)
             pause = min(pause * 2, 5_000)
         }

@@ -1,0 +1,132 @@
+extension NodeCore {
+    // MARK: - What a session's events mean for the node: peers' status, relaying, transfers, logs
+
+    func handle(_ event: SessionEvent, on id: Int, now: Int64) -> [NodeAction] {
+        guard let conn = connections[id] else { return [] }
+        let wall = replica.now
+        switch event {
+        case .handshake(let peer, _):
+            var actions: [NodeAction] = []
+            if let dialer = conn.dialer {
+                dialers[dialer].nodeID = peer.nodeID
+                dialers[dialer].receivesEntries = peer.capabilities.contains(.receivesEntries)
+            }
+            if let duplicate = duplicateConnection(of: peer.nodeID, besides: id) {
+                connections[duplicate]!.closedAsDuplicate = true
+                actions = perform(connections[duplicate]!.session.close(code: .duplicateConnection,
+                                                                       message: "already connected to \(peer.nodeID)"), on: duplicate, now: now)
+                silenced.insert(duplicate)
+                if duplicate == id { return actions }
+            }
+            if let dialer = conn.dialer { dialers[dialer].failures = 0 }
+            conn.persisted = (try? replica.isKnownPeer(nodeID: peer.nodeID)) ?? false
+            conn.status = PeerStatus(nodeID: peer.nodeID, role: peer.role, address: conn.address,
+                                     direction: conn.dialer == nil ? "inbound" : "outbound", state: .syncing, lastConnected: wall,
+                                     vector: peer.vector)
+            // The counts go on from the last session with this peer: a user (and `bench sync`)
+            // reads how much went each way in all, and anything received twice shows there.
+            if conn.persisted, let earlier = try? replica.peers().first(where: { $0.nodeID == peer.nodeID }) {
+                conn.status?.entriesSent = earlier.entriesSent
+                conn.status?.entriesReceived = earlier.entriesReceived
+            }
+            saveStatus(conn, now: now)
+            return actions + [.event(.peerConnected(peer: peer.nodeID, role: peer.role, address: conn.address, inbound: conn.dialer == nil))]
+        case .applied(_, let changes, let outcome):
+            conn.status?.entriesReceived += changes
+            if changes > 0 { conn.persisted = true }
+            conn.receivedAll = false
+            var actions: [NodeAction] = []
+            if changes > 0 {
+                actions.append(.event(.received(from: conn.name, changes: changes, applied: outcome.applied, conflicts: outcome.conflicts)))
+                // Relay: what one peer sent, the others may lack.
+                for (other, otherConn) in connections.sorted(by: { $0.key < $1.key }) where other != id {
+                    actions += perform(otherConn.session.replicaChanged(now: now), on: other, now: now)
+                }
+            }
+            pendingCheckDue = true
+            return actions
+        case .sent(_, let changes):
+            conn.status?.entriesSent += changes
+            conn.sentAll = false
+            return []
+        case .acknowledged(_, let changes):
+            pendingCheckDue = true
+            conn.persisted = true
+            // Once a second at most: counting what is still pending walks it all, and a bulk
+            // sync is acknowledged 50 times in 100k entries. `status` stays a second fresh.
+            if conn.statusSavedAt.map({ now - $0 >= 1_000 }) ?? true { saveStatus(conn, now: now) }
+            return changes > 0 ? [.event(.acknowledged(by: conn.name, changes: changes))] : []
+        case .sentAll:
+            conn.sentAll = true
+            return markSynced(conn, now: now)
+        case .receivedAll:
+            conn.receivedAll = true
+            return markSynced(conn, now: now)
+        case .incarnationRotated(let old, let new):
+            return [.event(.incarnationRotated(old: old, new: new))]
+        case .clockSkew(let peerMs, let localMs):
+            return [.event(.clockSkew(peer: conn.address, aheadSeconds: (peerMs - localMs) / 1000))]
+        case .peerError(let code, let message):
+            if code == ErrorCode.duplicateConnection.rawValue { conn.closedAsDuplicate = true }
+            return [.event(.peerError(peer: conn.name, code: code, message: message))]
+        case .protocolError(let error):
+            return [.event(.protocolError(peer: conn.name, error: error))]
+        case .recordingProgress(let recording, let done, let total, let sending):
+            transfers[recording] = (done, total, sending)
+            let started = progressLogged[recording]?.started ?? now
+            guard done < total, now - (progressLogged[recording]?.at ?? -10_000) >= 2_000 else { return [] }
+            progressLogged[recording] = (now, started)
+            let rate = now > started ? Double(done) / Double(now - started) * 1000 / 1_048_576 : 0
+            return [.event(.transferProgress(recording: recording, peer: conn.name, sending: sending, done: done, total: total, rate: rate))]
+        case .recordingConfirmed(let recording):
+            transfers[recording] = nil
+            progressLogged[recording] = nil
+            pendingCheckDue = true
+            return [.event(.recordingConfirmed(recording: recording, by: conn.name))]
+        case .recordingClaimedByPeer(let recording):
+            transfers[recording] = nil
+            progressLogged[recording] = nil
+            return [.event(.recordingClaimedByPeer(recording: recording, by: conn.name))]
+        case .recordingReceived(let recording, let size):
+            transfers[recording] = nil
+            progressLogged[recording] = nil
+            var actions: [NodeAction] = [.event(.recordingReceived(recording: recording, size: size, from: conn.name))]
+            // A phone mirrors what it just received to its macs.
+            for (other, otherConn) in connections.sorted(by: { $0.key < $1.key }) where other != id {
+                actions += perform(otherConn.session.replicaChanged(now: now), on: other, now: now)
+            }
+            return actions
+        case .recordingResumed(let recording, let offset):
+            return [.event(.recordingResumed(recording: recording, offset: offset))]
+        case .recordingCopyRemoved(let recording):
+            return [.event(.watchCopyRemoved(recording: recording))]
+        case .damagedRowsSkipped(let ids):
+            return [.event(.damagedRowsSkipped(ids: ids))]
+        case .recordingFailed(let recording, let reason, let sending):
+            transfers[recording] = nil
+            progressLogged[recording] = nil
+            pendingCheckDue = true
+            return [.event(.transferFailed(recording: recording, peer: conn.name, sending: sending, reason: reason))]
+        }
+    }
+
+    func markSynced(_ conn: Connection, now: Int64) -> [NodeAction] {
+        guard conn.sentAll && conn.receivedAll, conn.status != nil else { return [] }
+        let wasSynced = conn.status?.state == .synced
+        conn.status?.state = .synced
+        conn.status?.lastSync = replica.now
+        saveStatus(conn, now: now)
+        return wasSynced ? [] : [.event(.inSync(with: conn.status!.nodeID, sent: conn.status!.entriesSent, received: conn.status!.entriesReceived))]
+    }
+
+    func saveStatus(_ conn: Connection, now: Int64) {
+        guard var status = conn.status, conn.persisted else { return }
+        conn.statusSavedAt = now
+        status.pending = conn.session.pendingChangeCount()
+        status.vector = conn.session.peerHas
+        conn.status = status
+        try? replica.savePeer(status)
+    }
+
+    /// Whether an open, handshaken connection to `nodeID` exists.
+}
