@@ -33,7 +33,7 @@ let package = Package(
         .executableTarget(name: "lifesync", dependencies: ["LifeSyncCLI"]),
 
         .target(name: "TestSupport", dependencies: ["LifeSync", "LifeSyncRuntime", "LifeSyncSimulation"], path: "Tests/TestSupport"),
-        .testTarget(name: "LifeSyncTests", dependencies: ["LifeSync", "TestSupport"]),
+        .testTarget(name: "LifeSyncTests", dependencies: ["LifeSync", "LifeSyncSimulation", "TestSupport"]),
         .testTarget(name: "SimulationTests", dependencies: ["LifeSync", "LifeSyncSimulation", "TestSupport"]),
         .testTarget(name: "LifeSyncRuntimeTests", dependencies: ["LifeSync", "LifeSyncRuntime", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["LifeSyncRuntime", "TestSupport"]),

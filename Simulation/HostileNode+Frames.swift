@@ -102,7 +102,7 @@ extension HostileNode {
     func send(_ bytes: [UInt8], on link: Link, hubOnly: Bool = false, sampleable: Bool = true) {
         guard links[link.end] != nil, !bytes.isEmpty else { return }
         if sampleable && !(hubOnly && link.target != hub) { sample(bytes, hubOnly: hubOnly) }
-        simulator.send(bytes, from: link.end)
+        simulator.network.send(bytes, from: link.end)
     }
 
     func sample(_ bytes: [UInt8], hubOnly: Bool) {

@@ -26,7 +26,7 @@ import LifeSync
 /// two different writes under one (origin, seq) shown to two replicas is equivocation, which no
 /// replica can detect. Claiming another node's identity, it speaks for that node about
 /// recordings (CONFIRM, or an OFFER of true metadata) only as `hostile_vouch_as_other`.
-final class HostileNode {
+final class HostileNode: VirtualEndpoint {
     static let name = "hostile"
 
     /// Every kind of attack, counted in the run's fault counts under its raw value, so a test can
@@ -144,7 +144,7 @@ final class HostileNode {
     /// A timed step: dial, or attack over an open link.
     func act() {
         guard !stopped else { return }
-        defer { simulator.queue.push(.hostile, at: simulator.now + 100 + Int64(random.next(below: 1_400))) }
+        defer { simulator.network.schedule(at: simulator.now + 100 + Int64(random.next(below: 1_400))) { [unowned self] in act() } }
         let open = links.values.filter { $0.peer != nil }.sorted { $0.end < $1.end }
         if links.count < 2 && (open.isEmpty || random.next(below: 4) == 0) {
             dial()
@@ -157,7 +157,7 @@ final class HostileNode {
     /// The liveness phase: every connection closed, nothing sent any more.
     func stop() {
         stopped = true
-        for end in links.keys.sorted() { simulator.closeConnection(of: end) }
+        for end in links.keys.sorted() { simulator.network.close(end) }
         links.removeAll()
     }
 
@@ -182,7 +182,7 @@ final class HostileNode {
     // MARK: - Dialling and the HELLO
 
     func dial() {
-        let candidates = simulator.names.filter { simulator.nodes[$0]?.isUp == true }
+        let candidates = simulator.names.filter { simulator.network.isUp($0) }
         guard !candidates.isEmpty else { return }
         // Mostly the hub (the only node it sends writes to); the others for everything else.
         let others = candidates.filter { $0 != hub }
@@ -213,7 +213,7 @@ final class HostileNode {
             }
         }
         if !may(kind) { (kind, claimNode, claimRole, claimIncarnation) = (.helloOwn, nodeID, .phone, incarnation) }
-        guard may(kind), let end = simulator.hostileConnect(to: target) else { return }
+        guard may(kind), let end = simulator.network.connect(HostileNode.name, to: target) else { return }
         let link = Link(end: end, target: target, nodeID: claimNode, role: claimRole, incarnation: claimIncarnation,
                         claimsOwnIdentity: claimNode == nodeID)
         links[end] = link

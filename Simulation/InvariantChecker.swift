@@ -15,7 +15,7 @@ extension Simulator {
     func convergenceGap() -> String? {
         let full = names.filter { nodes[$0]!.role.isFullReplica }
         if full.isEmpty { return "no full replica" }
-        if let down = full.first(where: { !nodes[$0]!.isUp }) { return "\(down) is down" }
+        if let down = full.first(where: { !network.isUp($0) }) { return "\(down) is down" }
         let replicas = full.map { nodes[$0]!.replica! }
         guard let hashes = try? replicas.map({ try $0.canonicalHash() }) else { return "a full replica cannot be read" }
         if Set(hashes).count != 1 { return "the full replicas differ: \(differences(full))" }

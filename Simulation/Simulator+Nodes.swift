@@ -5,23 +5,18 @@ extension Simulator {
     /// The node stops at once: in-memory state (sessions, timers, anything not committed) is
     /// gone; its SQLite file (here: shared memory kept by a second connection) survives.
     func crash(_ name: String) {
-        guard let node = nodes[name], node.isUp else { return }
+        guard let node = nodes[name], network.isUp(name) else { return }
         count("crash")
         trace.record(now, "crash \(name)")
-        node.core = nil
+        network.crash(name)
         node.replica = nil
-        node.scheduledTick = nil
-        for id in connections.keys.sorted() {
-            guard let c = connections[id], c.open, c.dialer == name || c.acceptor == name else { continue }
-            c.open = false
-            let otherEnd = c.dialer == name ? 2 * id + 1 : 2 * id
-            queue.push(.closeEnd(end: otherEnd), at: now + c.latency)
-        }
     }
+
+    func count(_ kind: String) { network.count(kind) }
 
     /// One random local write on a random node that is up.
     func performOperation() {
-        let up = names.filter { nodes[$0]!.isUp }
+        let up = names.filter { network.isUp($0) }
         guard !up.isEmpty else { return }
         let name = up[Int(workload.next(below: UInt64(up.count)))]
         let roll = workload.next(below: 100)
@@ -34,7 +29,7 @@ extension Simulator {
 
     /// A new recording of 1–60 KB on `name` (what `lifesync attach` does, in memory).
     func attach(on name: String) {
-        guard let node = nodes[name], let replica = node.replica, let core = node.core else { return }
+        guard let node = nodes[name], let replica = node.replica, let core = network.core(of: name) else { return }
         let size = 1 + Int(workload.next(below: 60_000))
         var bytes = [UInt8](repeating: 0, count: size)
         for i in stride(from: 0, to: size, by: 8) {
@@ -58,7 +53,7 @@ extension Simulator {
 
     /// An explicit user delete of a recording a full replica holds.
     func deleteRecording(on name: String) {
-        guard let node = nodes[name], let replica = node.replica, let core = node.core,
+        guard let node = nodes[name], let replica = node.replica, let core = network.core(of: name),
               let live = try? replica.recordingStatuses().filter({ !$0.deleted && $0.file == .present }), !live.isEmpty else { return }
         let target = live[Int(workload.next(below: UInt64(live.count)))].recording
         do {
@@ -105,7 +100,7 @@ extension Simulator {
     enum WriteKind { case add, update, delete }
 
     func write(on name: String, kind: WriteKind) {
-        guard let node = nodes[name], let replica = node.replica, let core = node.core else { return }
+        guard let node = nodes[name], let replica = node.replica, let core = network.core(of: name) else { return }
         do {
             var id: String
             switch kind {

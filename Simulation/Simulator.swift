@@ -1,8 +1,9 @@
 import LifeSync
 
 /// Many LifeSync nodes in one thread on virtual time. Each node runs the same `NodeCore`,
-/// `SyncSession` and `Replica` (SQLite, in shared memory) as the daemon; the simulator plays the
-/// network, the clocks and the faults, all drawn from one seed.
+/// `SyncSession` and `Replica` (SQLite, in shared memory) as the daemon, on a `VirtualNetwork`;
+/// the simulator adds the workload, the clocks, the faults and the invariant checks, all drawn
+/// from one seed.
 ///
 /// ```swift
 /// let result = Simulator(seed: 42, options: SimulationOptions()).run()
@@ -13,31 +14,12 @@ import LifeSync
 /// A run has a safety phase (writes and faults) and a liveness phase (everything healed and
 /// restarted, no more writes), after which the invariants of DESIGN.md are checked.
 public final class Simulator {
-    enum Event {
-        case tick(node: String)
-        case deliver(end: Int, bytes: [UInt8])
-        case closeEnd(end: Int)
-        case dial(node: String, peer: Int, address: String)
-        case operation
-        case fault
-        case heal
-        case restart(node: String)
-        case scripted(ScriptedEvent.Action)
-        case check
-        /// The hostile node's next step (`HostileNode.act`).
-        case hostile
-        /// A payload held back to be overtaken (a reordering fault) goes out if nothing overtook it.
-        case release(connection: Int, direction: Int)
-    }
-
     final class Node {
         let name: String
         let role: Role
         let path: String
         let clock: SimulatedClock
         var replica: Replica?
-        var core: NodeCore?
-        var scheduledTick: Int64?
         /// Keeps the in-memory database alive while the node is crashed.
         let keeper: Database
         /// The node's recording files: like its disk, they survive a crash.
@@ -50,48 +32,21 @@ public final class Simulator {
             self.clock = clock
             self.keeper = keeper
         }
-
-        var isUp: Bool { core != nil }
-    }
-
-    /// One TCP connection: two ends with their own IDs, a latency, and in-order delivery.
-    final class Connection {
-        let dialer: String
-        let acceptor: String
-        let latency: Int64
-        var open = true
-        /// When the last byte sent in each direction arrives (delivery stays in order).
-        var lastArrival: [Int64] = [0, 0]
-        /// Per direction, a payload held back so that the next one overtakes it (reordering).
-        var held: [[UInt8]?] = [nil, nil]
-        /// Neither end is the hostile node: duplication and reordering faults apply.
-        var honest: Bool { dialer != HostileNode.name && acceptor != HostileNode.name }
-
-        init(dialer: String, acceptor: String, latency: Int64) {
-            self.dialer = dialer
-            self.acceptor = acceptor
-            self.latency = latency
-        }
     }
 
     public let seed: UInt64
     public let options: SimulationOptions
-    let network: SeededRandom
     let faultRandom: SeededRandom
     let workload: SeededRandom
     let nodeRandom: SeededRandom
     let hostileRandom: SeededRandom
     /// The adversary, when `options.hostile`; it holds no replica and is never judged.
     var hostile: HostileNode?
-    var queue = EventQueue<Event>()
-    var now: Int64 = 0
+    /// The hosts, their links and the event queue; the simulator adds workload, faults and checks.
+    let network: VirtualNetwork
+    var now: Int64 { network.now }
     var nodes: [String: Node] = [:]
     let names: [String]
-    var connections: [Int: Connection] = [:]
-    var nextConnection = 0
-    /// Directed pairs whose traffic is dropped (partitions), and pairs with no link at all.
-    var blocked = Set<String>()
-    var unlinked = Set<String>()
     var ledger = WriteLedger()
     /// Recordings attached during the run: id → (node, SHA-256, file name).
     var attached: [(id: String, node: String, sha256: SHA256.Digest, fileName: String)] = []
@@ -99,7 +54,6 @@ public final class Simulator {
     /// replica may hold as deleted.
     var userDeletedRecordings = Set<String>()
     var trace = Trace()
-    var faultCounts: [String: Int] = [:]
     var violations: [String] = []
     var safetyOver = false
     var converged = false
@@ -109,12 +63,25 @@ public final class Simulator {
         self.seed = seed
         self.options = options
         let root = SeededRandom(seed: seed)
-        network = root.derive("network")
+        var configuration = VirtualNetwork.Configuration()
+        configuration.latency = options.latency
+        configuration.bandwidth = max(1, options.bandwidth)
+        configuration.partitionHold = options.duration
+        configuration.faults = options.faults
+        configuration.duplicationPerMille = options.faults && options.duplicationAndReordering ? options.duplicationAndReorderingPerMille : 0
+        network = VirtualNetwork(configuration: configuration, random: root.derive("network"))
         faultRandom = root.derive("faults")
         workload = root.derive("workload")
         nodeRandom = root.derive("nodes")
         hostileRandom = root.derive("hostile")
         names = options.nodeNames
+        network.tracer = { [unowned self] time, line, bytes in trace.record(time, line, bytes: bytes) }
+        network.observer = { [unowned self] time, name, action in
+            if case .event(let event) = action { trace.record(time, "\(name): \(event)") }
+        }
+        network.onAdvance = { [unowned self] time in
+            for node in nodes.values { node.clock.virtualTime = time }
+        }
     }
 
     /// Runs the scenario to the end and checks the invariants.
@@ -127,12 +94,13 @@ public final class Simulator {
             if !converged {
                 violations.append("liveness: full replicas did not converge within \(options.settleLimit / 1000) s after healing (\(convergenceGap() ?? "converged at the very end"))")
             }
+            violations += network.violations
             violations += InvariantChecker(simulator: self).check()
         } catch {
             violations.append("setup: \(error)")
         }
         let result = SimulationResult(seed: seed, violations: violations, traceHash: trace.finish(), simulatedMilliseconds: now,
-                                      events: trace.events, faults: faultCounts, writes: ledger.writes.count, traceExcerpt: trace.excerpt)
+                                      events: trace.events, faults: network.faultCounts, writes: ledger.writes.count, traceExcerpt: trace.excerpt)
         tearDown()
         return result
     }
@@ -154,15 +122,21 @@ public final class Simulator {
         }
         for name in names { try startNode(name) }
         if !options.scriptOnly {
-            for _ in 0..<options.operations { queue.push(.operation, at: Int64(workload.next(below: UInt64(options.duration)))) }
+            for _ in 0..<options.operations {
+                duringSafety(at: Int64(workload.next(below: UInt64(options.duration)))) { $0.performOperation() }
+            }
             if options.faults {
-                for _ in 0..<options.faultCount { queue.push(.fault, at: Int64(faultRandom.next(below: UInt64(options.duration)))) }
+                for _ in 0..<options.faultCount {
+                    duringSafety(at: Int64(faultRandom.next(below: UInt64(options.duration)))) { $0.injectFault() }
+                }
             }
         }
-        for event in options.script { queue.push(.scripted(event.action), at: event.time) }
+        for event in options.script { duringSafety(at: event.time) { $0.performScripted(event.action) } }
         if options.hostile {
-            hostile = HostileNode(simulator: self, random: hostileRandom)
-            queue.push(.hostile, at: 200 + Int64(hostileRandom.next(below: 2_000)))
+            let hostile = HostileNode(simulator: self, random: hostileRandom)
+            self.hostile = hostile
+            network.attach(HostileNode.name, endpoint: hostile)
+            network.schedule(at: 200 + Int64(hostileRandom.next(below: 2_000))) { hostile.act() }
         }
     }
 
@@ -171,17 +145,31 @@ public final class Simulator {
         safetyOver = true
         trace.record(now, "liveness phase")
         hostile?.stop()
-        blocked.removeAll()
+        network.configuration.faults = false
+        network.heal()
         for node in nodes.values { node.storage.quota = .max }
-        for name in names where !(nodes[name]!.isUp) { try? startNode(name) }
-        queue.push(.check, at: now + 5_000)
+        for name in names where !network.isUp(name) { try? startNode(name) }
+        network.schedule(at: now + 5_000) { [unowned self] in check() }
+    }
+
+    /// Schedules a step of the safety phase: writes and faults stop when liveness begins.
+    func duringSafety(at time: Int64, _ step: @escaping (Simulator) -> Void) {
+        network.schedule(at: time) { [unowned self] in if !safetyOver { step(self) } }
+    }
+
+    /// Every 5 s of the liveness phase: have the full replicas converged?
+    func check() {
+        if checkConvergence() {
+            converged = true
+            trace.record(now, "converged")
+        } else {
+            network.schedule(at: now + 5_000) { [unowned self] in check() }
+        }
     }
 
     func tearDown() {
-        for node in nodes.values {
-            node.core = nil
-            node.replica = nil
-        }
+        for name in names { network.crash(name) }
+        for node in nodes.values { node.replica = nil }
         nodes.removeAll()
     }
 
@@ -197,7 +185,7 @@ public final class Simulator {
         let node = nodes[name]!
         let replica = try Replica(path: node.path, clock: node.clock, random: nodeRandom.derive("\(name)-\(now)"))
         replica.plantedBugs = options.plantedBugs
-        var configuration = NodeConfiguration(peers: peers(of: name).filter { !unlinked.contains(Simulator.pair(name, $0)) })
+        var configuration = NodeConfiguration(peers: peers(of: name).filter { network.isLinked(name, $0) })
         configuration.session.plantedBugs = options.plantedBugs
         // Small chunks, so even small recordings cross in many pieces.
         configuration.session.transfer.chunkSize = 16_384
@@ -206,106 +194,19 @@ public final class Simulator {
         let core = NodeCore(replica: replica, configuration: configuration, random: nodeRandom.derive("core-\(name)-\(now)"), now: now,
                             storage: node.storage)
         node.replica = replica
-        node.core = core
-        node.scheduledTick = nil
         trace.record(now, "start \(name)")
-        perform(core.start(now: now), on: name)
+        network.start(name, core: core)
     }
 
     // MARK: - The event loop
 
+    /// Runs the network until `end`; in the liveness phase, only until the replicas converged.
     func loop(until end: Int64) {
-        var steps = 0
-        while let time = queue.nextTime, time <= end, steps < 5_000_000 {
-            steps += 1
-            let (at, event) = queue.pop()!
-            now = at
-            for node in nodes.values { node.clock.virtualTime = now }
-            handle(event)
-            if converged && safetyOver { return }
-        }
-        now = max(now, end)
+        network.run(until: end) { converged && safetyOver }
     }
 
-    func handle(_ event: Event) {
-        switch event {
-        case .tick(let name):
-            guard let node = nodes[name], let core = node.core else { return }
-            node.scheduledTick = nil
-            perform(core.tick(now: now), on: name)
-        case .deliver(let end, let bytes):
-            guard let connection = connections[end / 2], connection.open else { return }
-            let name = end % 2 == 0 ? connection.dialer : connection.acceptor
-            if name == HostileNode.name {
-                trace.record(now, "deliver \(end) \(bytes.count)", bytes: bytes)
-                hostile?.received(end: end, bytes: bytes)
-                return
-            }
-            guard let core = nodes[name]?.core else { return }
-            trace.record(now, "deliver \(end) \(bytes.count)", bytes: bytes)
-            perform(core.received(connection: end, bytes: bytes, now: now), on: name)
-        case .closeEnd(let end):
-            guard let connection = connections[end / 2] else { return }
-            let name = end % 2 == 0 ? connection.dialer : connection.acceptor
-            trace.record(now, "closed \(end) at \(name)")
-            if name == HostileNode.name { hostile?.closed(end: end) }
-            if let core = nodes[name]?.core { perform(core.closed(connection: end, now: now), on: name) }
-        case .dial(let name, let peer, let address):
-            completeDial(from: name, peer: peer, to: address)
-        case .operation:
-            if !safetyOver { performOperation() }
-        case .fault:
-            if !safetyOver { injectFault() }
-        case .heal:
-            if !safetyOver {
-                blocked.removeAll()
-                for node in nodes.values { node.storage.quota = .max }
-                trace.record(now, "heal")
-            }
-        case .restart(let name):
-            if let node = nodes[name], !node.isUp { try? startNode(name) }
-        case .scripted(let action):
-            if !safetyOver { performScripted(action) }
-        case .hostile:
-            hostile?.act()
-        case .release(let id, let direction):
-            release(connection: id, direction: direction)
-        case .check:
-            if checkConvergence() {
-                converged = true
-                trace.record(now, "converged")
-            } else {
-                queue.push(.check, at: now + 5_000)
-            }
-        }
-    }
-
-    /// Carries out a node's actions and schedules its next tick.
+    /// Carries out a node's actions (a workload step's `localWrite`, say) on the network.
     func perform(_ actions: [NodeAction], on name: String) {
-        guard let node = nodes[name] else { return }
-        for action in actions {
-            switch action {
-            case .connect(let peer, let address):
-                queue.push(.dial(node: name, peer: peer, address: address), at: now + 1 + Int64(network.next(below: 20)))
-            case .send(let end, let bytes):
-                send(bytes, from: end)
-            case .close(let end):
-                closeConnection(of: end)
-            case .event(let event):
-                trace.record(now, "\(name): \(event)")
-            case .sessionEvent:
-                break
-            }
-        }
-        if let core = node.core, let deadline = core.nextDeadline {
-            let at = max(deadline, now + 1)
-            if node.scheduledTick.map({ at < $0 }) ?? true {
-                node.scheduledTick = at
-                queue.push(.tick(node: name), at: at)
-            }
-        }
+        network.perform(actions, on: name)
     }
-
-    static func pair(_ a: String, _ b: String) -> String { a < b ? "\(a)|\(b)" : "\(b)|\(a)" }
-    static func direction(_ from: String, _ to: String) -> String { "\(from)>\(to)" }
 }

@@ -4,8 +4,8 @@ import LifeSync
 /// embedded event loop of the session tests (as quinn-proto's test `Pair` joins two endpoints) —
 /// no sockets, no threads, no wall clock. Frames can be altered or dropped in transit
 /// (`transform`), injected (`inject`) or cut off (`drop`), and the test can look at every frame
-/// sent (`onSend`) and delivered (`observe`). (Nodes on a network of their own are the
-/// simulator's and `VirtualNet`'s.)
+/// sent (`onSend`) and delivered (`observe`). (Whole nodes run on `VirtualNetwork`, which the
+/// simulator and the NodeCore tests share.)
 ///
 ///     let pair = SessionPair(phone, mac)
 ///     pair.start()
