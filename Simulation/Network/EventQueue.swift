@@ -1,7 +1,18 @@
 /// A binary min-heap of timed events. Ties in time keep insertion order (a sequence number), so
-/// the simulation never depends on the heap's internal order.
+/// the run never depends on the heap's internal order.
+///
+/// The heap holds only plain keys (time, sequence, slot); the events themselves (byte arrays,
+/// closures) stay put in `slots` until popped, so sifting never copies or retains them.
 struct EventQueue<Event> {
-    private var heap: [(time: Int64, sequence: UInt64, event: Event)] = []
+    private struct Key {
+        var time: Int64
+        var sequence: UInt64
+        var slot: Int
+    }
+
+    private var heap: [Key] = []
+    private var slots: [Event?] = []
+    private var freeSlots: [Int] = []
     private var nextSequence: UInt64 = 0
 
     var isEmpty: Bool { heap.isEmpty }
@@ -9,7 +20,15 @@ struct EventQueue<Event> {
     var nextTime: Int64? { heap.first?.time }
 
     mutating func push(_ event: Event, at time: Int64) {
-        heap.append((time, nextSequence, event))
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            slots[slot] = event
+        } else {
+            slot = slots.count
+            slots.append(event)
+        }
+        heap.append(Key(time: time, sequence: nextSequence, slot: slot))
         nextSequence += 1
         var child = heap.count - 1
         while child > 0 {
@@ -34,7 +53,10 @@ struct EventQueue<Event> {
             heap.swapAt(parent, smallest)
             parent = smallest
         }
-        return (top.time, top.event)
+        let event = slots[top.slot].take()!
+        freeSlots.append(top.slot)
+        assert(slots.count == heap.count + freeSlots.count)
+        return (top.time, event)
     }
 
     private func before(_ a: Int, _ b: Int) -> Bool {

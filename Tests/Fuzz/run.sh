@@ -21,10 +21,11 @@ opt="${FUZZ_OPT:--O}"
 
 defines=()
 case "$target" in
-    frame)           source_file="$here/Targets/FrameFuzz.swift";   max_len=65536 ;;
-    session)         source_file="$here/Targets/SessionFuzz.swift"; max_len=65536 ;;
-    session-nohello) source_file="$here/Targets/SessionFuzz.swift"; max_len=65536; defines=(-D FUZZ_NO_HELLO) ;;
-    entry)           source_file="$here/Targets/EntryFuzz.swift";   max_len=16384 ;;
+    frame)           sources=("$here/Targets/FrameFuzz.swift");   max_len=65536 ;;
+    session)         sources=("$here/Targets/SessionFuzz.swift" "$here/Targets/SessionFuzz+Seeds.swift"); max_len=65536 ;;
+    session-nohello) sources=("$here/Targets/SessionFuzz.swift" "$here/Targets/SessionFuzz+Seeds.swift"); max_len=65536
+                     defines=(-D FUZZ_NO_HELLO) ;;
+    entry)           sources=("$here/Targets/EntryFuzz.swift");   max_len=16384 ;;
     *) echo "usage: $0 frame|session|session-nohello|entry [SECONDS] [LIBFUZZER_ARGS...]" >&2; exit 2 ;;
 esac
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "SECONDS must be a whole number, got '$seconds'" >&2; exit 2; }
@@ -38,7 +39,7 @@ crashes="$work/crashes/$target"
 mkdir -p "$build" "$corpus" "$crashes"
 
 # Build when the binary is missing or older than any core source, the target or this script.
-if [[ ! -x "$binary" ]] || [[ -n "$(find "$repo/Sources/LifeSync" "$repo/Sources/CSQLite" "$repo/Sources/CCrypto" "$source_file" "$here/run.sh" -newer "$binary" -print -quit)" ]]; then
+if [[ ! -x "$binary" ]] || [[ -n "$(find "$repo/Sources/LifeSync" "$repo/Sources/CSQLite" "$repo/Sources/CCrypto" "${sources[@]}" "$here/run.sh" -newer "$binary" -print -quit)" ]]; then
     # Compile a snapshot: the core may be edited while swiftc runs.
     snapshot="$binary.src"
     rm -rf "$snapshot" && mkdir -p "$snapshot"
@@ -48,15 +49,16 @@ if [[ ! -x "$binary" ]] || [[ -n "$(find "$repo/Sources/LifeSync" "$repo/Sources
     else
         cp -rp "$repo/Sources/LifeSync" "$repo/Sources/CSQLite" "$repo/Sources/CCrypto" "$snapshot/"
     fi
-    cp -p "$source_file" "$snapshot/"
-    source_file="$snapshot/$(basename "$source_file")"
+    mkdir -p "$snapshot/target"
+    cp -p "${sources[@]}" "$snapshot/target/"
     mapfile -t core < <(find "$snapshot/LifeSync" -name '*.swift' | sort)
-    echo "building $binary ($opt, ${#core[@]} core files + $(basename "$source_file"))…"
+    mapfile -t target_files < <(find "$snapshot/target" -name '*.swift' | sort)
+    echo "building $binary ($opt, ${#core[@]} core files + ${#target_files[@]} target files)…"
     start=$(date +%s)
     if ! "$swiftc" -sanitize=fuzzer,address -parse-as-library "$opt" -g -module-name LifeSyncFuzz "${defines[@]}" \
             -I "$snapshot/CSQLite" -I "$snapshot/CCrypto" \
             -module-cache-path "$build/module-cache" \
-            "${core[@]}" "$source_file" -lsqlite3 -lcrypto -lm -o "$binary.tmp" 2> "$build/build-$target.log"; then
+            "${core[@]}" "${target_files[@]}" -lsqlite3 -lcrypto -lm -o "$binary.tmp" 2> "$build/build-$target.log"; then
         grep -v "Cannot export local symbol" "$build/build-$target.log" | tail -40 >&2
         echo "build failed (the core may be mid-edit: retry in a minute); full log: $build/build-$target.log" >&2
         exit 2
