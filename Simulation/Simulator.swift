@@ -77,7 +77,7 @@ public final class Simulator {
         names = options.nodeNames
         network.tracer = { [unowned self] time, line, bytes in trace.record(time, line, bytes: bytes) }
         network.observer = { [unowned self] time, name, action in
-            if case .event(let event) = action { trace.record(time, "\(name): \(event)") }
+            if case .event(let event) = action { trace.record(time, "\(name): \(event.logLine)") }
         }
         network.onAdvance = { [unowned self] time in
             for node in nodes.values { node.clock.virtualTime = time }

@@ -1,7 +1,8 @@
 import LifeSync
 
 extension NodeEvent {
-    /// The event as the one log line `lifesync serve` prints for it.
+    /// The event as the one log line `lifesync serve` prints for it (and the simulator traces).
+    /// Pure formatting, kept beside the type so every shell says the same.
     ///
     /// ```swift
     /// NodeEvent.inSync(with: "mac_7c9e…", sent: 3, received: 0).logLine   // "in sync with mac_7c9e… (sent 3, received 0)"
