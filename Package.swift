@@ -2,7 +2,7 @@
 import PackageDescription
 
 // LifeSync takes no third-party Swift packages: Foundation, Dispatch, Glibc and the system's
-// sqlite3 and libcrypto are all it links.
+// sqlite3, libcrypto and libssl are all it links.
 let package = Package(
     name: "LifeSync",
     products: [
@@ -22,10 +22,16 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // TLS for the runtime only: the core never sees it.
+        .systemLibrary(
+            name: "CSSL",
+            pkgConfig: "libssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
         // The deterministic core: model, clocks, merge, store, wire codec, session state machines.
         .target(name: "LifeSync", dependencies: ["CSQLite", "CCrypto"], linkerSettings: [.linkedLibrary("m")]),
         // The thin shell: the system clock and randomness, sockets, files, the node daemon.
-        .target(name: "LifeSyncRuntime", dependencies: ["LifeSync"]),
+        .target(name: "LifeSyncRuntime", dependencies: ["LifeSync", "CSSL"]),
         // Many nodes on virtual time with one seeded PRNG, driving the same core as the daemon.
         .target(name: "LifeSyncSimulation", dependencies: ["LifeSync"], path: "Simulation"),
         // Command parsing and the commands themselves, kept out of main.swift so tests can call them.
@@ -35,7 +41,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["LifeSync", "LifeSyncRuntime", "LifeSyncSimulation"], path: "Tests/TestSupport"),
         .testTarget(name: "LifeSyncTests", dependencies: ["LifeSync", "LifeSyncSimulation", "TestSupport"]),
         .testTarget(name: "SimulationTests", dependencies: ["LifeSync", "LifeSyncSimulation", "TestSupport"]),
-        .testTarget(name: "LifeSyncRuntimeTests", dependencies: ["LifeSync", "LifeSyncRuntime", "TestSupport"]),
+        .testTarget(name: "LifeSyncRuntimeTests", dependencies: ["LifeSync", "LifeSyncRuntime", "CSSL", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["LifeSyncRuntime", "TestSupport"]),
     ]
 )

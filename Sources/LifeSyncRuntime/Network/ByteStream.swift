@@ -3,7 +3,7 @@ import Glibc
 /// One connection's bytes, whatever carries them. The node server moves frames through this
 /// seam and never reads or writes a socket itself: plain TCP today (`TCPStream`); TLS plugs in
 /// here, with the same readiness semantics, and the core never sees either.
-protocol ByteStream: AnyObject {
+public protocol ByteStream: AnyObject {
     /// The descriptor to poll.
     var fd: Int32 { get }
     /// Reads what is available into `buffer`.
@@ -13,16 +13,23 @@ protocol ByteStream: AnyObject {
     /// No more input wanted (a close whose output is still leaving).
     func shutdownReading()
     func close()
+    /// Input read from the descriptor and waiting inside the stream (TLS records already
+    /// decrypted): poll will not announce it, so the reader must come back for it.
+    var hasBufferedInput: Bool { get }
 }
 
-enum StreamRead: Equatable {
+extension ByteStream {
+    public var hasBufferedInput: Bool { false }
+}
+
+public enum StreamRead: Equatable {
     case bytes(Int)
     case wouldBlock
     /// The peer closed, or the connection failed.
     case ended
 }
 
-enum StreamWrite: Equatable {
+public enum StreamWrite: Equatable {
     case wrote(Int)
     case wouldBlock
     case failed

@@ -1,0 +1,66 @@
+import CSSL
+import LifeSync
+
+/// The TLS profile of every peer connection (PROTOCOL.md, TLS profile): TLS 1.3 only; AES-GCM
+/// and ChaCha20-Poly1305 suites; X25519 or P-256 key exchange; ECDSA P-256 with SHA-256
+/// signatures; both sides present their node's self-signed certificate and nothing else. No
+/// certificate authority is consulted: a peer is known by its key's fingerprint, which the
+/// node checks against its trust store once the handshake is done (`TLSStream.peerFingerprint`).
+/// No sessions are cached or resumed, so every connection proves possession of the key.
+///
+/// ```swift
+/// let tls = try TLSContext(key: nodeKey)
+/// let stream = try tls.stream(fd: socket, dialing: true)
+/// ```
+public final class TLSContext {
+    /// `SSL_CTX *`, owned.
+    let context: OpaquePointer
+    public let key: NodeKey
+
+    public static let cipherSuites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+    public static let groups = "X25519:P-256"
+    public static let signatureAlgorithms = "ECDSA+SHA256"
+
+    public init(key: NodeKey) throws {
+        guard let context = SSL_CTX_new(TLS_method()) else { throw OpenSSLError.drain("creating a TLS context") }
+        self.context = context
+        self.key = key
+        try OpenSSLError.check(lifesync_ctx_tls13_only(context) == 1, "restricting TLS to version 1.3")
+        try OpenSSLError.check(SSL_CTX_set_ciphersuites(context, Self.cipherSuites) == 1, "setting the cipher suites")
+        try OpenSSLError.check(lifesync_ctx_set_groups(context, Self.groups) == 1, "setting the key-exchange groups")
+        try OpenSSLError.check(lifesync_ctx_set_sigalgs(context, Self.signatureAlgorithms) == 1, "setting the signature algorithms")
+        try OpenSSLError.check(SSL_CTX_use_certificate(context, key.certificate) == 1, "loading the certificate")
+        try OpenSSLError.check(SSL_CTX_use_PrivateKey(context, key.key) == 1, "loading the private key")
+        try OpenSSLError.check(SSL_CTX_check_private_key(context) == 1, "matching the key to the certificate")
+        SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, acceptSelfSignedOnly)
+        SSL_CTX_set_verify_depth(context, 0)
+        try OpenSSLError.check(SSL_CTX_set_num_tickets(context, 0) == 1, "turning session tickets off")
+        lifesync_ctx_no_session_cache(context)
+        lifesync_ctx_set_modes(context)
+    }
+
+    deinit { SSL_CTX_free(context) }
+
+    /// A TLS stream over the connected, non-blocking socket `fd` (which it then owns): the
+    /// client side when we dialled, the server side when we accepted.
+    public func stream(fd: Int32, dialing: Bool) throws -> TLSStream {
+        guard let ssl = SSL_new(context) else { throw OpenSSLError.drain("creating a TLS connection") }
+        // Our socket BIO (sends with MSG_NOSIGNAL); the SSL owns it, the stream owns the socket.
+        guard let bio = lifesync_socket_bio(fd) else {
+            SSL_free(ssl)
+            throw OpenSSLError.drain("attaching TLS to the socket")
+        }
+        SSL_set_bio(ssl, bio, bio)
+        if dialing { SSL_set_connect_state(ssl) } else { SSL_set_accept_state(ssl) }
+        return TLSStream(ssl: ssl, fd: fd)
+    }
+}
+
+/// Peers present self-signed certificates: that is the one verification error let through.
+/// Anything else (an expired or not yet valid certificate, a chain, a bad encoding) fails the
+/// handshake. Who the key belongs to is decided by the trust store, not here.
+private let acceptSelfSignedOnly: @convention(c) (Int32, OpaquePointer?) -> Int32 = { preverified, store in
+    if preverified == 1 { return 1 }
+    guard let store else { return 0 }
+    return X509_STORE_CTX_get_error(store) == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT ? 1 : 0
+}
