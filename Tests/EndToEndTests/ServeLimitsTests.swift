@@ -37,7 +37,8 @@ import TestSupport
         let original = try #require(ProcessControl.setOpenFileLimit(of: pid, soft: UInt64(lowestFree) + 2),
                                     "cannot lower the node's descriptor limit")
         var peers: [RawPeer] = []
-        for _ in 0..<6 { peers.append(try RawPeer(port: phone.port)) }
+        // Plain TCP connections: they wait in the backlog the node cannot drain.
+        for _ in 0..<6 { peers.append(try RawPeer(port: phone.port, tls: false)) }
         let backedOff = eventually(timeout: 10) { phone.stdout.contains("cannot accept connections") }
         try #require(backedOff, "the node never reported that it cannot accept\n\(phone.allOutput)")
 

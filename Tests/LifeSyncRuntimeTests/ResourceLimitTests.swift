@@ -54,13 +54,12 @@ import TestSupport
         for _ in 0..<1_000_000 {
             if sent >= target || Date() >= deadline { break }
             let offset = sent % burst.count
-            let n = burst.withUnsafeBytes { send(flooder.fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+            guard let n = flooder.trySend(burst[offset...]) else { break }
             if n > 0 {
                 sent += n
                 stalledSince = nil
                 continue
             }
-            guard n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { break }
             // The node stopped reading (or is busy): after a second with no progress, it has stopped.
             if let since = stalledSince, Date().timeIntervalSince(since) > 1 { break }
             if stalledSince == nil { stalledSince = Date() }
@@ -101,7 +100,8 @@ import TestSupport
     static func refusedConnections(_ count: Int, port: UInt16) throws -> Int {
         var closed = 0
         for _ in 0..<count {
-            let peer = try RawPeer(port: port)
+            // Plain TCP: the cap closes it before any TLS.
+            let peer = try RawPeer(port: port, tls: false)
             if peer.readUntilClosed(seconds: 5).closed { closed += 1 }
         }
         return closed
@@ -202,7 +202,7 @@ import TestSupport
         limits.acceptBackoff = 60_000  // longer than the test: the listener must stay out of the poll
         limits.maximumAcceptBackoff = 60_000
         let driven = try HandDriven(limits: limits) { _ in .failed(EMFILE) }
-        let peer = try RawPeer(port: driven.port)  // the listener is readable from now on, and stays so
+        let peer = try RawPeer(port: driven.port, tls: false)  // the listener is readable from now on, and stays so
         _ = peer
 
         driven.server.pollOnce(maximumWait: 2_000)
@@ -226,7 +226,7 @@ import TestSupport
         limits.maximumAcceptBackoff = 40
         // Three failures (20, 40, 40 ms of back-off), then the real accept.
         let driven = try HandDriven(limits: limits) { attempt in attempt <= 3 ? .failed(EMFILE) : nil }
-        let peer = try RawPeer(port: driven.port)
+        let peer = try RawPeer(port: driven.port, tls: false)
         _ = peer
 
         let deadline = Date().addingTimeInterval(10)

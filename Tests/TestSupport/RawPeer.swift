@@ -1,15 +1,25 @@
 import Foundation
 import Glibc
 import LifeSync
+import LifeSyncRuntime
 
-/// A hand-driven TCP peer for protocol tests: connects to a node over loopback and sends
-/// whatever bytes a test wants, well-formed or not. Blocking, with receive timeouts.
+/// A hand-driven peer for protocol tests: connects to a node over loopback, completes the TLS
+/// handshake with a key of its own, and sends whatever bytes a test wants, well-formed or not.
+/// With `tls: false` it speaks plain TCP (to check that a node refuses it). Every wait is bounded.
 public final class RawPeer {
     public let fd: Int32
+    private let stream: TLSStream?
+    /// This peer's key (one per test process unless given).
+    public let key: NodeKey
+    private var closedBySend = false
 
-    /// Connects to `127.0.0.1:port`.
-    public init(port: UInt16) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    public static let sharedKey = Result { try NodeKey.generate(nodeID: "mac_7c9e6679-7425-40de-944b-e07fc1f90ae7") }
+
+    /// Connects to `127.0.0.1:port` and, with `tls`, completes the handshake (5 s at most).
+    public init(port: UInt16, tls: Bool = true, key: NodeKey? = nil) throws {
+        self.key = try key ?? Self.sharedKey.get()
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -18,32 +28,85 @@ public final class RawPeer {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard rc == 0 else { close(fd); throw RawPeerError("connect failed: \(String(cString: strerror(errno)))") }
-        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        guard tls else {
+            stream = nil
+            return
+        }
+        let stream = try TLSContext(key: self.key).stream(fd: fd, dialing: true)
+        self.stream = stream
+        let deadline = MonotonicClock.seconds() + 5
+        while true {
+            switch stream.handshake() {
+            case .done: return
+            case .failed(let reason): throw RawPeerError("TLS handshake failed: \(reason)")
+            case .inProgress:
+                guard MonotonicClock.seconds() < deadline else { throw RawPeerError("TLS handshake timed out") }
+                wait(for: stream.wantsWritable ? Int16(POLLOUT) : Int16(POLLIN), milliseconds: 50)
+            }
+        }
     }
 
-    deinit { close(fd) }
+    deinit {
+        if let stream { stream.close() } else { close(fd) }
+    }
 
+    /// The fingerprint of the key the node proved it holds (nil without TLS).
+    public var nodeFingerprint: SHA256.Digest? { stream?.peerFingerprint }
+
+    private func wait(for events: Int16, milliseconds: Int32) {
+        var entry = pollfd(fd: fd, events: events, revents: 0)
+        _ = poll(&entry, 1, milliseconds)
+    }
+
+    /// Sends all of `bytes` (5 s at most; a peer that closed ends it early).
     public func send(_ bytes: [UInt8]) {
-        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var sent = 0
+        let deadline = MonotonicClock.seconds() + 5
+        while sent < bytes.count && !closedBySend && MonotonicClock.seconds() < deadline {
+            switch trySend(bytes[sent...]) {
+            case .some(0): wait(for: Int16(POLLOUT), milliseconds: 50)
+            case .some(let n): sent += n
+            case nil: closedBySend = true
+            }
+        }
     }
 
-    /// Reads frames until the peer closes or `seconds` pass. Returns the decoded messages (or the
-    /// decoding errors) and whether the connection was closed by the node.
+    /// One non-blocking write of what `bytes` the connection takes now: the count (0 when it
+    /// takes nothing now), or nil once it failed.
+    public func trySend(_ bytes: ArraySlice<UInt8>) -> Int? {
+        let outcome: StreamWrite = bytes.withUnsafeBytes { rest in
+            if let stream { return stream.write(rest) }
+            let n = Glibc.send(fd, rest.baseAddress, rest.count, Int32(MSG_NOSIGNAL))
+            return n > 0 ? .wrote(n) : (n < 0 && (errno == EAGAIN || errno == EINTR) ? .wouldBlock : .failed)
+        }
+        switch outcome {
+        case .wrote(let n): return n
+        case .wouldBlock: return 0
+        case .failed: return nil
+        }
+    }
+
+    /// Reads frames until the peer closes or `seconds` pass. Returns the decoded messages and
+    /// whether the connection was closed by the node.
     public func readUntilClosed(seconds: Double = 5) -> (messages: [Message], closed: Bool) {
         var decoder = FrameDecoder()
         var messages: [Message] = []
-        let deadline = Date().addingTimeInterval(seconds)
+        let deadline = MonotonicClock.seconds() + seconds
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        while Date() < deadline {
-            let got = recv(fd, &buffer, buffer.count, 0)
-            if got == 0 { return (messages, true) }
-            if got < 0 {
-                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
-                return (messages, true)
+        while MonotonicClock.seconds() < deadline {
+            let outcome: StreamRead = buffer.withUnsafeMutableBytes { space in
+                if let stream { return stream.read(into: space) }
+                let n = recv(fd, space.baseAddress, space.count, 0)
+                return n > 0 ? .bytes(n) : (n < 0 && (errno == EAGAIN || errno == EINTR) ? .wouldBlock : .ended)
             }
-            if let frames = try? decoder.feed(buffer[0..<got]) {
-                for frame in frames { if let m = try? Message.decode(type: frame.type, payload: frame.payload) { messages.append(m) } }
+            switch outcome {
+            case .bytes(let got):
+                if let frames = try? decoder.feed(buffer[0..<got]) {
+                    for frame in frames { if let m = try? Message.decode(type: frame.type, payload: frame.payload) { messages.append(m) } }
+                }
+            case .wouldBlock: wait(for: Int16(POLLIN), milliseconds: 20)
+            case .ended: return (messages, true)
             }
         }
         return (messages, false)

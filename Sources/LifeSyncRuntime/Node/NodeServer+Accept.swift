@@ -28,10 +28,16 @@ extension NodeServer {
                     noteRefusal(remote: remote, reason: reason, now: now)
                     continue
                 }
-                let connection = PeerConnection(stream: TCPStream(fd: fd), id: nextConnectionID, remote: remote, acceptedFrom: host)
+                guard let stream = try? tls.stream(fd: fd, dialing: false) else {
+                    close(fd)
+                    noteRefusal(remote: remote, reason: "no TLS connection could be set up", now: now)
+                    continue
+                }
+                // The core hears of it once the TLS handshake is done (`stepHandshake`).
+                let connection = PeerConnection(stream: stream, id: nextConnectionID, remote: remote, acceptedFrom: host)
                 nextConnectionID += 1
+                connection.handshake = (nil, now + limits.handshakeTimeout)
                 connections[connection.id] = connection
-                execute(core.accepted(connection: connection.id, remote: remote, now: now))
             }
         }
     }

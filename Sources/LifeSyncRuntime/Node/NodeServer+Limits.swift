@@ -31,6 +31,9 @@ extension NodeServer {
         /// At most one line per this interval about refused connections (a flood must not flood
         /// the log); the lines count those refused in between. Ms.
         public var refusalLogInterval: Int64 = 1_000
+        /// A TLS handshake not done within this long fails (the connection is dropped, a dial
+        /// counts as failed): a peer that connects and says nothing holds a slot no longer. Ms.
+        public var handshakeTimeout: Int64 = 10_000
 
         public init() {}
 
@@ -53,6 +56,8 @@ extension NodeServer {
         public var pausedConnections = 0
         /// Accepted connections closed at once because of a connection cap.
         public var refusedConnections = 0
+        /// TLS handshakes that failed or timed out (both directions).
+        public var failedHandshakes = 0
         /// Times accept failed for want of resources and the listener was paused.
         public var acceptFailures = 0
         /// Poll rounds in which the listener was polled.

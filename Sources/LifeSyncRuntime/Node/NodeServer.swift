@@ -14,6 +14,8 @@ import LifeSync
 /// ```
 public final class NodeServer: @unchecked Sendable {
     public let core: NodeCore
+    /// The node's key and the TLS profile every connection uses.
+    public let tls: TLSContext
     let log: (String) -> Void
     var listener: Int32 = -1
     public private(set) var listeningAddress: String?
@@ -47,8 +49,14 @@ public final class NodeServer: @unchecked Sendable {
     /// Binds the listening socket (if `listen` is given) so the port is known before `run`.
     /// Recordings live in a folder beside the replica (`<replica>.recordings`); temporary files
     /// of downloads that can no longer resume are removed here (see `removeOrphanedTemporaries`).
-    public init(replica: Replica, configuration: NodeConfiguration, listen: String?, limits: Limits = Limits(),
+    /// The node's key is `key`, or the one beside the replica (`<replica>.key`, made on first
+    /// use); an in-memory replica without `key` gets one for this run only.
+    public init(replica: Replica, configuration: NodeConfiguration, listen: String?, limits: Limits = Limits(), key: NodeKey? = nil,
                 log: @escaping (String) -> Void) throws {
+        let nodeID = replica.identity.nodeID
+        let key = try key ?? (replica.path == ":memory:" ? NodeKey.generate(nodeID: nodeID)
+                                                         : NodeKey.loadOrCreate(path: NodeKey.path(forReplica: replica.path), nodeID: nodeID))
+        tls = try TLSContext(key: key)
         let storage = replica.path == ":memory:" ? nil : try FileRecordingStorage(replicaPath: replica.path)
         if let storage {
             let removed = storage.removeOrphanedTemporaries { id in (try? replica.recordingFile(id: id))?.state == .partial }
@@ -190,7 +198,9 @@ public final class NodeServer: @unchecked Sendable {
             case .connect(let peer, let address):
                 do {
                     let fd = try Socket.startConnect(to: try SocketAddress(parsing: address))
-                    let connection = PeerConnection(stream: TCPStream(fd: fd), id: nextConnectionID, remote: address)
+                    let stream: TLSStream
+                    do { stream = try tls.stream(fd: fd, dialing: true) } catch { close(fd); throw error }
+                    let connection = PeerConnection(stream: stream, id: nextConnectionID, remote: address)
                     nextConnectionID += 1
                     connection.dialing = (peer, MonotonicClock.milliseconds() + connectTimeout)
                     connections[connection.id] = connection
@@ -240,8 +250,18 @@ extension NodeServer: PollParticipant {
             updateReadPause(connection)
             var events: Int16 = 0
             // Reading is shut once a close is under way, and paused while the output is over the bound.
-            if connection.closeWhenFlushed == nil && !connection.readPaused { events |= Int16(POLLIN) }
-            if connection.dialing != nil || connection.hasOutput { events |= Int16(POLLOUT) }
+            if let handshake = connection.handshake, connection.dialing == nil {
+                deadline = min(deadline ?? handshake.deadline, handshake.deadline)
+                events = Int16(POLLIN) | (connection.stream.wantsWritable ? Int16(POLLOUT) : 0)
+                interests.append(PollLoop.Interest(fd: connection.fd, events: events))
+                continue
+            }
+            if connection.closeWhenFlushed == nil && !connection.readPaused {
+                events |= Int16(POLLIN)
+                // Decrypted input waiting inside TLS: poll cannot see it, so do not wait.
+                if connection.stream.hasBufferedInput { deadline = now }
+            }
+            if connection.dialing != nil || connection.hasOutput || connection.stream.wantsWritable { events |= Int16(POLLOUT) }
             interests.append(PollLoop.Interest(fd: connection.fd, events: events))
         }
         polled = (pollListener, ordered)
@@ -267,12 +287,17 @@ extension NodeServer: PollParticipant {
                         drop(connection)
                         execute(core.connectFailed(peer: dialing.peer, reason: failure, now: now))
                     } else {
-                        execute(core.connected(connection: connection.id, peer: dialing.peer, now: now))
+                        connection.handshake = (dialing.peer, now + limits.handshakeTimeout)
+                        stepHandshake(connection, now: now)
                     }
                 } else if now > dialing.deadline {
                     drop(connection)
                     execute(core.connectFailed(peer: dialing.peer, reason: "timed out", now: now))
                 }
+                continue
+            }
+            if connection.handshake != nil {
+                stepHandshake(connection, now: now)
                 continue
             }
             let failed = events & (Int16(POLLHUP) | Int16(POLLERR)) != 0
@@ -287,7 +312,10 @@ extension NodeServer: PollParticipant {
                 if failed || now >= (connection.closeWhenFlushed ?? .max) { closeNow(connection, now: now) }
                 continue
             }
-            if events & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 { read(connection, now: now) }
+            if events & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 || connection.stream.hasBufferedInput
+                || (connection.stream.wantsWritable && events & Int16(POLLOUT) != 0) {
+                read(connection, now: now)
+            }
         }
         execute(core.tick(now: MonotonicClock.milliseconds()))
         publishStatistics()

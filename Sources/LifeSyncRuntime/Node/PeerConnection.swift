@@ -1,13 +1,22 @@
-/// One connection of a node server: its byte stream, the frames queued for it, and the flags
+import LifeSync
+
+/// One connection of a node server: its TLS stream, the frames queued for it, and the flags
 /// the poll loop steers by. Output is bounded by the server (`NodeServer.Limits`).
 final class PeerConnection {
-    let stream: ByteStream
+    let stream: TLSStream
     let id: Int
     let remote: String
     /// The remote host of an accepted connection (for the per-address cap); nil for our dials.
     let acceptedFrom: String?
     /// Set while a dial is in progress.
     var dialing: (peer: Int, deadline: Int64)?
+    /// Set from the TCP connection until the TLS handshake is done: the core hears of the
+    /// connection only then. `dialled` is the core's peer index for our own dials.
+    var handshake: (dialled: Int?, deadline: Int64)?
+    /// An accepted connection's first bytes were looked at: a TLS ClientHello, or not.
+    var sniffed = false
+    /// The SHA-256 of the key the peer proved it holds, once the handshake is done.
+    var peerKey: SHA256.Digest?
     /// Frames waiting for the stream, oldest first; `headSent` bytes of the first already went.
     /// Large frames stay separate arrays so a 1 MiB chunk is never copied into a growing buffer;
     /// small ones are packed together so they leave in one write.
@@ -24,7 +33,7 @@ final class PeerConnection {
     /// Set by a close with output still queued: dropped once flushed, or at this time anyway.
     var closeWhenFlushed: Int64?
 
-    init(stream: ByteStream, id: Int, remote: String, acceptedFrom: String? = nil) {
+    init(stream: TLSStream, id: Int, remote: String, acceptedFrom: String? = nil) {
         self.stream = stream
         self.id = id
         self.remote = remote
