@@ -26,7 +26,7 @@ static inline int lifesync_ctx_set_groups(SSL_CTX *ctx, const char *groups) {
 }
 
 static inline void lifesync_ctx_set_modes(SSL_CTX *ctx) {
-    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 }
 
 static inline void lifesync_ctx_no_session_cache(SSL_CTX *ctx) {
