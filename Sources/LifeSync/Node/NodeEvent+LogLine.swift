@@ -1,4 +1,3 @@
-import LifeSync
 
 extension NodeEvent {
     /// The event as the one log line `lifesync serve` prints for it (and the simulator traces).
