@@ -116,6 +116,26 @@ enum Schema {
             PRIMARY KEY (id, node_id)
         );
         """,
+        // 4: the trust store. Which node each trusted key belongs to, and where to reach it; and
+        // the keys that tried to connect without being trusted (bounded, see Replica+Trust).
+        """
+        CREATE TABLE trusted_peers (
+            node_id TEXT PRIMARY KEY NOT NULL,
+            role TEXT NOT NULL,
+            fingerprint TEXT NOT NULL UNIQUE,
+            addresses TEXT NOT NULL DEFAULT '',
+            trusted_at TEXT NOT NULL
+        );
+        CREATE TABLE pending_peers (
+            fingerprint TEXT PRIMARY KEY NOT NULL,
+            node_id TEXT,
+            role TEXT,
+            address TEXT NOT NULL,
+            first_seen TEXT NOT NULL,
+            last_seen TEXT NOT NULL,
+            attempts INTEGER NOT NULL
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

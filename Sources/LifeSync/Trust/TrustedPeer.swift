@@ -1,0 +1,44 @@
+/// A node this replica trusts: its node ID bound to the fingerprint of its key (the SHA-256 of
+/// its public key, PROTOCOL.md §1.1), and where it can be reached. A connection is that node
+/// only when the peer proved it holds that key and its HELLO names that node ID.
+public struct TrustedPeer: Equatable, Sendable {
+    public var nodeID: String
+    public var role: Role
+    public var fingerprint: SHA256.Digest
+    /// `host:port` dial targets, in the order given (at most `PairingString.maximumAddresses`).
+    public var addresses: [String]
+    public var trustedAt: Timestamp
+
+    public init(nodeID: String, role: Role, fingerprint: SHA256.Digest, addresses: [String] = [], trustedAt: Timestamp) {
+        self.nodeID = nodeID
+        self.role = role
+        self.fingerprint = fingerprint
+        self.addresses = addresses
+        self.trustedAt = trustedAt
+    }
+}
+
+/// A key that connected (or answered our dial) without being trusted: shown to the user, who may
+/// accept it. What it claimed (node ID, role) is unproven until then; the list is bounded
+/// (`Replica.pendingLimit`), the oldest dropped first.
+public struct PendingPeer: Equatable, Sendable {
+    public var fingerprint: SHA256.Digest
+    /// The node ID its HELLO named, if it sent one.
+    public var claimedNodeID: String?
+    public var claimedRole: Role?
+    public var address: String
+    public var firstSeen: Timestamp
+    public var lastSeen: Timestamp
+    public var attempts: Int
+
+    public init(fingerprint: SHA256.Digest, claimedNodeID: String?, claimedRole: Role?, address: String,
+                firstSeen: Timestamp, lastSeen: Timestamp, attempts: Int) {
+        self.fingerprint = fingerprint
+        self.claimedNodeID = claimedNodeID
+        self.claimedRole = claimedRole
+        self.address = address
+        self.firstSeen = firstSeen
+        self.lastSeen = lastSeen
+        self.attempts = attempts
+    }
+}

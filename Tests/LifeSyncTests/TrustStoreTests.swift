@@ -1,0 +1,106 @@
+import LifeSync
+import Testing
+import TestSupport
+
+/// The trust store and the pairing string: a key names one node, untrusting takes effect, the
+/// untrusted keys that tried are kept for the user but bounded, and a pairing string is read
+/// strictly.
+@Suite struct TrustStoreTests {
+    static func key(_ n: UInt8) -> SHA256.Digest { SHA256.hash([n]) }
+    static let macID = "mac_7c9e6679-7425-40de-944b-e07fc1f90ae7"
+    static let watchID = "watch_550e8400-e29b-41d4-a716-446655440000"
+
+    @Test func aTrustedKeyNamesItsNodeAndUntrustingForgetsIt() throws {
+        let phone = try ReplicaFixtures.replica(role: .phone, seed: 1)
+        #expect(try phone.trustedPeer(fingerprint: Self.key(1)) == nil)
+        let mac = TrustedPeer(nodeID: Self.macID, role: .mac, fingerprint: Self.key(1), addresses: ["192.168.1.20:7002"], trustedAt: phone.now)
+        try phone.trust(mac)
+        #expect(try phone.trustedPeer(fingerprint: Self.key(1)) == mac)
+        #expect(try phone.trustedPeers() == [mac])
+        // A renewed key replaces the old one for the same node.
+        var renewed = mac
+        renewed.fingerprint = Self.key(2)
+        try phone.trust(renewed)
+        #expect(try phone.trustedPeer(fingerprint: Self.key(1)) == nil)
+        #expect(try phone.trustedPeer(fingerprint: Self.key(2))?.nodeID == Self.macID)
+        #expect(try phone.untrust(nodeID: Self.macID))
+        #expect(try phone.trustedPeer(fingerprint: Self.key(2)) == nil)
+        #expect(try !phone.untrust(nodeID: Self.macID))
+    }
+
+    @Test func oneKeyCannotNameTwoNodesNorThisNode() throws {
+        let phone = try ReplicaFixtures.replica(role: .phone, seed: 2)
+        try phone.trust(TrustedPeer(nodeID: Self.macID, role: .mac, fingerprint: Self.key(3), trustedAt: phone.now))
+        #expect(throws: ReplicaError.self) {
+            try phone.trust(TrustedPeer(nodeID: Self.watchID, role: .watch, fingerprint: Self.key(3), trustedAt: phone.now))
+        }
+        #expect(throws: ReplicaError.self) {
+            try phone.trust(TrustedPeer(nodeID: phone.identity.nodeID, role: .phone, fingerprint: Self.key(4), trustedAt: phone.now))
+        }
+        #expect(try phone.trustedPeers().map(\.nodeID) == [Self.macID])
+    }
+
+    @Test func pendingKeysAreCountedBoundedAndAcceptedByTheirClaim() throws {
+        let clock = ManualClock(milliseconds: ReplicaFixtures.epoch)
+        let phone = try ReplicaFixtures.replica(role: .phone, seed: 3, clock: clock)
+        try phone.notePending(fingerprint: Self.key(9), claimedNodeID: nil, claimedRole: nil, address: "10.0.0.9:51000")
+        clock.advance(by: 1_000)
+        try phone.notePending(fingerprint: Self.key(9), claimedNodeID: Self.watchID, claimedRole: .watch, address: "10.0.0.9:51001")
+        let first = try #require(try phone.pendingPeers().first)
+        #expect(first.attempts == 2 && first.claimedNodeID == Self.watchID && first.address == "10.0.0.9:51001")
+        #expect(first.lastSeen.millisecondsSince1970 - first.firstSeen.millisecondsSince1970 == 1_000)
+        // A claim that is not a node ID is not kept.
+        try phone.notePending(fingerprint: Self.key(10), claimedNodeID: "'; DROP TABLE entries; --", claimedRole: .mac, address: "10.0.0.10:1")
+        #expect(try phone.pendingPeers().first { $0.fingerprint == Self.key(10) }?.claimedNodeID == nil)
+        // A flood of fresh keys keeps only the most recent `pendingLimit`.
+        for n in 0..<200 {
+            clock.advance(by: 10)
+            try phone.notePending(fingerprint: SHA256.hash([0xF0, UInt8(n)]), claimedNodeID: nil, claimedRole: nil, address: "10.0.1.\(n):1")
+        }
+        let pending = try phone.pendingPeers()
+        #expect(pending.count == Replica.pendingLimit)
+        #expect(pending.first?.fingerprint == SHA256.hash([0xF0, 199]))
+        #expect(!pending.contains { $0.fingerprint == Self.key(9) }, "the oldest was kept")
+        // Accepting goes by the claim; the key then is trusted and no longer pending.
+        clock.advance(by: 10)
+        try phone.notePending(fingerprint: Self.key(9), claimedNodeID: Self.watchID, claimedRole: .watch, address: "10.0.0.9:51002")
+        #expect(try phone.acceptPending(nodeID: Self.macID) == nil)
+        let accepted = try #require(try phone.acceptPending(nodeID: Self.watchID))
+        #expect(accepted.role == .watch && accepted.fingerprint == Self.key(9))
+        #expect(try phone.trustedPeer(fingerprint: Self.key(9))?.nodeID == Self.watchID)
+        #expect(try !phone.pendingPeers().contains { $0.fingerprint == Self.key(9) })
+    }
+
+    @Test func aPairingStringRoundTripsAndIsReadStrictly() throws {
+        let pairing = PairingString(nodeID: Self.macID, fingerprint: Self.key(5), addresses: ["192.168.1.20:7002", "[fe80::1]:7002"])
+        let text = pairing.description
+        #expect(text.hasPrefix("lifesync://mac_7c9e6679-7425-40de-944b-e07fc1f90ae7?key="))
+        #expect(try PairingString(parsing: "  " + text + "\n") == pairing)
+        #expect(pairing.peer(trustedAt: Timestamp(millisecondsSince1970: 0)).role == .mac)
+        let hex = Self.key(5).hex
+        let refused: [(String, String)] = [
+            ("http://\(Self.macID)?key=\(hex)", "does not start"),
+            ("lifesync://\(Self.macID)", "no ?key="),
+            ("lifesync://mac_not-a-uuid?key=\(hex)", "not a node ID"),
+            ("lifesync://\(Self.macID)?key=\(hex.uppercased())", "64 lowercase hex"),
+            ("lifesync://\(Self.macID)?key=\(hex.dropLast())", "64 lowercase hex"),
+            ("lifesync://\(Self.macID)?key=\(hex)&key=\(hex)", "key twice"),
+            ("lifesync://\(Self.macID)?addr=1.2.3.4:5", "no key"),
+            ("lifesync://\(Self.macID)?key=\(hex)&addr=1.2.3.4", "host:port"),
+            ("lifesync://\(Self.macID)?key=\(hex)&addr=1.2.3.4:0", "host:port"),
+            ("lifesync://\(Self.macID)?key=\(hex)&addr=evil host:7", "host:port"),
+            ("lifesync://\(Self.macID)?key=\(hex)&addr=a:1&addr=a:1", "twice"),
+            ("lifesync://\(Self.macID)?key=\(hex)&fp=1", "unknown part"),
+            ("lifesync://\(Self.macID)?key=\(hex)" + String(repeating: "&addr=h:1", count: 120), "longer than"),
+            ("lifesync://\(Self.macID)?key=\(hex)" + (1...9).map { "&addr=h\($0):1" }.joined(), "more than 8"),
+        ]
+        for (text, reason) in refused {
+            do {
+                _ = try PairingString(parsing: text)
+                Issue.record("accepted \(text)")
+            } catch let error as ValidationError {
+                #expect(error.reason.contains(reason), "\(text): \(error.reason)")
+            }
+        }
+    }
+}
