@@ -287,7 +287,12 @@ final class HostileNode: VirtualEndpoint {
             let data = (0..<(1 + Int(random.next(below: 2_000)))).map { _ in UInt8(truncatingIfNeeded: random.nextUInt64()) }
             send(Message.chunk(Chunk(recordingID: id, offset: wrongOffset, sha256: digest(), data: data)).encoded(), on: link)
             link.offering = nil
-        case .error:
+        case .error(let code, _):
+            // An identity it does not hold the key of is refused at the handshake: counted, so
+            // the tests see authentication at work (and never a claimed identity let through).
+            if code == ErrorCode.notTrusted.rawValue {
+                simulator.count(link.claimsOwnIdentity ? "hostile_own_identity_refused" : "hostile_claimed_identity_refused")
+            }
             links[link.end] = nil
         case .caughtUp, .syncRequest, .pong, .ack, .confirm, .failure:
             break

@@ -108,18 +108,21 @@ public final class Simulator {
     // MARK: - Setup and phases
 
     func setUp() throws {
+        if options.hostile { hostile = HostileNode(simulator: self, random: hostileRandom) }
+        var identities: [(name: String, identity: ReplicaIdentity)] = []
         for (name, role) in zip(names, options.roles) {
             let path = "file:lifesync-sim-\(seed)-\(name)-\(ObjectIdentifier(self).hashValue)?mode=memory&cache=shared"
             let skew = options.clockSkew > 0 ? Int64(nodeRandom.next(below: UInt64(2 * options.clockSkew + 1))) - options.clockSkew : 0
             let drift = Int64(nodeRandom.next(below: 201)) - 100
             let clock = SimulatedClock(epoch: Simulator.epoch, offset: skew, driftPPM: drift)
             let keeper = try Database(path: path)
-            _ = try Replica.create(path: path, role: role, clock: clock, random: nodeRandom.derive(name))
+            identities.append((name, try Replica.create(path: path, role: role, clock: clock, random: nodeRandom.derive(name)).identity))
             let node = Node(name: name, role: role, path: path, clock: clock, keeper: keeper)
             nodes[name] = node
             node.storage.onRemove = { [unowned self] fileName in self.checkRemoval(of: fileName, on: name) }
             trace.record(0, "node \(name) \(role.rawValue) skew \(skew) drift \(drift)")
         }
+        try pair(identities)
         for name in names { try startNode(name) }
         if !options.scriptOnly {
             for _ in 0..<options.operations {
@@ -132,11 +135,27 @@ public final class Simulator {
             }
         }
         for event in options.script { duringSafety(at: event.time) { $0.performScripted(event.action) } }
-        if options.hostile {
-            let hostile = HostileNode(simulator: self, random: hostileRandom)
-            self.hostile = hostile
-            network.attach(HostileNode.name, endpoint: hostile)
+        if let hostile {
+            network.attach(HostileNode.name, endpoint: hostile, key: Self.key(of: HostileNode.name, seed: seed))
             network.schedule(at: 200 + Int64(hostileRandom.next(below: 2_000))) { hostile.act() }
+        }
+    }
+
+    /// The fingerprint `name` proves in its handshakes (stands in for its key's SHA-256).
+    static func key(of name: String, seed: UInt64) -> SHA256.Digest { SHA256.hash(Array("simulated key \(seed) \(name)".utf8)) }
+
+    /// Every node trusts every other, and the hostile node as the node it says it is: a trusted
+    /// peer can still be buggy, and it is the sessions' checks that must hold against it.
+    func pair(_ identities: [(name: String, identity: ReplicaIdentity)]) throws {
+        var peers = identities.map { TrustedPeer(nodeID: $0.identity.nodeID, role: $0.identity.role, fingerprint: Self.key(of: $0.name, seed: seed),
+                                                 trustedAt: Timestamp(millisecondsSince1970: Simulator.epoch)) }
+        if let hostile {
+            peers.append(TrustedPeer(nodeID: hostile.nodeID, role: .phone, fingerprint: Self.key(of: HostileNode.name, seed: seed),
+                                     trustedAt: Timestamp(millisecondsSince1970: Simulator.epoch)))
+        }
+        for (name, identity) in identities {
+            let replica = try Replica(path: nodes[name]!.path, clock: nodes[name]!.clock, random: nodeRandom.derive("pair-\(name)"))
+            for peer in peers where peer.nodeID != identity.nodeID { try replica.trust(peer) }
         }
     }
 
@@ -195,7 +214,7 @@ public final class Simulator {
                             storage: node.storage)
         node.replica = replica
         trace.record(now, "start \(name)")
-        network.start(name, core: core)
+        network.start(name, key: Self.key(of: name, seed: seed), core: core)
     }
 
     // MARK: - The event loop

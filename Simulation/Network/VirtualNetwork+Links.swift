@@ -49,8 +49,9 @@ extension VirtualNetwork {
             return
         }
         let id = open(from: name, to: address)
-        perform(core.connected(connection: 2 * id, peer: peer, now: now), on: name)
-        perform(targetCore.accepted(connection: 2 * id + 1, remote: name, now: now), on: address)
+        let keys = (dialler: host.key, target: hosts[address]!.key)
+        perform(core.connected(connection: 2 * id, peer: peer, peerKey: keys.target, now: now), on: name)
+        perform(targetCore.accepted(connection: 2 * id + 1, remote: name, peerKey: keys.dialler, now: now), on: address)
     }
 
     /// A raw endpoint dials `target` and is connected at once if it can be; returns its end.
@@ -58,7 +59,7 @@ extension VirtualNetwork {
         precondition(hosts[name]?.endpoint != nil, "\(name) is not a raw endpoint")
         guard let targetCore = hosts[target]?.core, reachable(name, target) else { return nil }
         let id = open(from: name, to: target)
-        perform(targetCore.accepted(connection: 2 * id + 1, remote: name, now: now), on: target)
+        perform(targetCore.accepted(connection: 2 * id + 1, remote: name, peerKey: hosts[name]!.key, now: now), on: target)
         return 2 * id
     }
 

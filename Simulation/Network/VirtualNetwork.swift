@@ -11,8 +11,8 @@ import LifeSync
 ///
 /// ```swift
 /// let network = VirtualNetwork(random: SeededRandom(seed: 7))
-/// network.start("phone", core: phoneCore)
-/// network.start("mac", core: macCore)   // its configuration dials "phone"
+/// network.start("phone", key: phoneKey, core: phoneCore)
+/// network.start("mac", key: macKey, core: macCore)   // its configuration dials "phone"
 /// network.run(until: 10_000)
 /// ```
 public final class VirtualNetwork {
@@ -48,6 +48,9 @@ public final class VirtualNetwork {
 
     final class Host {
         var core: NodeCore?
+        /// The fingerprint of the key this host proves in every handshake (no crypto here: the
+        /// network hands it to the other end, as TLS would).
+        var key = SHA256.Digest(bytes: [UInt8](repeating: 0, count: 32))
         var endpoint: VirtualEndpoint?
         var scheduledTick: Int64?
         /// Bumped at every crash: a dial the dead process started completes for nobody.
@@ -88,21 +91,23 @@ public final class VirtualNetwork {
 
     // MARK: - Hosts
 
-    /// Brings `name` up with `core` (a fresh process) and carries out its start.
-    public func start(_ name: String, core: NodeCore) {
+    /// Brings `name` up with `core` (a fresh process) proving `key`, and carries out its start.
+    public func start(_ name: String, key: SHA256.Digest, core: NodeCore) {
         let host = self.host(name)
         precondition(host.core == nil && host.endpoint == nil, "\(name) is already up")
         host.core = core
+        host.key = key
         host.scheduledTick = nil
         perform(core.start(now: now), on: name)
     }
 
     /// A raw participant (the hostile node): it opens connections with `connect` and is told of
     /// what arrives. Links with it get no middlebox faults.
-    public func attach(_ name: String, endpoint: VirtualEndpoint) {
+    public func attach(_ name: String, endpoint: VirtualEndpoint, key: SHA256.Digest) {
         let host = self.host(name)
         precondition(host.core == nil, "\(name) is a core")
         host.endpoint = endpoint
+        host.key = key
     }
 
     /// The process dies: its core is gone, its dials come to nothing, its connections drop. The

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LifeSync
+import LifeSyncRuntime
 import Testing
 import TestSupport
 
@@ -69,16 +70,25 @@ import TestSupport
         let frames = try Self.seedFrames()
         try #require(frames.count > 50)
 
+        // Eight identities the phone trusts (paired, but hostile or buggy), and strangers.
+        let store = try Replica(path: phone.db, clock: SystemClock(), random: SystemRandom())
+        let trusted: [(key: NodeKey, nodeID: String, role: Role)] = try (0..<8).map { n in
+            let role: Role = [.watch, .phone, .mac][n % 3]
+            let nodeID = Identifier.make(role: role, random: random)
+            let key = try NodeKey.generate(nodeID: nodeID)
+            try store.trust(TrustedPeer(nodeID: nodeID, role: role, fingerprint: key.fingerprint, trustedAt: store.now))
+            return (key, nodeID, role)
+        }
         var sent = 0, connections = 0
         let start = Date()
         while Date().timeIntervalSince(start) < seconds && connections < 20_000 {
             connections += 1
-            guard let peer = try? RawPeer(port: phone.port) else { continue }
-            // Half the connections first complete a handshake, so the session's later states
-            // see the mutations too; the rest mutate from the first byte.
-            if random.next(below: 2) == 0 {
-                let role: Role = [.watch, .phone, .mac][Int(random.next(below: 3))]
-                let hello = Hello(nodeID: Identifier.make(role: role, random: random), role: role, incarnation: Identifier.uuidV4(random: random),
+            // Half the connections first complete a handshake as a trusted node, so the session's
+            // later states see the mutations too; the rest (strangers) mutate from the first byte.
+            let identity = random.next(below: 2) == 0 ? trusted[Int(random.next(below: 8))] : nil
+            guard let peer = try? RawPeer(port: phone.port, key: identity?.key) else { continue }
+            if let identity {
+                let hello = Hello(nodeID: identity.nodeID, role: identity.role, incarnation: Identifier.uuidV4(random: random),
                                   capabilities: Capabilities(rawValue: UInt32(random.next(below: 8))), clock: .zero, vector: VersionVector())
                 peer.send(Message.hello(hello).encoded())
                 sent += 1

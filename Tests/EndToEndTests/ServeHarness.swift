@@ -189,10 +189,23 @@ final class ServeGroup {
     let directory = TemporaryDirectory("lifesync-serve")
     private(set) var nodes: [ServeNode] = []
 
-    func node(_ name: String, role: String) throws -> ServeNode {
+    /// A new node, paired with every node of the group made before it, as a user pairs them:
+    /// `lifesync id` on one, `lifesync trust` on the other, both ways.
+    func node(_ name: String, role: String, paired: Bool = true) throws -> ServeNode {
         let node = try ServeNode(name, role: role, in: directory)
+        for other in nodes where paired {
+            try Self.pair(node, trustedBy: other)
+            try Self.pair(other, trustedBy: node)
+        }
         nodes.append(node)
         return node
+    }
+
+    static func pair(_ node: ServeNode, trustedBy other: ServeNode) throws {
+        let id = try LifeSyncBinary.run(["id", "--db", node.db])
+        guard id.status == 0 else { throw ServeError("id \(node.name): \(id.stderr)") }
+        let trust = try LifeSyncBinary.run(["trust", id.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "--db", other.db])
+        guard trust.status == 0 else { throw ServeError("trust \(node.name) on \(other.name): \(trust.stderr)") }
     }
 
     func stopAll() { for node in nodes { node.stop() } }

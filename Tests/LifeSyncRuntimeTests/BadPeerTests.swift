@@ -21,6 +21,9 @@ import TestSupport
 
         var port: UInt16 { cluster.port("phone") }
 
+        /// A raw peer whose key the phone trusts as the node `hello` names (paired, but buggy).
+        func peer(for hello: Hello) throws -> RawPeer { try RawPeer.trusted(as: hello.nodeID, by: phone, port: port) }
+
         func hello(nodeID: String? = nil, incarnation: String? = nil) -> Hello {
             Hello(nodeID: nodeID ?? Identifier.make(role: .mac, random: random), role: .mac,
                   incarnation: incarnation ?? Identifier.uuidV4(random: random), capabilities: [.receivesEntries],
@@ -87,8 +90,9 @@ import TestSupport
 
     @Test func anUnknownMessageTypeIsRefused() throws {
         let f = try Fixture()
-        let peer = try RawPeer(port: f.port)
-        peer.send(Message.hello(f.hello()).encoded())
+        let hello = f.hello()
+        let peer = try f.peer(for: hello)
+        peer.send(Message.hello(hello).encoded())
         peer.send(Framing.frame(.ping, []).prefix(4) + [0x7E])
         let (messages, closed) = peer.readUntilClosed()
         #expect(closed)
@@ -97,8 +101,8 @@ import TestSupport
 
     @Test func aTruncatedFrameThenCloseAppliesNothing() throws {
         let f = try Fixture()
-        let peer = try RawPeer(port: f.port)
         let hello = f.hello()
+        let peer = try f.peer(for: hello)
         peer.send(Message.hello(hello).encoded())
         let entry = try LogEntry.validatedComplete(from: try JSONValue.parse(#"{"id": "mac_6f1c2a3b-4d5e-4f60-8a7b-8c9d0e1f2a3b", "timestamp": "2026-11-22T08:00:00.000Z", "recorded_at": "2026-11-22T08:00:00.000Z", "source": "mac", "device_id": "x", "data": {}}"#))
         let change = Change(id: entry.id, stamp: VersionStamp(hlc: HLCTimestamp(milliseconds: 1_795_305_600_000, counter: 0), origin: hello.incarnation,
@@ -115,8 +119,8 @@ import TestSupport
 
     @Test func aBatchThatFailsValidationAppliesNothing() throws {
         let f = try Fixture()
-        let peer = try RawPeer(port: f.port)
         let hello = f.hello()
+        let peer = try f.peer(for: hello)
         peer.send(Message.hello(hello).encoded())
         // A well-formed batch whose second entry breaks a rule (latitude 91): nothing may be applied.
         let good = #"{"id": "mac_6f1c2a3b-4d5e-4f60-8a7b-8c9d0e1f2a3b", "timestamp": "2026-11-22T08:00:00.000Z", "recorded_at": "2026-11-22T08:00:00.000Z", "source": "mac", "device_id": "x", "data": {}}"#
@@ -145,16 +149,21 @@ import TestSupport
         try f.expectStillServing()
     }
 
+    /// Our own node ID can be trusted for no key, so such a HELLO is refused as untrusted; and a
+    /// trusted peer claiming our node ID is refused as another node's key.
     @Test func aPeerClaimingTheNodesOwnIdentityIsRefused() throws {
         let f = try Fixture()
-        let peer = try RawPeer(port: f.port)
         var hello = f.hello()
+        let trusted = try f.peer(for: hello)
         hello.nodeID = f.phone.identity.nodeID
         hello.role = .phone
-        peer.send(Message.hello(hello).encoded())
-        let (messages, closed) = peer.readUntilClosed()
-        #expect(closed)
-        #expect(Self.errorCode(messages) == ErrorCode.identityConflict.rawValue)
+        for peer in [try RawPeer(port: f.port), trusted] {
+            peer.send(Message.hello(hello).encoded())
+            let (messages, closed) = peer.readUntilClosed()
+            #expect(closed)
+            #expect(Self.errorCode(messages) == ErrorCode.notTrusted.rawValue)
+        }
+        #expect(try f.phone.peers().isEmpty)
         try f.expectStillServing()
     }
 }

@@ -40,8 +40,9 @@ import TestSupport
         let phone = try cluster.open("phone")
         let node = try cluster.start("phone", limits: limits)
 
-        let flooder = try RawPeer(port: cluster.port("phone"))
-        flooder.send(Message.hello(Self.hello()).encoded())
+        let hello = Self.hello()
+        let flooder = try RawPeer.trusted(as: hello.nodeID, by: phone, port: cluster.port("phone"))
+        flooder.send(Message.hello(hello).encoded())
 
         // PINGs, never reading a PONG, until 8 MiB went or the node stops taking them. (The
         // kernel's socket buffers take a few MiB of PINGs and PONGs: only beyond those does

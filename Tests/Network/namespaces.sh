@@ -59,6 +59,12 @@ done
 W="$work/watch.sqlite" P="$work/phone.sqlite" M="$work/mac.sqlite"
 "$LIFESYNC" init --role watch --db "$W" >/dev/null && "$LIFESYNC" init --role phone --db "$P" >/dev/null \
     && "$LIFESYNC" init --role mac --db "$M" >/dev/null || fail "init"
+# Pair the three as a user would: each trusts the others' pairing strings.
+for a in "$W" "$P" "$M"; do
+    for b in "$W" "$P" "$M"; do
+        [ "$a" = "$b" ] || "$LIFESYNC" trust "$("$LIFESYNC" id --db "$a")" --db "$b" >/dev/null || fail "pair $a with $b"
+    done
+done
 "$LIFESYNC" add --db "$W" --category mood --metric mood=6 --scale 1..10 >/dev/null
 "$LIFESYNC" add --db "$M" --category note --text "written on the mac" >/dev/null
 "$LIFESYNC" add --db "$P" --category note --text "written on the phone" >/dev/null

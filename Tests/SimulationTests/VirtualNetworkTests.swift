@@ -32,9 +32,9 @@ import TestSupport
         configuration.dialDelay = dialDelay...dialDelay
         let network = VirtualNetwork(configuration: configuration, random: SeededRandom(seed: 3))
         let recorder = Recorder(network)
-        network.attach("raw", endpoint: recorder)
-        network.start("phone", core: try core(.phone, seed: 1))
-        if withMac { network.start("mac", core: try core(.mac, seed: 2, peers: ["phone"])) }
+        network.attach("raw", endpoint: recorder, key: Self.key("raw"))
+        network.start("phone", key: Self.key("phone"), core: try core(.phone, seed: 1))
+        if withMac { network.start("mac", key: Self.key("mac"), core: try core(.mac, seed: 2, peers: ["phone"])) }
         return (network, recorder)
     }
 
@@ -45,8 +45,26 @@ import TestSupport
                                    capabilities: [.receivesEntries], clock: mac.currentClock, vector: try mac.replicaVector())).encoded()
     }
 
+    /// The key each host proves.
+    static func key(_ name: String) -> SHA256.Digest { SHA256.hash(Array(name.utf8)) }
+
+    /// Who trusts whom: the phone (seed 1), the mac (seed 2) and the raw endpoint (the mac of
+    /// seed 77 whose HELLO it sends), each under its host's key.
+    static func trusted() throws -> [TrustedPeer] {
+        try [("phone", Role.phone, UInt64(1)), ("mac", .mac, 2), ("raw", .mac, 77)].map { name, role, seed in
+            TrustedPeer(nodeID: try ReplicaFixtures.replica(role: role, seed: seed).identity.nodeID, role: role, fingerprint: key(name),
+                        trustedAt: Timestamp(millisecondsSince1970: 0))
+        }
+    }
+
+    /// A replica that trusts the others.
+    static func paired(_ replica: Replica) throws -> Replica {
+        for peer in try trusted() where peer.nodeID != replica.identity.nodeID { try replica.trust(peer) }
+        return replica
+    }
+
     static func core(_ role: Role, seed: UInt64, peers: [String] = []) throws -> NodeCore {
-        NodeCore(replica: try ReplicaFixtures.replica(role: role, seed: seed), configuration: NodeConfiguration(peers: peers),
+        NodeCore(replica: try paired(ReplicaFixtures.replica(role: role, seed: seed)), configuration: NodeConfiguration(peers: peers),
                  random: SeededRandom(seed: seed), now: 0)
     }
 
@@ -109,7 +127,7 @@ import TestSupport
         let (network, _) = try Self.network()
         network.isolate("phone", from: ["phone", "mac", "raw"])
         #expect(network.connect("raw", to: "phone") == nil)
-        network.start("mac", core: try Self.core(.mac, seed: 2, peers: ["phone"]))
+        network.start("mac", key: Self.key("mac"), core: try Self.core(.mac, seed: 2, peers: ["phone"]))
         network.run(until: 50)
         #expect(network.failedDials.map(\.host) == ["mac"])
         #expect(network.openConnections(of: "phone").isEmpty)
@@ -135,11 +153,11 @@ import TestSupport
 
     @Test func aDialStartedByAProcessThatDiedCompletesForNobody() throws {
         let (network, _) = try Self.network(dialDelay: 100)
-        network.start("mac", core: try Self.core(.mac, seed: 2, peers: ["phone"]))  // dials at 0, done at 100
+        network.start("mac", key: Self.key("mac"), core: try Self.core(.mac, seed: 2, peers: ["phone"]))  // dials at 0, done at 100
         network.run(until: 50)
         network.crash("mac")
         network.run(until: 60)
-        network.start("mac", core: try Self.core(.mac, seed: 4, peers: ["phone"]))  // dials at 60, done at 160
+        network.start("mac", key: Self.key("mac"), core: try Self.core(.mac, seed: 2, peers: ["phone"]))  // dials at 60, done at 160
         network.run(until: 150)
         #expect(network.openConnections(of: "phone").isEmpty, "the dead process's dial connected")
         network.run(until: 200)
@@ -179,10 +197,10 @@ import TestSupport
             let network = VirtualNetwork(configuration: configuration, random: SeededRandom(seed: seed))
             var lines: [String] = []
             network.tracer = { time, line, _ in lines.append("\(time) \(line)") }
-            let phone = try ReplicaFixtures.replica(role: .phone, seed: 1)
+            let phone = try Self.paired(ReplicaFixtures.replica(role: .phone, seed: 1))
             for i in 0..<50 { try phone.add(json: ReplicaFixtures.entryJSON(text: "n\(i)")) }
-            network.start("phone", core: NodeCore(replica: phone, configuration: NodeConfiguration(peers: []), random: SeededRandom(seed: 1), now: 0))
-            network.start("mac", core: try Self.core(.mac, seed: 2, peers: ["phone"]))
+            network.start("phone", key: Self.key("phone"), core: NodeCore(replica: phone, configuration: NodeConfiguration(peers: []), random: SeededRandom(seed: 1), now: 0))
+            network.start("mac", key: Self.key("mac"), core: try Self.core(.mac, seed: 2, peers: ["phone"]))
             network.run(until: 5_000)
             return lines
         }

@@ -14,10 +14,16 @@ public final class LoopbackCluster: @unchecked Sendable {
 
     public func path(_ name: String) -> String { directory.file("\(name).sqlite") }
 
-    /// Creates the replica `name` with `role`.
+    private var created: [String] = []
+
+    /// Creates the replica `name` with `role` and its key, paired with every node created before
+    /// (each trusts the other), as `lifesync id` and `lifesync trust` would.
     @discardableResult
     public func create(_ name: String, role: Role) throws -> Replica {
-        try Replica.create(path: path(name), role: role, clock: SystemClock(), random: SystemRandom())
+        let replica = try Replica.create(path: path(name), role: role, clock: SystemClock(), random: SystemRandom())
+        for other in created { try LocalPairing.pair([replica, try open(other)]) }
+        created.append(name)
+        return replica
     }
 
     /// A fresh connection to `name`'s replica.

@@ -51,6 +51,14 @@ public final class RawPeer {
         if let stream { stream.close() } else { close(fd) }
     }
 
+    /// A peer with a fresh key that `replica` (the node's, on disk) trusts as `nodeID`: what a
+    /// paired but buggy or hostile implementation looks like to the node.
+    public static func trusted(as nodeID: String, by replica: Replica, port: UInt16) throws -> RawPeer {
+        let key = try NodeKey.generate(nodeID: nodeID)
+        try replica.trust(TrustedPeer(nodeID: nodeID, role: Identifier.role(of: nodeID)!, fingerprint: key.fingerprint, trustedAt: replica.now))
+        return try RawPeer(port: port, key: key)
+    }
+
     /// The fingerprint of the key the node proved it holds (nil without TLS).
     public var nodeFingerprint: SHA256.Digest? { stream?.peerFingerprint }
 

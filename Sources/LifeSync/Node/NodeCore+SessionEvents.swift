@@ -70,7 +70,10 @@ extension NodeCore {
             if code == ErrorCode.duplicateConnection.rawValue { conn.closedAsDuplicate = true }
             return [.event(.peerError(peer: conn.name, code: code, message: message))]
         case .protocolError(let error):
-            return [.event(.protocolError(peer: conn.name, error: error))]
+            // A refused key is reported once (`untrustedPeer`), not again as a protocol error.
+            return error.code == .notTrusted && conn.status == nil ? [] : [.event(.protocolError(peer: conn.name, error: error))]
+        case .untrustedPeer(let fingerprint, let claimedNodeID, let claimedRole):
+            return noteUntrusted(fingerprint: fingerprint, claimedNodeID: claimedNodeID, claimedRole: claimedRole, address: conn.address, now: now)
         case .recordingProgress(let recording, let done, let total, let sending):
             transfers[recording] = (done, total, sending)
             let started = progressLogged[recording]?.started ?? now

@@ -55,6 +55,8 @@ public final class NodeCore {
     var pendingCheckDue = true
     /// Connections closing as duplicates: further sends on them are dropped.
     var silenced = Set<Int>()
+    /// When each untrusted key was last noted (bounded; see `noteUntrusted`).
+    var untrustedNotedAt: [SHA256.Digest: Int64] = [:]
     var stopping = false
     /// Last known vector of each dialled peer, to judge what is pending while it is away.
     var dialerVectors: [VersionVector]
@@ -82,11 +84,11 @@ public final class NodeCore {
         return actions
     }
 
-    /// A peer dialled us.
-    public func accepted(connection: Int, remote: String, now: Int64) -> [NodeAction] {
+    /// A peer dialled us and proved it holds the key `peerKey` (the TLS handshake is done).
+    public func accepted(connection: Int, remote: String, peerKey: SHA256.Digest, now: Int64) -> [NodeAction] {
         guard !stopping else { return [.close(connection: connection)] }
         let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage,
-                                  incomingTransfers: incomingTransfers)
+                                  incomingTransfers: incomingTransfers, credential: credential(peerKey))
         connections[connection] = Connection(session: session, dialer: nil, address: remote)
         // The acceptor answers the dialler's HELLO rather than sending its own at once, so the
         // vector it advertises includes whatever a previous connection of the same peer was
@@ -94,12 +96,12 @@ public final class NodeCore {
         return [.event(.accepted(remote: remote))]
     }
 
-    /// Our dial of peer `peer` succeeded.
-    public func connected(connection: Int, peer: Int, now: Int64) -> [NodeAction] {
+    /// Our dial of peer `peer` succeeded and the peer proved it holds the key `peerKey`.
+    public func connected(connection: Int, peer: Int, peerKey: SHA256.Digest, now: Int64) -> [NodeAction] {
         guard !stopping else { return [.close(connection: connection)] }
         dialers[peer].state = .connected(connection: connection)
         let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage,
-                                  incomingTransfers: incomingTransfers)
+                                  incomingTransfers: incomingTransfers, credential: credential(peerKey))
         connections[connection] = Connection(session: session, dialer: peer, address: dialers[peer].address)
         return [.event(.dialled(address: dialers[peer].address))] + perform(session.start(now: now), on: connection, now: now)
     }
@@ -172,6 +174,7 @@ public final class NodeCore {
             if let version = try? replica.database.dataVersion, version != lastDataVersion {
                 lastDataVersion = version
                 try? replica.reloadIdentity()
+                actions += withdrawUntrusted(now: now)
                 actions += localWrite(now: now)
             }
         }

@@ -38,6 +38,11 @@ extension NodeEvent {
             return "warning: \(peer)'s clock is \(ahead) s ahead of ours"
         case .peerError(let peer, let code, let message):
             return "peer \(peer) reported error \(code): \(message)"
+        case .untrustedPeer(let address, let fingerprint, let claimed):
+            return "refused \(address): its key \(fingerprint.hex.prefix(16))… is not trusted"
+                + (claimed.map { " (it says it is \($0); accept it with: lifesync trust --accept \($0))" } ?? "")
+        case .trustWithdrawn(let peer):
+            return "closing the connection to \(peer): no longer trusted"
         case .protocolError(let peer, let error):
             return "protocol error with \(peer): \(error)"
         case .damagedRowsSkipped(let ids):

@@ -28,6 +28,10 @@ public enum NodeEvent: Equatable, Sendable {
     case clockSkew(peer: String, aheadSeconds: Int64)
     case peerError(peer: String, code: UInt16, message: String)
     case protocolError(peer: String, error: WireError)
+    /// A peer whose key is not trusted was refused (`not_trusted`) and noted as pending.
+    case untrustedPeer(address: String, fingerprint: SHA256.Digest, claimedNodeID: String?)
+    /// An open session ended because its peer is no longer trusted (`lifesync untrust`).
+    case trustWithdrawn(peer: String)
     /// Rows of the replica that do not read back were passed over (see `Replica.encodedChanges`).
     case damagedRowsSkipped(ids: [String])
     /// Transfer progress, at most every 2 s per recording: `rate` in MiB/s since the transfer started.

@@ -31,6 +31,9 @@ public enum SessionEvent: Equatable, Sendable {
     case peerError(code: UInt16, message: String)
     /// The peer broke the protocol; we sent an ERROR and close.
     case protocolError(WireError)
+    /// The peer's key is not trusted: refused with `not_trusted`. What its HELLO claimed, if it
+    /// sent one, is unproven (kept for the user to accept or not).
+    case untrustedPeer(fingerprint: SHA256.Digest, claimedNodeID: String?, claimedRole: Role?)
     /// Recording bytes moved: `done` of `total`, sending or receiving.
     case recordingProgress(id: String, done: UInt64, total: UInt64, sending: Bool)
     /// The peer proved by checksum that it holds a recording we sent.

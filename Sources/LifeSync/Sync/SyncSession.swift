@@ -45,13 +45,17 @@ public final class SyncSession {
     var lastReceived: Int64
     var lastSent: Int64
     var helloSent = false
+    let credential: PeerCredential?
     /// Only with the planted bug `ackBeforeCommit`: rows acknowledged but not yet written.
     var deferredChanges: [Change] = []
     public internal(set) var changesSent = 0
     public internal(set) var changesReceived = 0
 
+    /// `credential` is what the transport proved of the peer (`NodeCore` always gives one); nil
+    /// means the caller vouches for the peer by other means (session-level tests and tools).
     public init(replica: Replica, configuration: SessionConfiguration, now: Int64, storage: RecordingStorage? = nil,
-                incomingTransfers: IncomingTransfers = IncomingTransfers()) {
+                incomingTransfers: IncomingTransfers = IncomingTransfers(), credential: PeerCredential? = nil) {
+        self.credential = credential
         self.replica = replica
         self.configuration = configuration
         self.storage = storage
@@ -70,6 +74,11 @@ public final class SyncSession {
     /// The connection is up: send our HELLO.
     public func start(now: Int64) -> [SessionAction] {
         guard !helloSent, state != .closed else { return [] }
+        if case .untrusted(let fingerprint) = credential {
+            // We dialled a key we do not trust: not even our HELLO (it carries our vector) goes.
+            return [.event(.untrustedPeer(fingerprint: fingerprint, claimedNodeID: nil, claimedRole: nil))]
+                + fail(WireError(.notTrusted, "this node does not trust your key \(fingerprint.hex.prefix(16))…"))
+        }
         helloSent = true
         lastSent = now
         let hello = Hello(nodeID: replica.identity.nodeID, role: replica.identity.role, incarnation: replica.identity.incarnation,
@@ -284,6 +293,17 @@ public final class SyncSession {
         let version = min(hello.maximumVersion, ProtocolVersion.maximum)
         guard version >= max(hello.minimumVersion, ProtocolVersion.minimum) else {
             throw WireError(.versionUnsupported, "peer speaks \(hello.minimumVersion)…\(hello.maximumVersion), we speak \(ProtocolVersion.minimum)…\(ProtocolVersion.maximum)")
+        }
+        switch credential {
+        case .untrusted(let fingerprint)?:
+            actions.append(.event(.untrustedPeer(fingerprint: fingerprint, claimedNodeID: hello.nodeID, claimedRole: hello.role)))
+            throw WireError(.notTrusted, "this node does not trust your key \(fingerprint.hex.prefix(16))…; pair first")
+        case .trusted(let peer)?:
+            guard hello.nodeID == peer.nodeID, hello.role == peer.role else {
+                throw WireError(.notTrusted, "your key is trusted as \(peer.nodeID) (\(peer.role.rawValue)), not \(hello.nodeID) (\(hello.role.rawValue))")
+            }
+        case nil:
+            break
         }
         let me = replica.identity
         guard hello.nodeID != me.nodeID, hello.incarnation != me.incarnation else {

@@ -70,7 +70,7 @@ public struct PairingString: Equatable, Sendable, CustomStringConvertible {
 
     /// `host:port`: a DNS name or IPv4 address (letters, digits, '.', '-'; at most 253 bytes) or
     /// an IPv6 address in brackets, and a port 1–65535.
-    static func isAddress(_ text: String) -> Bool {
+    public static func isAddress(_ text: String) -> Bool {
         guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0 else { return false }
         let host = text[..<colon]
         if host.hasPrefix("[") {

@@ -43,6 +43,9 @@ public enum ErrorCode: UInt16, Sendable, CustomStringConvertible {
     /// Storing what the peer sent would pass one of the receiver's bounds (PROTOCOL.md §3.1):
     /// refused whole, nothing stored.
     case limitExceeded = 14
+    /// The peer's key is not in the receiver's trust store, or it is another node's key than
+    /// the HELLO names (PROTOCOL.md §7.2). Nothing was sent but this ERROR.
+    case notTrusted = 15
 
     public var description: String {
         switch self {
@@ -60,6 +63,7 @@ public enum ErrorCode: UInt16, Sendable, CustomStringConvertible {
         case .internalError: return "internal_error"
         case .duplicateConnection: return "duplicate_connection"
         case .limitExceeded: return "limit_exceeded"
+        case .notTrusted: return "not_trusted"
         }
     }
 }

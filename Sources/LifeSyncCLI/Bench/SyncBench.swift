@@ -21,6 +21,8 @@ enum SyncBench {
         try watch.importEntries(entries)
         let origin = watch.identity.incarnation
         let phone = try Replica.create(path: phonePath, role: .phone, clock: SystemClock(), random: SystemRandom())
+        for path in [watchPath, phonePath] { unlink(NodeKey.path(forReplica: path)) }
+        try LocalPairing.pair([watch, phone])
         let port = try freeLoopbackPort()
         let phoneProcess = try spawn(binary, ["serve", "--db", phonePath, "--listen", "127.0.0.1:\(port)"], log: directory + "/phone.log")
         defer { phoneProcess.terminate() }

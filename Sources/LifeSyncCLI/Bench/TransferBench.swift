@@ -15,6 +15,8 @@ enum TransferBench {
         for path in [watchPath, phonePath] { ImportBench.removeDatabase(path) }
         let watch = try Replica.create(path: watchPath, role: .watch, clock: SystemClock(), random: SystemRandom())
         let phone = try Replica.create(path: phonePath, role: .phone, clock: SystemClock(), random: SystemRandom())
+        for path in [watchPath, phonePath] { unlink(NodeKey.path(forReplica: path)) }
+        try LocalPairing.pair([watch, phone])
         let storage = try FileRecordingStorage(replicaPath: watchPath)
         let recording = try storage.attach(source, to: watch, mediaType: "audio/mp4", random: SystemRandom())
         let (id, sha) = (recording.id, recording.sha256)

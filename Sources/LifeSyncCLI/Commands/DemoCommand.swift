@@ -56,11 +56,15 @@ struct Demo {
     func run() throws -> Bool {
         let started = MonotonicClock.seconds()
         say("LifeSync demo — three nodes on this machine, each with its own SQLite replica in \(directory)")
+        var replicas: [Replica] = []
         for role in [Role.watch, .phone, .mac] {
-            for suffix in ["", "-wal", "-shm"] { unlink(path(role) + suffix) }
+            for suffix in ["", "-wal", "-shm", ".key"] { unlink(path(role) + suffix) }
             try? FileManager.default.removeItem(atPath: path(role) + ".recordings")
-            _ = try Replica.create(path: path(role), role: role, clock: SystemClock(), random: SystemRandom())
+            replicas.append(try Replica.create(path: path(role), role: role, clock: SystemClock(), random: SystemRandom()))
         }
+        // Paired as `lifesync id` and `lifesync trust` would pair them: each trusts the others' keys.
+        try LocalPairing.pair(replicas)
+        replicas.removeAll()
         var phone = try start(.phone, listen: "127.0.0.1:0", peers: [])
         let phoneAddress = phone.listeningAddress!
         let mac = try start(.mac, listen: "127.0.0.1:0", peers: [phoneAddress])

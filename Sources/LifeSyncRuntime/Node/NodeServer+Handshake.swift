@@ -29,9 +29,9 @@ extension NodeServer {
             connection.handshake = nil
             connection.peerKey = key
             if let peer = handshake.dialled {
-                execute(core.connected(connection: connection.id, peer: peer, now: now))
+                execute(core.connected(connection: connection.id, peer: peer, peerKey: key, now: now))
             } else {
-                execute(core.accepted(connection: connection.id, remote: connection.remote, now: now))
+                execute(core.accepted(connection: connection.id, remote: connection.remote, peerKey: key, now: now))
             }
         case .inProgress:
             if now > handshake.deadline {

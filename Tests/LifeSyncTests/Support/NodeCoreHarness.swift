@@ -91,10 +91,27 @@ final class VirtualNet {
     }
 
     /// `start` on a node; with `replica`, on that replica (a fresh core, as a restarted process).
+    /// Every two nodes of the network trust each other (paired as they start).
     func start(_ name: String, replica: Replica? = nil) {
         if let replica { replace(name, replica: replica) }
+        for other in nodes.keys.sorted() where other != name {
+            pair(nodes[name]!.replica, trusts: other)
+            pair(nodes[other]!.replica, trusts: name)
+        }
         network.heal(name)
-        network.start(name, core: nodes[name]!.core)
+        network.start(name, key: Self.key(name), core: nodes[name]!.core)
+    }
+
+    /// The key `name` proves.
+    static func key(_ name: String) -> SHA256.Digest { SHA256.hash(Array("key of \(name)".utf8)) }
+
+    /// `replica` trusts node `name` under its key, as whatever node its replica is now.
+    func pair(_ replica: Replica, trusts name: String) {
+        let identity = nodes[name]!.replica.identity
+        if let holder = try? replica.trustedPeer(fingerprint: Self.key(name)), holder.nodeID != identity.nodeID {
+            _ = try? replica.untrust(nodeID: holder.nodeID)
+        }
+        try! replica.trust(TrustedPeer(nodeID: identity.nodeID, role: identity.role, fingerprint: Self.key(name), trustedAt: replica.now))
     }
 
     /// Gives a stopped node another replica (and a fresh core), letting go of the old one.

@@ -1,0 +1,110 @@
+import LifeSync
+import LifeSyncRuntime
+
+/// Pairing: this node's pairing string, trusting and untrusting peers, and what it knows of them.
+extension LifeSyncCommandLine {
+    static let idCommand = Command(
+        spec: CommandSpec(
+            name: "id", summary: "this node's pairing string: node ID, key fingerprint, addresses",
+            options: [CommandSpec.dbOption, CommandSpec.jsonFlag,
+                      OptionSpec(name: "--addr", kind: .repeated, valueName: "HOST:PORT", help: "where peers reach this node (up to 8)")],
+            details: """
+            Makes the node's key (<replica>.key, mode 0600) if it has none yet. Give the string to the
+            other node's `lifesync trust`, and that node's string to this one's.
+            Example: lifesync trust "$(lifesync id --db phone.sqlite --addr 192.168.1.20:7002)" --db mac.sqlite
+            """),
+        run: { arguments, context in
+            let replica = try context.openReplica(arguments)
+            let key = try NodeKey.loadOrCreate(path: NodeKey.path(forReplica: replica.path), nodeID: replica.identity.nodeID)
+            let addresses = arguments.all("--addr")
+            guard addresses.count <= PairingString.maximumAddresses else { throw CLIError.refused("at most \(PairingString.maximumAddresses) --addr") }
+            if let bad = addresses.first(where: { !PairingString.isAddress($0) }) { throw CLIError.refused("--addr '\(bad)' is not host:port") }
+            let pairing = PairingString(nodeID: replica.identity.nodeID, fingerprint: key.fingerprint, addresses: addresses)
+            if arguments.flag("--json") {
+                context.console.print(JSONValue.object([
+                    ("node_id", .string(pairing.nodeID)), ("role", .string(pairing.role.rawValue)),
+                    ("fingerprint", .string(pairing.fingerprint.hex)), ("addresses", .array(addresses.map(JSONValue.string))),
+                    ("pairing", .string(pairing.description)),
+                ]).prettyText)
+            } else {
+                context.console.print(pairing.description)
+            }
+            return 0
+        })
+
+    static let trustCommand = Command(
+        spec: CommandSpec(
+            name: "trust", summary: "trust a peer by its pairing string, or accept a pending one",
+            positionals: ["PAIRING-STRING"], optionalPositionals: 1,
+            options: [CommandSpec.dbOption,
+                      OptionSpec(name: "--accept", kind: .value, valueName: "NODE_ID", help: "trust the pending key that claimed NODE_ID")],
+            details: """
+            A running node applies the change within about a second. Its addresses become dial targets.
+            Example: lifesync trust 'lifesync://mac_…?key=…&addr=192.168.1.21:7002' --db phone.sqlite
+            """),
+        run: { arguments, context in
+            let replica = try context.openReplica(arguments)
+            if let nodeID = arguments.value("--accept") {
+                guard arguments.positional(0) == nil else { throw CLIError.usage("give a pairing string or --accept, not both", command: nil) }
+                guard let peer = try replica.acceptPending(nodeID: nodeID) else {
+                    throw CLIError.refused("no pending peer claimed \(nodeID) (see lifesync peers)")
+                }
+                context.console.print("trusted \(peer.nodeID) (\(peer.role.rawValue)), key \(peer.fingerprint.hex.prefix(16))…")
+                return 0
+            }
+            guard let text = arguments.positional(0) else { throw CLIError.usage("give a pairing string (lifesync id on the peer) or --accept NODE_ID", command: nil) }
+            let pairing = try PairingString(parsing: text)
+            try replica.trust(pairing.peer(trustedAt: replica.now))
+            context.console.print("trusted \(pairing.nodeID) (\(pairing.role.rawValue)), key \(pairing.fingerprint.hex.prefix(16))…"
+                                  + (pairing.addresses.isEmpty ? "" : ", at \(pairing.addresses.joined(separator: " "))"))
+            return 0
+        })
+
+    static let untrustCommand = Command(
+        spec: CommandSpec(name: "untrust", summary: "stop trusting a peer (its open sessions close within about a second)",
+                          positionals: ["NODE_ID"], options: [CommandSpec.dbOption]),
+        run: { arguments, context in
+            let replica = try context.openReplica(arguments)
+            let nodeID = arguments.positional(0)!
+            guard try replica.untrust(nodeID: nodeID) else { throw CLIError.refused("\(nodeID) is not trusted") }
+            context.console.print("no longer trusting \(nodeID)")
+            return 0
+        })
+
+    static let peersCommand = Command(
+        spec: CommandSpec(name: "peers", summary: "trusted peers, and untrusted keys that tried to connect",
+                          options: [CommandSpec.dbOption, CommandSpec.jsonFlag]),
+        run: { arguments, context in
+            let replica = try context.openReplica(arguments)
+            let trusted = try replica.trustedPeers(), pending = try replica.pendingPeers()
+            let known = Dictionary(try replica.peers().map { ($0.nodeID, $0) }, uniquingKeysWith: { a, _ in a })
+            if arguments.flag("--json") {
+                context.console.print(JSONValue.object([
+                    ("trusted", .array(trusted.map { peer in
+                        .object([("node_id", .string(peer.nodeID)), ("role", .string(peer.role.rawValue)), ("fingerprint", .string(peer.fingerprint.hex)),
+                                 ("addresses", .array(peer.addresses.map(JSONValue.string))), ("trusted_at", .string(peer.trustedAt.iso8601)),
+                                 ("state", .string(known[peer.nodeID]?.state.rawValue ?? "never connected"))])
+                    })),
+                    ("pending", .array(pending.map { peer in
+                        .object([("fingerprint", .string(peer.fingerprint.hex)), ("claimed_node_id", peer.claimedNodeID.map(JSONValue.string) ?? .null),
+                                 ("address", .string(peer.address)), ("first_seen", .string(peer.firstSeen.iso8601)),
+                                 ("last_seen", .string(peer.lastSeen.iso8601)), ("attempts", .number(Double(peer.attempts)))])
+                    })),
+                ]).prettyText)
+                return 0
+            }
+            context.console.print("trusted: \(trusted.isEmpty ? "none (pair with lifesync id / lifesync trust)" : "")")
+            for peer in trusted {
+                context.console.print("  \(peer.nodeID) (\(peer.role.rawValue))  key \(peer.fingerprint.hex.prefix(16))…  "
+                                      + (known[peer.nodeID]?.state.rawValue ?? "never connected")
+                                      + (peer.addresses.isEmpty ? "" : "  at \(peer.addresses.joined(separator: " "))"))
+            }
+            context.console.print("pending (tried to connect, not trusted): \(pending.isEmpty ? "none" : "")")
+            for peer in pending {
+                context.console.print("  key \(peer.fingerprint.hex.prefix(16))…  from \(peer.address)  "
+                                      + (peer.claimedNodeID.map { "says \($0); lifesync trust --accept \($0)" } ?? "said nothing")
+                                      + "  (\(peer.attempts)×, last \(peer.lastSeen.iso8601))")
+            }
+            return 0
+        })
+}
