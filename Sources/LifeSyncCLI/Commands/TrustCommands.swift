@@ -39,7 +39,8 @@ extension LifeSyncCommandLine {
             options: [CommandSpec.dbOption,
                       OptionSpec(name: "--accept", kind: .value, valueName: "NODE_ID", help: "trust the pending key that claimed NODE_ID")],
             details: """
-            A running node applies the change within about a second. Its addresses become dial targets.
+            A running node uses the new trust from the peer's next connection attempt (peers keep
+            retrying, with a backoff of at most --reconnect-max-ms); dial it with serve --peer.
             Example: lifesync trust 'lifesync://mac_…?key=…&addr=192.168.1.21:7002' --db phone.sqlite
             """),
         run: { arguments, context in
