@@ -296,7 +296,14 @@ func runSession(control: UInt8, stream: ArraySlice<UInt8>) {
     var setup = Setup(control: control)
     if skipDuplicateSequences && setup.cut != 3 { setup.control = setup.control & ~0x18 | 0x08 }
     let local = makeLocal(setup)
-    let session = SyncSession(replica: local.replica, configuration: setup.configuration, now: 0, storage: local.storage)
+    // The fake peer is paired: its key is trusted as the node its HELLO names, so every input
+    // also meets the trust check (a mutated HELLO naming another node is refused).
+    let identity = peerIdentities[[Role.phone, .mac, .watch].firstIndex(of: setup.peerRole)!]
+    let credential = PeerCredential.trusted(TrustedPeer(nodeID: identity.nodeID, role: identity.role,
+                                                        fingerprint: SHA256.hash(Array(identity.nodeID.utf8)),
+                                                        trustedAt: Timestamp(millisecondsSince1970: epoch)))
+    let session = SyncSession(replica: local.replica, configuration: setup.configuration, now: 0, storage: local.storage,
+                              credential: credential)
     let driver = Driver()
     var now: Int64 = 0
     func advance(_ ms: Int64) {
