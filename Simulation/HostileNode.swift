@@ -245,8 +245,8 @@ final class HostileNode: VirtualEndpoint {
     func hello(_ link: Link, vector: [(String, UInt64)], clock: UInt64) -> [UInt8] {
         var w = HostileWriter()
         w.raw(Hello.magic)
-        w.u16(1)
-        w.u16(1)
+        w.u16(ProtocolVersion.minimum)
+        w.u16(ProtocolVersion.maximum)
         w.string(link.nodeID)
         w.u8(link.role.wireCode)
         w.string(link.incarnation)

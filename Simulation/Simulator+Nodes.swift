@@ -42,7 +42,7 @@ extension Simulator {
                                   originNode: replica.identity.nodeID, createdAt: replica.now)
         node.storage.put(recording.fileName, bytes)
         do {
-            try replica.addRecording(recording)
+            try replica.addRecording(recording, signedBy: SimulatedSigner(name: name, seed: seed))
             attached.append((id, name, sha, recording.fileName))
             trace.record(now, "attach \(name) \(id) \(size)")
             perform(core.localWrite(now: now), on: name)

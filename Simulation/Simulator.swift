@@ -142,7 +142,7 @@ public final class Simulator {
     }
 
     /// The fingerprint `name` proves in its handshakes (stands in for its key's SHA-256).
-    static func key(of name: String, seed: UInt64) -> SHA256.Digest { SHA256.hash(Array("simulated key \(seed) \(name)".utf8)) }
+    static func key(of name: String, seed: UInt64) -> SHA256.Digest { SimulatedSigner(name: name, seed: seed).fingerprint }
 
     /// Every node trusts every other, and the hostile node as the node it says it is: a trusted
     /// peer can still be buggy, and it is the sessions' checks that must hold against it.
@@ -204,6 +204,7 @@ public final class Simulator {
         let node = nodes[name]!
         let replica = try Replica(path: node.path, clock: node.clock, random: nodeRandom.derive("\(name)-\(now)"))
         replica.plantedBugs = options.plantedBugs
+        replica.signatureVerifier = SimulatedVerifier()
         var configuration = NodeConfiguration(peers: peers(of: name).filter { network.isLinked(name, $0) })
         configuration.session.plantedBugs = options.plantedBugs
         // Small chunks, so even small recordings cross in many pieces.

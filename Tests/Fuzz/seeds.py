@@ -55,6 +55,8 @@ def main():
             put("hand-" + name, ("{" + base + "," + members + "}").encode())
     else:
         for n, v in enumerate(vectors):
+            if "hex" not in v:  # not a frame (recording_signature.json)
+                continue
             frame = bytes.fromhex(v["hex"])
             if target == "frame":
                 control = (n * 53 + 17) % 256

@@ -66,7 +66,8 @@ import TestSupport
         #expect(size == UInt64(Self.size))
         #expect(sha.hex == sourceSHA)
         try watch.addRecording(Recording(id: id, fileName: fileName, size: size, sha256: sha, mediaType: "audio/mp4", entryID: nil,
-                                         originNode: watch.identity.nodeID, createdAt: watch.now))
+                                         originNode: watch.identity.nodeID, createdAt: watch.now),
+                              signedBy: NodeKey.loadOrCreate(path: NodeKey.path(forReplica: cluster.path("watch")), nodeID: watch.identity.nodeID))
         let watchFile = try watchStorage.path(of: fileName)
         let phoneFile = cluster.path("phone") + ".recordings/" + fileName
         let macFile = cluster.path("mac") + ".recordings/" + fileName

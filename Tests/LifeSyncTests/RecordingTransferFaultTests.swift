@@ -176,8 +176,9 @@ extension RecordingTransferTests {
         // The recording's metadata names `other`; the bytes sent are `bytes`, each chunk
         // consistent with itself.
         let origin = Identifier.uuidV4(random: SeededRandom(seed: 116))
-        let metadata = Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: SHA256.hash(other), mediaType: "audio/mp4",
-                                 entryID: nil, originNode: watch.replica.identity.nodeID, createdAt: Timestamp(millisecondsSince1970: 0))
+        let metadata = try Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: SHA256.hash(other), mediaType: "audio/mp4",
+                                     entryID: nil, originNode: watch.replica.identity.nodeID, createdAt: Timestamp(millisecondsSince1970: 0))
+            .signed(by: ReplicaFixtures.signer)
         try phone.replica.apply([Change(id: id, stamp: VersionStamp(hlc: .zero, origin: origin, sequence: 1, vector: VersionVector([(origin, 1)]), deleted: false),
                                         recording: metadata)], through: VersionVector([(origin, 1)]))
         link.inject(Message.offer(Offer(recordingID: id, fileName: id + ".m4a", mediaType: "audio/mp4", size: UInt64(bytes.count),

@@ -224,7 +224,7 @@ import TestSupport
             let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: SHA256.hash(bytes),
                                       mediaType: "audio/mp4", entryID: nil, originNode: phone.identity.nodeID, createdAt: phone.now)
             storage.put(recording.fileName, bytes)
-            try phone.addRecording(recording)
+            try phone.addRecording(recording, signedBy: ReplicaFixtures.signer)
             recordings.append(recording)
         }
         return (phone, storage, recordings, configuration)

@@ -1,4 +1,5 @@
 import LifeSync
+import LifeSyncRuntime
 
 /// Replicas for tests: in-memory or in a temporary file, on a manual clock and a seeded random
 /// source, so every test run sees the same IDs and times.
@@ -9,6 +10,12 @@ public enum ReplicaFixtures {
     public static func replica(role: Role, seed: UInt64 = 1, clock: ManualClock? = nil, path: String = ":memory:") throws -> Replica {
         try Replica.create(path: path, role: role, clock: clock ?? ManualClock(milliseconds: epoch), random: SeededRandom(seed: seed))
     }
+
+    /// A real node key (ECDSA P-256) that signs the recordings tests attach: the replicas check
+    /// them with the real verifier. One key for every test, made once.
+    public static let signer: NodeKey = {
+        do { return try NodeKey.generate(nodeID: "phone_00000000-0000-4000-8000-000000000000") } catch { fatalError("no test key: \(error)") }
+    }()
 
     /// A valid entry JSON with `text`, optional category and timestamp.
     public static func entryJSON(text: String, category: String = "note", timestamp: String = "2026-11-22T08:00:00Z") -> JSONValue {

@@ -18,9 +18,13 @@ public struct Recording: Equatable, Sendable {
     /// The node that attached it.
     public var originNode: String
     public var createdAt: Timestamp
+    /// The origin's public key (DER SPKI) and its signature over the signed fields
+    /// (`RecordingSignature`); nil only in rows stored before protocol version 2.
+    public var originKey: [UInt8]?
+    public var signature: [UInt8]?
 
     public init(id: String, fileName: String, size: UInt64, sha256: SHA256.Digest, mediaType: String, entryID: String?,
-                originNode: String, createdAt: Timestamp) {
+                originNode: String, createdAt: Timestamp, originKey: [UInt8]? = nil, signature: [UInt8]? = nil) {
         self.id = id
         self.fileName = fileName
         self.size = size
@@ -29,6 +33,8 @@ public struct Recording: Equatable, Sendable {
         self.entryID = entryID
         self.originNode = originNode
         self.createdAt = createdAt
+        self.originKey = originKey
+        self.signature = signature
     }
 
     public var json: JSONValue {
@@ -38,6 +44,8 @@ public struct Recording: Equatable, Sendable {
             ("created_at", .string(createdAt.iso8601)),
         ]
         if let entryID { members.append(("entry_id", .string(entryID))) }
+        if let originKey { members.append(("origin_key", .string(Hex.encode(originKey)))) }
+        if let signature { members.append(("signature", .string(Hex.encode(signature)))) }
         return .object(members)
     }
 
@@ -69,9 +77,24 @@ public struct Recording: Equatable, Sendable {
             throw ValidationError(field: "origin_node", reason: "must be a node ID {role}_{uuid-v4}")
         }
         guard let created = try fields.optionalTimestamp("created_at") else { throw ValidationError(field: "created_at", reason: "is required") }
+        let key = try strictHex(fields.optionalString("origin_key"), field: "origin_key", bytes: RecordingSignature.publicKeyLength,
+                                meaning: "the origin's P-256 public key (DER SubjectPublicKeyInfo)")
+        let signature = try strictHex(fields.optionalString("signature"), field: "signature", bytes: RecordingSignature.signatureLength,
+                                      meaning: "the origin's ECDSA signature (r || s)")
         try fields.refuseUnknown()
         return Recording(id: id, fileName: fileName, size: UInt64(size), sha256: sha, mediaType: mediaType, entryID: entryID,
-                         originNode: origin, createdAt: created)
+                         originNode: origin, createdAt: created, originKey: key, signature: signature)
+    }
+
+    /// Exactly `bytes` bytes as lowercase hex: one spelling per value, so the canonical JSON a
+    /// relay sends on is the one the origin made.
+    static func strictHex(_ text: String?, field: String, bytes: Int, meaning: String) throws(ValidationError) -> [UInt8] {
+        guard let text else { throw ValidationError(field: field, reason: "is required (protocol version 2 signs recordings)") }
+        guard text.utf8.count == 2 * bytes, text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }),
+              let decoded = Hex.decode(text) else {
+            throw ValidationError(field: field, reason: "must be \(2 * bytes) lowercase hex digits: \(meaning)")
+        }
+        return decoded
     }
 
     /// `{id}.{ext}`, the extension 1–10 lowercase letters or digits: a name that can never leave

@@ -45,10 +45,10 @@ extension Replica {
     /// The recording rows of one origin after `sequence`, ascending.
     func recordingRows(origin: String, after sequence: UInt64, limit: Int) throws -> [(id: String, stamp: VersionStamp, recording: Recording)] {
         try database.rows("""
-            SELECT id, file_name, size, sha256, media_type, entry_id, origin_node, created_at, deleted, hlc, origin, origin_seq, vv
+            SELECT \(Replica.recordingColumns), deleted, hlc, origin, origin_seq, vv
             FROM recordings WHERE origin = ?1 AND origin_seq > ?2 ORDER BY origin_seq LIMIT ?3
             """, [.text(origin), .integer(Int64(sequence)), .integer(Int64(limit))]) { row in
-            (row.string(0), try Replica.stamp(from: row, deleted: row.int64(8) != 0, offset: 9), try Replica.recording(from: row))
+            (row.string(0), try Replica.stamp(from: row, deleted: row.int64(10) != 0, offset: 11), try Replica.recording(from: row))
         }
     }
 
@@ -100,8 +100,13 @@ extension Replica {
             return EncodedChange(id: id, stamp: stamp, payload: out)
         }
         let recordings = try recordingRows(origin: origin, after: sequence, limit: limit).map { row in
-            EncodedChange(id: row.id, kind: .recording, stamp: row.stamp,
-                          payload: row.stamp.deleted ? [] : Array(row.recording.json.canonicalText.utf8))
+            // Metadata stored before recordings were signed cannot be sent on: every peer of
+            // version 2 would refuse it. Its own origin signs it when it next serves.
+            guard row.stamp.deleted || row.recording.signature != nil else {
+                return EncodedChange.damaged(id: row.id, origin: origin, sequence: row.stamp.sequence)
+            }
+            return EncodedChange(id: row.id, kind: .recording, stamp: row.stamp,
+                                 payload: row.stamp.deleted ? [] : Array(row.recording.json.canonicalText.utf8))
         }
         return Replica.markingTwins(Replica.mergeBySequence(entries, recordings, limit: limit) { $0.stamp.sequence })
     }

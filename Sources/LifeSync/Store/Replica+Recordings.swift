@@ -35,14 +35,19 @@ public struct RecordingStatus: Equatable, Sendable {
 
 extension Replica {
     /// Registers a recording whose verified file is already in this node's storage: a local write
-    /// that replicates, and the file marked present.
-    public func addRecording(_ recording: Recording) throws {
+    /// that replicates, signed by this node (`signer`, its node key), and the file marked present.
+    public func addRecording(_ recording: Recording, signedBy signer: RecordingSigner) throws {
+        guard recording.originNode == identity.nodeID else {
+            throw ReplicaError.invalid(ValidationError(field: "origin_node", reason: "a recording attached here has this node (\(identity.nodeID)) as its origin"))
+        }
+        let signed = try recording.signed(by: signer)
         try writeTransaction {
             if try storedRecording(id: recording.id) != nil {
                 throw ReplicaError.invalid(ValidationError(field: "id", reason: "recording \(recording.id) already exists"))
             }
+            try bindOriginKey(nodeID: identity.nodeID, publicKey: signer.publicKey)
             let stamp = try nextStamp(previous: nil, deleted: false)
-            try storeRecording(recording, id: recording.id, stamp: stamp)
+            try storeRecording(signed, id: recording.id, stamp: stamp)
             try setRecordingFile(id: recording.id, state: .present, sha256: recording.sha256, received: recording.size)
         }
     }
@@ -84,14 +89,13 @@ extension Replica {
     /// Every recording this replica knows, oldest first, with what it holds of the bytes.
     public func recordingStatuses() throws -> [RecordingStatus] {
         let rows = try database.rows("""
-            SELECT r.id, r.file_name, r.size, r.sha256, r.media_type, r.entry_id, r.origin_node, r.created_at, r.deleted,
-                   f.state, f.received
+            SELECT \(Replica.recordingColumns(prefix: "r.")), r.deleted, f.state, f.received
             FROM recordings r LEFT JOIN recording_files f ON f.id = r.id ORDER BY r.created_at, r.id
             """) { row -> RecordingStatus in
             let recording = try Replica.recording(from: row)
-            return RecordingStatus(recording: recording, deleted: row.int64(8) != 0,
-                                   file: row.optionalString(9).flatMap(RecordingFileState.init(rawValue:)),
-                                   received: try row.counter(10, upTo: .max, "received of \(recording.id)"), confirmedBy: [])
+            return RecordingStatus(recording: recording, deleted: row.int64(10) != 0,
+                                   file: row.optionalString(11).flatMap(RecordingFileState.init(rawValue:)),
+                                   received: try row.counter(12, upTo: .max, "received of \(recording.id)"), confirmedBy: [])
         }
         return try rows.map { status in
             var status = status
@@ -141,7 +145,7 @@ extension Replica {
     /// order they were made. The role policy (who sends to whom) is the caller's.
     public func recordingsToOffer(peerNodeID: String) throws -> [Recording] {
         try database.rows("""
-            SELECT r.id, r.file_name, r.size, r.sha256, r.media_type, r.entry_id, r.origin_node, r.created_at
+            SELECT \(Replica.recordingColumns(prefix: "r."))
             FROM recordings r JOIN recording_files f ON f.id = r.id
             WHERE r.deleted = 0 AND f.state = 'present'
               AND NOT EXISTS (SELECT 1 FROM recording_confirmations c WHERE c.id = r.id AND c.node_id = ?1 AND c.sha256 = r.sha256)
@@ -167,19 +171,27 @@ extension Replica {
 
     func storedRecording(id: String) throws -> StoredRecording? {
         try database.firstRow("""
-            SELECT id, file_name, size, sha256, media_type, entry_id, origin_node, created_at, deleted, hlc, origin, origin_seq, vv
+            SELECT \(Replica.recordingColumns), deleted, hlc, origin, origin_seq, vv
             FROM recordings WHERE id = ?
             """, [.text(id)]) { row in
-            let deleted = row.int64(8) != 0
-            return StoredRecording(stamp: try Replica.stamp(from: row, deleted: deleted, offset: 9), recording: try Replica.recording(from: row))
+            let deleted = row.int64(10) != 0
+            return StoredRecording(stamp: try Replica.stamp(from: row, deleted: deleted, offset: 11), recording: try Replica.recording(from: row))
         }
     }
+
+    /// The columns `recording(from:)` reads, in its order.
+    static func recordingColumns(prefix: String = "") -> String {
+        ["id", "file_name", "size", "sha256", "media_type", "entry_id", "origin_node", "created_at", "origin_key", "signature"]
+            .map { prefix + $0 }.joined(separator: ", ")
+    }
+    static let recordingColumns = recordingColumns()
 
     static func recording(from row: Statement) throws -> Recording {
         do {
             return Recording(id: row.string(0), fileName: row.string(1), size: try row.counter(2, upTo: .max, "size"), sha256: try row.digest(3, "recordings.sha256"),
                              mediaType: row.string(4), entryID: row.optionalString(5), originNode: row.string(6),
-                             createdAt: try Timestamp(iso8601: row.string(7)))
+                             createdAt: try Timestamp(iso8601: row.string(7)),
+                             originKey: row.isNull(8) ? nil : row.blob(8), signature: row.isNull(9) ? nil : row.blob(9))
         } catch {
             throw ReplicaError.damaged("recording \(row.string(0)): \(error)")
         }
@@ -188,14 +200,16 @@ extension Replica {
     /// Writes a version of a recording's metadata; a delete keeps the metadata, marked deleted.
     func storeRecording(_ recording: Recording, id: String, stamp: VersionStamp) throws {
         try database.run("""
-            INSERT INTO recordings(id, file_name, size, sha256, media_type, entry_id, origin_node, created_at, deleted, hlc, origin, origin_seq, vv)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+            INSERT INTO recordings(id, file_name, size, sha256, media_type, entry_id, origin_node, created_at, deleted, hlc, origin, origin_seq, vv,
+                                   origin_key, signature)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
             ON CONFLICT(id) DO UPDATE SET file_name = ?2, size = ?3, sha256 = ?4, media_type = ?5, entry_id = ?6, origin_node = ?7,
-                created_at = ?8, deleted = ?9, hlc = ?10, origin = ?11, origin_seq = ?12, vv = ?13
+                created_at = ?8, deleted = ?9, hlc = ?10, origin = ?11, origin_seq = ?12, vv = ?13, origin_key = ?14, signature = ?15
             """, [.text(id), .text(recording.fileName), .integer(Int64(recording.size)), .text(recording.sha256.hex), .text(recording.mediaType),
                   recording.entryID.map { .text($0) } ?? .null, .text(recording.originNode), .text(recording.createdAt.iso8601),
                   .integer(stamp.deleted ? 1 : 0), .integer(stamp.hlc.rawValue), .text(stamp.origin),
-                  .integer(Int64(stamp.sequence)), .text(stamp.vector.description)])
+                  .integer(Int64(stamp.sequence)), .text(stamp.vector.description),
+                  recording.originKey.map { .blob($0) } ?? .null, recording.signature.map { .blob($0) } ?? .null])
     }
 
     /// Merges a remote version of a recording's metadata. Returns the file name to remove when a
@@ -204,6 +218,7 @@ extension Replica {
         let local = try storedRecording(id: change.id)
         let decision = local.map { Merge.decide(local: $0.stamp, remote: change.stamp) } ?? .takeRemote(conflict: false)
         guard case .takeRemote = decision else { outcome.unchanged += 1; return }
+        if let remote = change.recording { try checkOrigin(of: remote, holding: local?.recording) }
         // A delete carries no metadata: keep what we know, marked deleted (placeholders when the
         // delete arrives first; a deleted recording's metadata is not part of the replicated state).
         let recording = change.recording ?? local?.recording

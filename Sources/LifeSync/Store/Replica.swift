@@ -33,6 +33,9 @@ public final class Replica {
     var hlc: HybridLogicalClock
     /// Deliberate defects, for the simulator's planted-bug tests only.
     public var plantedBugs: PlantedBugs = []
+    /// Checks the origin signatures of recording metadata from peers: ECDSA P-256 for real
+    /// nodes; the simulator models it without the crypto.
+    public var signatureVerifier: SignatureVerifier = ECDSAP256Verifier()
 
     /// Opens an existing replica. Refuses a missing file, a file that is not SQLite, a SQLite
     /// file of another program, and a schema newer than this build.

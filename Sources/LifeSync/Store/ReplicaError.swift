@@ -13,6 +13,9 @@ public enum ReplicaError: Error, CustomStringConvertible, Equatable {
     /// Storing this would pass a bound (origins known), after which the replica could no longer
     /// encode what it holds: refused, nothing written.
     case limitExceeded(String)
+    /// Recording metadata whose signature is not its origin's: a relay substituting content,
+    /// or a buggy peer. Refused, nothing written (PROTOCOL.md §5.9.7).
+    case forged(String)
 
     public var description: String {
         switch self {
@@ -34,6 +37,8 @@ public enum ReplicaError: Error, CustomStringConvertible, Equatable {
             return "replica damaged: \(message)"
         case .limitExceeded(let message):
             return message
+        case .forged(let message):
+            return "refused as forged: \(message)"
         }
     }
 }

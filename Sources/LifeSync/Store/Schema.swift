@@ -136,6 +136,18 @@ enum Schema {
             attempts INTEGER NOT NULL
         );
         """,
+        // 5: signed recordings (protocol version 2). Each recording's origin key and signature
+        // (NULL in rows stored before), and the key each origin node signs with, bound by the
+        // trust store or at the first signed recording seen from it (see Replica+Signatures).
+        """
+        ALTER TABLE recordings ADD COLUMN origin_key BLOB;
+        ALTER TABLE recordings ADD COLUMN signature BLOB;
+        CREATE TABLE origin_keys (
+            node_id TEXT PRIMARY KEY NOT NULL,
+            public_key BLOB NOT NULL,
+            bound_at TEXT NOT NULL
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -26,6 +26,8 @@ extension SyncSession {
             }
         } catch ReplicaError.limitExceeded(let reason) {
             throw WireError(.limitExceeded, reason)
+        } catch ReplicaError.forged(let reason) {
+            throw WireError(.invalidChange, reason)
         } catch {
             let ids = acceptable.count == 1 ? "batch \(acceptable[0].id)" : "batches \(acceptable.first!.id)…\(acceptable.last!.id)"
             throw WireError(.storageFailure, "could not store \(ids): \(error)")

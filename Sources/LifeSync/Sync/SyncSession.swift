@@ -292,7 +292,9 @@ public final class SyncSession {
     private func handshake(_ hello: Hello, now: Int64, actions: inout [SessionAction]) throws {
         let version = min(hello.maximumVersion, ProtocolVersion.maximum)
         guard version >= max(hello.minimumVersion, ProtocolVersion.minimum) else {
-            throw WireError(.versionUnsupported, "peer speaks \(hello.minimumVersion)…\(hello.maximumVersion), we speak \(ProtocolVersion.minimum)…\(ProtocolVersion.maximum)")
+            let theirs = hello.minimumVersion == hello.maximumVersion ? "version \(hello.minimumVersion)" : "versions \(hello.minimumVersion)…\(hello.maximumVersion)"
+            throw WireError(.versionUnsupported, "protocol \(theirs) is not supported: this node speaks version \(ProtocolVersion.minimum)"
+                            + (ProtocolVersion.minimum == ProtocolVersion.maximum ? "" : "…\(ProtocolVersion.maximum)") + " (TLS 1.3, paired keys, signed recordings)")
         }
         switch credential {
         case .untrusted(let fingerprint)?:
@@ -351,6 +353,8 @@ public final class SyncSession {
 
 /// The protocol versions this build speaks.
 public enum ProtocolVersion {
-    public static let minimum: UInt16 = 1
-    public static let maximum: UInt16 = 1
+    /// Version 2: TLS 1.3 with pinned keys, `not_trusted`, signed recording metadata. A
+    /// version-1 peer could not verify a recording's origin, so it is refused, not served.
+    public static let minimum: UInt16 = 2
+    public static let maximum: UInt16 = 2
 }

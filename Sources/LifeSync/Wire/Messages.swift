@@ -37,7 +37,7 @@ public struct Hello: Equatable, Sendable {
     /// The sender's replica vector: the peer sends what is above it.
     public var vector: VersionVector
 
-    public init(minimumVersion: UInt16 = 1, maximumVersion: UInt16 = 1, nodeID: String, role: Role, incarnation: String,
+    public init(minimumVersion: UInt16 = ProtocolVersion.minimum, maximumVersion: UInt16 = ProtocolVersion.maximum, nodeID: String, role: Role, incarnation: String,
                 capabilities: Capabilities, clock: HLCTimestamp, vector: VersionVector) {
         self.minimumVersion = minimumVersion
         self.maximumVersion = maximumVersion

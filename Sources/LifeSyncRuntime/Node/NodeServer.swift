@@ -57,6 +57,10 @@ public final class NodeServer: @unchecked Sendable {
         let key = try key ?? (replica.path == ":memory:" ? NodeKey.generate(nodeID: nodeID)
                                                          : NodeKey.loadOrCreate(path: NodeKey.path(forReplica: replica.path), nodeID: nodeID))
         tls = try TLSContext(key: key)
+        // The key that signs this node's recordings; recordings attached before they were signed
+        // are signed now, so peers of protocol version 2 take them.
+        let signed = try replica.adoptSigningKey(key)
+        if signed > 0 { log("signed \(signed) recording(s) attached before recordings were signed") }
         let storage = replica.path == ":memory:" ? nil : try FileRecordingStorage(replicaPath: replica.path)
         if let storage {
             let removed = storage.removeOrphanedTemporaries { id in (try? replica.recordingFile(id: id))?.state == .partial }

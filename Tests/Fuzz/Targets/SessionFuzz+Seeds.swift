@@ -54,7 +54,7 @@ func writeSeeds(to directory: String) throws {
         let recordingID = Identifier.make(role: setup.peerRole, random: SeededRandom(seed: 8))
         let recording = Recording(id: recordingID, fileName: recordingID + ".m4a", size: 100, sha256: SHA256.hash(bytes),
                                   mediaType: "audio/mp4", entryID: a.id, originNode: peer.identity.nodeID, createdAt: peer.now)
-        try peer.addRecording(recording)
+        try peer.addRecording(recording, signedBy: FuzzSignatures.signer(for: peer))
         let vector = try peer.replicaVector()
         let changes = try peer.encodedChanges(origin: peer.identity.incarnation, after: 0, limit: .max)
         let batch = frames(of: [(changes, vector)], from: peer)

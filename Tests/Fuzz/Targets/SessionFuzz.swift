@@ -97,6 +97,26 @@ struct Setup {
     }
 }
 
+/// Recording signatures the fuzzer can reach: a signature is a hash of key and metadata, so the
+/// seeds' signed metadata is taken and a mutated byte of it is refused, as with real keys; the
+/// ECDSA verifier itself is tested apart (its input is two fixed-size byte strings).
+struct FuzzSignatures: SignatureVerifier, RecordingSigner {
+    let publicKey: [UInt8]
+
+    init(publicKey: [UInt8] = []) { self.publicKey = publicKey }
+
+    static func signer(for replica: Replica) -> FuzzSignatures {
+        let seed = SHA256.hash(Array(replica.identity.nodeID.utf8)).bytes
+        return FuzzSignatures(publicKey: Array((seed + seed + seed).prefix(RecordingSignature.publicKeyLength)))
+    }
+
+    func sign(_ message: [UInt8]) -> [UInt8] { SHA256.hash(publicKey + message).bytes + SHA256.hash(message).bytes }
+
+    func isValid(signature: [UInt8], of message: [UInt8], publicKey: [UInt8]) -> Bool {
+        signature == FuzzSignatures(publicKey: publicKey).sign(message)
+    }
+}
+
 /// The local node: two entries of its own and, with storage, one recording.
 struct Local {
     let replica: Replica
@@ -122,7 +142,7 @@ private func buildLocal(_ setup: Setup, path: String) -> (Replica, Recording?) {
         let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(localRecordingBytes.count),
                                   sha256: SHA256.hash(localRecordingBytes), mediaType: "audio/mp4", entryID: nil,
                                   originNode: replica.identity.nodeID, createdAt: replica.now)
-        try replica.addRecording(recording)
+        try replica.addRecording(recording, signedBy: FuzzSignatures.signer(for: replica))
         return (replica, recording)
     } catch {
         fatalError("FUZZ harness: cannot set up the local replica: \(error)")
@@ -162,6 +182,7 @@ func makeLocal(_ setup: Setup) -> Local {
     do {
         // A seed other than the template's: IDs drawn now (a rotated incarnation) stay new.
         let replica = try Replica(path: workPath, clock: clock, random: SeededRandom(seed: 2))
+        replica.signatureVerifier = FuzzSignatures()
         guard let recording = template.recording else {
             return Local(replica: replica, clock: clock, storage: nil, recording: nil, recordingBytes: [])
         }
