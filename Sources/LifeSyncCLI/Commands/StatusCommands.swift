@@ -53,6 +53,8 @@ struct ReplicaStatus {
     /// SHA-256 of the canonical dump: two full replicas have converged when these are equal.
     var stateHash: String
     var recordings: [RecordingStatus]
+    /// The key each trusted peer is pinned to, by node ID.
+    var trusted: [String: SHA256.Digest]
 
     init(replica: Replica) throws {
         identity = replica.identity
@@ -63,6 +65,7 @@ struct ReplicaStatus {
         origins = try replica.knownOrigins()
         stateHash = try replica.canonicalHash()
         recordings = try replica.recordingStatuses()
+        trusted = Dictionary(try replica.trustedPeers().map { ($0.nodeID, $0.fingerprint) }, uniquingKeysWith: { a, _ in a })
         // What each peer still lacks, computed now from its last known vector (the serving node
         // may be stopped, and writes may have happened since it saved the row).
         let own = try replica.ownOrigins()
@@ -75,6 +78,19 @@ struct ReplicaStatus {
     }
 
     var pendingTotal: Int { peers.map(\.pending).max() ?? 0 }
+
+    /// Every session of protocol version 2 is TLS 1.3 with the peer's pinned key: a peer's
+    /// last handshake (`last_connected`) is when it last proved that key.
+    func securityMembers(of peer: PeerStatus) -> [(String, JSONValue)] {
+        [("trusted", .bool(trusted[peer.nodeID] != nil)), ("fingerprint", trusted[peer.nodeID].map { .string($0.hex) } ?? .null),
+         ("encrypted", .bool(true)), ("transport", .string("TLS 1.3")),
+         ("last_handshake", peer.lastConnected.map { .string($0.iso8601) } ?? .null)]
+    }
+
+    func securityLine(of peer: PeerStatus) -> String {
+        let key = trusted[peer.nodeID].map { "trusted, key \($0.hex.prefix(16))…" } ?? "not trusted now (lifesync peers)"
+        return "\(key), TLS 1.3, last handshake " + (peer.lastConnected?.iso8601 ?? "never")
+    }
 
     var json: JSONValue {
         .object([
@@ -94,7 +110,11 @@ struct ReplicaStatus {
                     .object([("id", .string($0.recording.id)), ("received", .number(Double($0.received))), ("size", .number(Double($0.recording.size)))])
                 })),
             ])),
-            ("peers", .array(peers.map(\.json))),
+            ("peers", .array(peers.map { peer in
+                guard case .object(var members) = peer.json else { return peer.json }
+                members += securityMembers(of: peer)
+                return .object(members)
+            })),
             ("vector", .object(origins.filter { $0.sequence > 0 }.map { ($0.origin, .number(Double($0.sequence))) })),
             ("origins", .array(origins.map { origin in
                 .object([("origin", .string(origin.origin)), ("node_id", origin.nodeID.map(JSONValue.string) ?? .null),
@@ -121,6 +141,7 @@ struct ReplicaStatus {
         for peer in peers {
             let last = peer.lastSync.map { "last sync \($0.iso8601)" } ?? "never synced"
             lines.append("  \(peer.nodeID) \(peer.role.rawValue) \(peer.address) \(peer.direction) \(peer.state.rawValue), \(last), sent \(peer.entriesSent), received \(peer.entriesReceived), pending \(peer.pending)")
+            lines.append("    " + securityLine(of: peer))
         }
         return lines
     }

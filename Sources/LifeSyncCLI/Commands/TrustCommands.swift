@@ -84,7 +84,9 @@ extension LifeSyncCommandLine {
                     ("trusted", .array(trusted.map { peer in
                         .object([("node_id", .string(peer.nodeID)), ("role", .string(peer.role.rawValue)), ("fingerprint", .string(peer.fingerprint.hex)),
                                  ("addresses", .array(peer.addresses.map(JSONValue.string))), ("trusted_at", .string(peer.trustedAt.iso8601)),
-                                 ("state", .string(known[peer.nodeID]?.state.rawValue ?? "never connected"))])
+                                 ("state", .string(known[peer.nodeID]?.state.rawValue ?? "never connected")),
+                                 ("encrypted", .bool(true)), ("transport", .string("TLS 1.3")),
+                                 ("last_handshake", known[peer.nodeID]?.lastConnected.map { .string($0.iso8601) } ?? .null)])
                     })),
                     ("pending", .array(pending.map { peer in
                         .object([("fingerprint", .string(peer.fingerprint.hex)), ("claimed_node_id", peer.claimedNodeID.map(JSONValue.string) ?? .null),
@@ -97,7 +99,8 @@ extension LifeSyncCommandLine {
             context.console.print("trusted: \(trusted.isEmpty ? "none (pair with lifesync id / lifesync trust)" : "")")
             for peer in trusted {
                 context.console.print("  \(peer.nodeID) (\(peer.role.rawValue))  key \(peer.fingerprint.hex.prefix(16))…  "
-                                      + (known[peer.nodeID]?.state.rawValue ?? "never connected")
+                                      + (known[peer.nodeID].map { "\($0.state.rawValue), TLS 1.3, last handshake \($0.lastConnected?.iso8601 ?? "never")" }
+                                         ?? "never connected")
                                       + (peer.addresses.isEmpty ? "" : "  at \(peer.addresses.joined(separator: " "))"))
             }
             context.console.print("pending (tried to connect, not trusted): \(pending.isEmpty ? "none" : "")")
