@@ -1,4 +1,4 @@
-import LifeSync
+@testable import LifeSync
 import Testing
 import TestSupport
 
@@ -69,6 +69,26 @@ import TestSupport
         // Heard again unchanged (every 30 s): no write, no line, no dial.
         #expect(core.discovered(packet: Self.packet(), from: "10.77.2.1", now: 30_100).isEmpty)
         #expect(try phone.discoveredPeers().isEmpty, "a trusted node is not listed as discovered")
+    }
+
+    /// A node on two interfaces of one network is heard at both addresses: the first holds while
+    /// it is still heard, so neither the store nor the dialler flaps between them.
+    @Test func oneRunHeardAtTwoAddressesKeepsTheFirstWhileItIsHeard() throws {
+        let (phone, core) = try Self.node()
+        try Self.trustMac(phone)
+        _ = core.start(now: 0)
+        #expect(Self.dials(core.discovered(packet: Self.packet(), from: "10.77.1.1", now: 10)) == ["10.77.1.1:7002"])
+        _ = core.connectFailed(peer: 0, reason: "refused", now: 20)
+        for round in 1...4 {
+            let t = Int64(round) * Announcement.interval
+            #expect(core.discovered(packet: Self.packet(), from: "10.77.1.1", now: t).isEmpty)
+            #expect(core.discovered(packet: Self.packet(), from: "10.77.2.1", now: t + 5).isEmpty, "round \(round)")
+        }
+        #expect(try phone.trustedPeers().first?.addresses == ["10.77.1.1:7002"])
+        // The first address falls silent: the other one takes over once the hold has passed.
+        let later = 4 * Announcement.interval + NodeCore.discoveryAddressHold + 10
+        #expect(Self.dials(core.discovered(packet: Self.packet(), from: "10.77.2.1", now: later)) == ["10.77.2.1:7002"])
+        #expect(try phone.trustedPeers().first?.addresses == ["10.77.2.1:7002", "10.77.1.1:7002"])
     }
 
     @Test func anAnnouncementWithAnotherKeyThanThePinIsRefusedAndNeverDialled() throws {

@@ -12,10 +12,25 @@
 /// ```swift
 /// let actions = node.discovered(packet: datagram[...], from: "192.168.1.20", now: now)
 /// ```
+/// What one announcer last said: acted on (stored, logged, dialled) only when it changes, or
+/// to refresh `last_seen` every `discoveryRefreshInterval`.
+struct HeardAnnouncement {
+    var address: String
+    var fingerprint: SHA256.Digest
+    var instance: UInt64
+    /// When it was last heard saying exactly this, and when that was last acted on.
+    var heardAt: Int64
+    var notedAt: Int64
+}
+
 extension NodeCore {
-    /// How often one announcer that has not changed is written again (its `last_seen`), and how
-    /// often one sender's refusals are logged, ms.
-    static let discoveryNoteInterval: Int64 = 60_000
+    /// How often one sender's refused datagrams are logged, ms.
+    static let discoveryRefusalInterval: Int64 = 60_000
+    /// How often an unchanged announcer is written again (its `last_seen`), ms.
+    static let discoveryRefreshInterval: Int64 = 600_000
+    /// How long an announcer's address holds against the same run heard at another one (a node
+    /// on two interfaces of one network is heard on both): two announcements and some slack.
+    static let discoveryAddressHold: Int64 = 2 * Announcement.interval + 15_000
     /// Announcers and refused senders remembered at once; beyond it, new ones are neither stored
     /// nor logged until old ones age out (a flood of made-up nodes costs bounded writes).
     static let discoveryMemory = 256
@@ -38,12 +53,13 @@ extension NodeCore {
                 return refuseAnnouncement(from: host, reason: "it announces \(peer.nodeID) with key \(announcement.fingerprint.hex.prefix(16))…, "
                                           + "not the key trusted for it (\(peer.fingerprint.hex.prefix(16))…)", now: now)
             }
+            guard hear(announcement, at: address, now: now) else { return [] }
             return heardTrusted(peer, at: address, now: now)
         }
         if let holder = trusted.first(where: { $0.fingerprint == announcement.fingerprint }) {
             return refuseAnnouncement(from: host, reason: "it announces \(announcement.nodeID) with the key trusted as \(holder.nodeID)", now: now)
         }
-        guard remember(announcement.nodeID, signature: "\(address) \(announcement.fingerprint.hex)", now: now) else { return [] }
+        guard hear(announcement, at: address, now: now) else { return [] }
         try? replica.noteDiscovered(announcement, address: address)
         return [.event(.discovered(peer: announcement.nodeID, address: address, trusted: false))]
     }
@@ -73,19 +89,36 @@ extension NodeCore {
 
     /// Logs a refused datagram, once a minute per sender.
     func refuseAnnouncement(from host: String, reason: String, now: Int64) -> [NodeAction] {
-        guard remember("refused " + host, signature: "", now: now) else { return [] }
+        if let last = discoveryRefusedAt[host], now - last < Self.discoveryRefusalInterval { return [] }
+        if discoveryRefusedAt[host] == nil && discoveryRefusedAt.count >= Self.discoveryMemory {
+            discoveryRefusedAt = discoveryRefusedAt.filter { now - $0.value < Self.discoveryRefusalInterval }
+            guard discoveryRefusedAt.count < Self.discoveryMemory else { return [] }
+        }
+        discoveryRefusedAt[host] = now
         return [.event(.discoveryRefused(from: String(host.prefix(64)), reason: reason))]
     }
 
-    /// Whether `key` is worth acting on now: new, changed (`signature`), or not seen for
-    /// `discoveryNoteInterval`; and notes it. False, too, while the memory is full of recent ones.
-    func remember(_ key: String, signature: String, now: Int64) -> Bool {
-        if let last = discoveryHeard[key], last.signature == signature, now - last.at < Self.discoveryNoteInterval { return false }
-        if discoveryHeard[key] == nil && discoveryHeard.count >= Self.discoveryMemory {
-            discoveryHeard = discoveryHeard.filter { now - $0.value.at < Self.discoveryNoteInterval }
+    /// Whether an announcement is worth acting on: a new announcer, a changed one (a restart, a
+    /// new key, a new address), or an unchanged one due for a refresh; and notes it. The same run
+    /// heard at a second address while the first is still heard keeps the first. False, too,
+    /// while the memory is full of live announcers.
+    func hear(_ announcement: Announcement, at address: String, now: Int64) -> Bool {
+        let id = announcement.nodeID
+        if var heard = discoveryHeard[id], heard.fingerprint == announcement.fingerprint, heard.instance == announcement.instance {
+            if heard.address == address {
+                heard.heardAt = now
+                let due = now - heard.notedAt >= Self.discoveryRefreshInterval
+                if due { heard.notedAt = now }
+                discoveryHeard[id] = heard
+                return due
+            }
+            if now - heard.heardAt < Self.discoveryAddressHold { return false }
+        } else if discoveryHeard[id] == nil && discoveryHeard.count >= Self.discoveryMemory {
+            discoveryHeard = discoveryHeard.filter { now - $0.value.heardAt < Self.discoveryAddressHold }
             guard discoveryHeard.count < Self.discoveryMemory else { return false }
         }
-        discoveryHeard[key] = (signature, now)
+        discoveryHeard[id] = HeardAnnouncement(address: address, fingerprint: announcement.fingerprint, instance: announcement.instance,
+                                               heardAt: now, notedAt: now)
         return true
     }
 }

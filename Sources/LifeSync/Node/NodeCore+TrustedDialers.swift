@@ -9,7 +9,12 @@ extension NodeCore {
     func syncTrustedDialers(now: Int64) {
         guard configuration.dialTrustedPeers, let trusted = try? replica.trustedPeers() else { return }
         let trustedIDs = Set(trusted.map(\.nodeID))
-        discoveredAddresses = discoveredAddresses.filter { trustedIDs.contains($0.key) }
+        // A node no longer trusted loses what discovery taught us; if trusted again, its next
+        // announcement counts as new.
+        for nodeID in discoveredAddresses.keys where !trustedIDs.contains(nodeID) {
+            discoveredAddresses[nodeID] = nil
+            discoveryHeard[nodeID] = nil
+        }
         for i in dialers.indices {
             guard let nodeID = dialers[i].nodeID else { continue }
             if let configured = dialers[i].configured {

@@ -62,9 +62,10 @@ public final class NodeCore {
     var dialerVectors: [VersionVector]
     /// The address LAN discovery last heard each trusted node at (see `NodeCore+Discovery`).
     var discoveredAddresses: [String: String] = [:]
-    /// When each announcer (by node ID) or refused sender (by host) was last stored or logged,
-    /// and what it announced: bounded, so a flood of made-up nodes costs a bounded number of writes.
-    var discoveryHeard: [String: (signature: String, at: Int64)] = [:]
+    /// What each announcer (by node ID) last announced, and when (see `NodeCore+Discovery`).
+    var discoveryHeard: [String: HeardAnnouncement] = [:]
+    /// When each refused discovery sender (by host) was last logged.
+    var discoveryRefusedAt: [String: Int64] = [:]
 
     public init(replica: Replica, configuration: NodeConfiguration, random: RandomSource, now: Int64, storage: RecordingStorage? = nil) {
         self.replica = replica

@@ -20,7 +20,9 @@ public struct DiscoveryInterface: Equatable, Sendable {
         self.broadcast = broadcast
     }
 
-    /// The interfaces that are up, broadcast-capable, not loopback, with an IPv4 address.
+    /// The interfaces that are up, broadcast-capable, not loopback, with an IPv4 address on a
+    /// subnet that has a broadcast address (a /30 or larger). Where the interface was given no
+    /// broadcast address (`ip addr add` without `brd +`), the subnet's is used.
     public static func current() -> [DiscoveryInterface] {
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return [] }
@@ -32,8 +34,15 @@ public struct DiscoveryInterface: Equatable, Sendable {
             let flags = Int32(bitPattern: current.pointee.ifa_flags)
             guard flags & Int32(IFF_UP) != 0, flags & Int32(IFF_BROADCAST) != 0, flags & Int32(IFF_LOOPBACK) == 0,
                   let address = current.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
-                  let broadcast = current.pointee.ifa_ifu.ifu_broadaddr, broadcast.pointee.sa_family == sa_family_t(AF_INET) else { continue }
-            found.append(DiscoveryInterface(name: String(cString: current.pointee.ifa_name), address: dotted(address), broadcast: dotted(broadcast)))
+                  let netmask = current.pointee.ifa_netmask else { continue }
+            let host = ipv4(address), mask = ipv4(netmask)
+            guard mask.leadingZeroBitCount == 0, mask.nonzeroBitCount <= 30 else { continue }
+            var broadcast = host | ~mask
+            // glibc reports the interface's own address when none was set: not a broadcast address.
+            if let given = current.pointee.ifa_ifu.ifu_broadaddr, given.pointee.sa_family == sa_family_t(AF_INET),
+               ipv4(given) != 0, ipv4(given) != host { broadcast = ipv4(given) }
+            found.append(DiscoveryInterface(name: String(cString: current.pointee.ifa_name), address: DiscoverySocket.dotted(in_addr(s_addr: host.bigEndian)),
+                                            broadcast: DiscoverySocket.dotted(in_addr(s_addr: broadcast.bigEndian))))
         }
         return found
     }
@@ -47,7 +56,8 @@ public struct DiscoveryInterface: Equatable, Sendable {
         return interfaces.filter { $0.address == host && !host.hasPrefix("127.") }
     }
 
-    private static func dotted(_ address: UnsafeMutablePointer<sockaddr>) -> String {
-        address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { DiscoverySocket.dotted($0.pointee.sin_addr) }
+    /// An IPv4 socket address's address, in host byte order.
+    private static func ipv4(_ address: UnsafeMutablePointer<sockaddr>) -> UInt32 {
+        address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
     }
 }
