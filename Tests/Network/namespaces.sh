@@ -89,7 +89,7 @@ wait_log() { # description, seconds, file, fixed text
     while [ $SECONDS -lt $deadline ]; do grep -qF -- "$4" "$3" 2>/dev/null && return 0; sleep 0.2; done
     fail "$1 did not happen within $2 s"
 }
-wait_log "the mac starting" 10 "$work/mac.log" "serving"
+wait_log "the mac listening for announcements" 20 "$work/mac.log" "LAN discovery: announcing"
 serve "$ns_phone" "$P" "$work/phone.log" --listen 0.0.0.0:7000
 serve "$ns_phone" "$S" "$work/stranger.log" --listen 0.0.0.0:7009
 serve "$ns_watch" "$W" "$work/watch.log" --peer 10.77.1.1:7000
