@@ -49,6 +49,39 @@ import TestSupport
                 "no sync after accepting\n\(phone.allOutput)\n\(stranger.allOutput)")
     }
 
+    /// `trust` with a pairing string carrying `addr=` makes the address a dial target: two nodes
+    /// already serving, neither given --peer, pair and sync, no restart. Loopback listeners
+    /// announce nothing on any network.
+    @Test(.timeLimit(.minutes(2)))
+    func aTrustedPeersAddressIsDialledWithoutPeerWhileServing() throws {
+        let group = ServeGroup()
+        defer { group.stopAll() }
+        let phone = try group.node("phone", role: "phone")
+        let mac = try group.node("mac", role: "mac", paired: false)
+        try Self.add(phone, "from the phone")
+        try Self.add(mac, "from the mac")
+        try phone.start()
+        try mac.start()
+        try ServeGroup.pair(mac, trustedBy: phone)
+        let id = try LifeSyncBinary.run(["id", "--db", phone.db, "--addr", phone.address])
+        let trust = try LifeSyncBinary.run(["trust", id.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "--db", mac.db])
+        #expect(trust.status == 0 && trust.stdout.contains("at \(phone.address)"), "\(trust.stdout)\(trust.stderr)")
+        #expect(eventually(timeout: 15) { phone.entryCount == 2 && mac.entryCount == 2 },
+                "no sync through the trusted address\n\(phone.allOutput)\n\(mac.allOutput)")
+        #expect(mac.stdout.contains("connected to \(phone.address)"), "\(mac.stdout)")
+        for node in [phone, mac] {
+            #expect(node.stdout.contains("LAN discovery off: listening on loopback only") && !node.stdout.contains("announcing on"), "\(node.stdout)")
+        }
+        let peers = try Self.peersJSON(mac)
+        #expect((peers["discovered"] as? [Any])?.isEmpty == true, "\(peers)")
+
+        // Restarted with no --peer, the mac dials the stored address again at once.
+        mac.stop()
+        try Self.add(phone, "while the mac was away")
+        try mac.start()
+        #expect(eventually(timeout: 15) { mac.entryCount == 3 }, "no sync after a restart without --peer\n\(mac.allOutput)")
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func aTrustedNodeIDWithAnotherKeyIsRefused() throws {
         let group = ServeGroup()

@@ -7,6 +7,7 @@ frame, session, session-nohello: one control byte, then the vector's "hex" bytes
 byte varies so that the cut points and session setups vary; see the targets' headers).
 session-nohello also gets each HELLO vector followed by each BATCH vector.
 entry: the entry JSON of every change in the batch vectors, canonical and loosely written.
+discovery: the datagrams of discovery.json as they are (no control byte).
 """
 import glob
 import json
@@ -53,6 +54,10 @@ def main():
         }
         for name, members in extras.items():
             put("hand-" + name, ("{" + base + "," + members + "}").encode())
+    elif target == "discovery":
+        for v in vectors:
+            if v["name"].startswith("discovery_"):
+                put(v["name"], bytes.fromhex(v["hex"]))
     else:
         for n, v in enumerate(vectors):
             if "hex" not in v:  # not a frame (recording_signature.json)

@@ -157,14 +157,14 @@ import TestSupport
 
     @Test func vectorNamesAreUniqueAndFilesAreListed() throws {
         var names = Set<String>()
-        for file in Self.messageFiles + ["malformed"] {
+        for file in Self.messageFiles + ["malformed", "discovery"] {
             for vector in try Self.load(file) {
                 #expect(names.insert(vector.name).inserted, "\(vector): the name is used twice")
             }
         }
         let present = try FileManager.default.contentsOfDirectory(atPath: Self.directory.path).filter { $0.hasSuffix(".json") }
         // Vectors that are not frames are checked by their own tests (RecordingSignatureTests).
-        #expect(Set(present) == Set((Self.messageFiles + ["malformed", "recording_signature"]).map { $0 + ".json" }))
+        #expect(Set(present) == Set((Self.messageFiles + ["malformed", "discovery", "recording_signature"]).map { $0 + ".json" }))
     }
 
     /// The session does not encode a BATCH from `Change` values: it reads each entry's canonical

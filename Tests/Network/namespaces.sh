@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Real hosts: three network namespaces (watch, phone, mac) joined by veth links, a node serving
 # in each, entries synced across, the phone cut off, writes on both sides, the link restored,
-# convergence checked. Needs root and iproute2; otherwise it prints SKIP and exits 0.
+# convergence checked. The mac is given no --peer: it finds the phone by LAN discovery (UDP
+# broadcast, PROTOCOL.md §1.3); an untrusted node announcing beside the phone is listed by the
+# mac, never dialled. Needs root and iproute2; otherwise it prints SKIP and exits 0.
 #
 # Usage: Tests/Network/namespaces.sh [path/to/lifesync]
-# Addresses live only inside the namespaces this script creates (10.77.1.0/30, 10.77.2.0/30).
+# Addresses, and every discovery broadcast, live only inside the namespaces this script creates
+# (10.77.1.0/30, 10.77.2.0/30): each namespace has its own network stack.
 set -uo pipefail
 
 LIFESYNC=${1:-${LIFESYNC_BINARY:-$(dirname "$0")/../../.build/debug/lifesync}}
@@ -56,9 +59,12 @@ for pair in "$ns_watch vw-p" "$ns_phone vp-w" "$ns_mac vm-p" "$ns_phone vp-m"; d
     set -- $pair; in_ns "$1" ip link set "$2" up
 done
 
-W="$work/watch.sqlite" P="$work/phone.sqlite" M="$work/mac.sqlite"
+W="$work/watch.sqlite" P="$work/phone.sqlite" M="$work/mac.sqlite" S="$work/stranger.sqlite"
 "$LIFESYNC" init --role watch --db "$W" >/dev/null && "$LIFESYNC" init --role phone --db "$P" >/dev/null \
-    && "$LIFESYNC" init --role mac --db "$M" >/dev/null || fail "init"
+    && "$LIFESYNC" init --role mac --db "$M" >/dev/null && "$LIFESYNC" init --role mac --db "$S" >/dev/null || fail "init"
+phone_id=$("$LIFESYNC" id --json --db "$P" | sed -n 's/^  "node_id": "\([^"]*\)",*/\1/p')
+stranger_id=$("$LIFESYNC" id --json --db "$S" | sed -n 's/^  "node_id": "\([^"]*\)",*/\1/p')
+[ -n "$phone_id" ] && [ -n "$stranger_id" ] || fail "cannot read node IDs"
 # Pair the three as a user would: each trusts the others' pairing strings.
 for a in "$W" "$P" "$M"; do
     for b in "$W" "$P" "$M"; do
@@ -75,8 +81,17 @@ serve() { # namespace db log args...
     ip netns exec "$ns" "$LIFESYNC" serve --db "$db" --reconnect-max-ms 1000 "$@" >"$log" 2>&1 </dev/null &
     pids+=($!)
 }
+# The mac listens on every interface and dials nobody: it learns the phone's address from the
+# phone's announcement (sent at its start, which is why the mac starts first, then every 30 s).
+serve "$ns_mac" "$M" "$work/mac.log" --listen 0.0.0.0:7001
+wait_log() { # description, seconds, file, fixed text
+    local deadline=$((SECONDS + $2))
+    while [ $SECONDS -lt $deadline ]; do grep -qF -- "$4" "$3" 2>/dev/null && return 0; sleep 0.2; done
+    fail "$1 did not happen within $2 s"
+}
+wait_log "the mac listening for announcements" 20 "$work/mac.log" "LAN discovery: announcing"
 serve "$ns_phone" "$P" "$work/phone.log" --listen 0.0.0.0:7000
-serve "$ns_mac" "$M" "$work/mac.log" --peer 10.77.2.1:7000
+serve "$ns_phone" "$S" "$work/stranger.log" --listen 0.0.0.0:7009
 serve "$ns_watch" "$W" "$work/watch.log" --peer 10.77.1.1:7000
 
 entries() { "$LIFESYNC" status --db "$1" --json | sed -n 's/^  "entries": \([0-9]*\),*/\1/p'; }
@@ -89,8 +104,17 @@ wait_for() { # description, seconds, condition...
 }
 converged() { [ "$(entries "$P")" = "$1" ] && [ "$(entries "$M")" = "$1" ] && [ "$(hash_of "$P")" = "$(hash_of "$M")" ]; }
 
-wait_for "first convergence across hosts" 30 converged 3
+wait_for "first convergence across hosts" 45 converged 3
 echo "ok: 3 entries synced across three namespaces (watch -> phone -> mac relay included)"
+grep -qF "discovered trusted peer $phone_id at 10.77.2.1:7000" "$work/mac.log" || fail "the mac did not find the phone by discovery"
+grep -qF "connected to 10.77.2.1:7000" "$work/mac.log" || fail "the mac did not dial the discovered address"
+echo "ok: the mac found the phone by LAN discovery (no --peer) and synced"
+in_stranger_list() { "$LIFESYNC" peers --json --db "$M" | grep -qF "\"node_id\": \"$stranger_id\""; }
+wait_for "the mac listing the untrusted announcer" 40 in_stranger_list
+grep -qF "connected to 10.77.2.1:7009" "$work/mac.log" && fail "the mac dialled an untrusted node"
+grep -qF "accepted connection" "$work/stranger.log" && fail "someone dialled the untrusted node"
+grep -qF "LAN discovery off: this node does not listen" "$work/watch.log" || fail "the watch (no listener) should not run discovery"
+echo "ok: an untrusted announcer is listed by the mac, never dialled"
 
 in_ns "$ns_phone" ip link set vp-w down
 in_ns "$ns_phone" ip link set vp-m down

@@ -12,6 +12,13 @@ public struct NodeConfiguration: Sendable {
     public var reconnectMaximum: Int64 = 30_000
     /// How often to look for writes other processes made to the replica file.
     public var changePollInterval: Int64 = 250
+    /// Also dial the trusted peers' addresses (the trust store's, and those LAN discovery hears),
+    /// one dialer per node, following trust changes as they are made. `serve` turns it on; the
+    /// simulator and most tests leave it off (their peers are labels in `peers`).
+    public var dialTrustedPeers = false
+    /// Act on the LAN announcements the driver hands in (`NodeCore.discovered`); off (`serve
+    /// --no-discovery`, the simulator), they are ignored.
+    public var discovery = false
 
     public init(peers: [String] = []) { self.peers = peers }
 }

@@ -8,7 +8,7 @@ extension NodeCore {
         case .handshake(let peer, _):
             var actions: [NodeAction] = []
             if let dialer = conn.dialer {
-                dialers[dialer].nodeID = peer.nodeID
+                learnNode(peer.nodeID, dialer: dialer, now: now)
                 dialers[dialer].receivesEntries = peer.capabilities.contains(.receivesEntries)
             }
             if let duplicate = duplicateConnection(of: peer.nodeID, besides: id) {

@@ -60,6 +60,12 @@ public final class NodeCore {
     var stopping = false
     /// Last known vector of each dialled peer, to judge what is pending while it is away.
     var dialerVectors: [VersionVector]
+    /// The address LAN discovery last heard each trusted node at (see `NodeCore+Discovery`).
+    var discoveredAddresses: [String: String] = [:]
+    /// What each announcer (by node ID) last announced, and when (see `NodeCore+Discovery`).
+    var discoveryHeard: [String: HeardAnnouncement] = [:]
+    /// When each refused discovery sender (by host) was last logged.
+    var discoveryRefusedAt: [String: Int64] = [:]
 
     public init(replica: Replica, configuration: NodeConfiguration, random: RandomSource, now: Int64, storage: RecordingStorage? = nil) {
         self.replica = replica
@@ -80,6 +86,7 @@ public final class NodeCore {
     /// Sync on start: dial every configured peer.
     public func start(now: Int64) -> [NodeAction] {
         var actions: [NodeAction] = [.event(.starting(nodeID: replica.identity.nodeID, role: replica.identity.role))]
+        syncTrustedDialers(now: now)
         for i in dialers.indices { actions += dial(i) }
         return actions
     }
@@ -108,12 +115,18 @@ public final class NodeCore {
 
     /// Our dial of peer `peer` failed; try again after a backoff.
     public func connectFailed(peer: Int, reason: String, now: Int64) -> [NodeAction] {
+        let failedAddress = dialers[peer].address
+        dialers[peer].advance()
+        guard !dialers[peer].retired else {
+            dialers[peer].state = .idle
+            return []
+        }
         dialers[peer].failures += 1
         let delay = PeerDialer.backoff(failures: dialers[peer].failures - 1, base: configuration.reconnectBase,
                                        maximum: configuration.reconnectMaximum, random: random)
         dialers[peer].state = .waiting(until: now + delay)
         return dialers[peer].failures <= 3 || dialers[peer].failures % 10 == 0
-            ? [.event(.unreachable(address: dialers[peer].address, reason: reason, retryIn: delay))] : []
+            ? [.event(.unreachable(address: failedAddress, reason: reason, retryIn: delay))] : []
     }
 
     /// Bytes arrived on a connection; a slice of the runtime's read buffer is taken as it is.
@@ -145,7 +158,9 @@ public final class NodeCore {
         }
         if let dialer = conn.dialer {
             dialerVectors[dialer] = conn.session.peerHas
-            if case .connected(let c) = dialers[dialer].state, c == connection, !stopping,
+            if dialers[dialer].retired {
+                dialers[dialer].state = .idle
+            } else if case .connected(let c) = dialers[dialer].state, c == connection, !stopping,
                conn.closedAsDuplicate, let nodeID = dialers[dialer].nodeID, isConnected(nodeID) {
                 dialers[dialer].state = .covered
             } else if case .connected(let c) = dialers[dialer].state, c == connection, !stopping {
@@ -175,6 +190,7 @@ public final class NodeCore {
                 lastDataVersion = version
                 try? replica.reloadIdentity()
                 actions += withdrawUntrusted(now: now)
+                syncTrustedDialers(now: now)
                 actions += localWrite(now: now)
             }
         }
@@ -241,7 +257,7 @@ public final class NodeCore {
         let policy = RolePolicy(role: replica.identity.role, watchReceivesEntries: configuration.session.watchReceivesEntries)
         for i in dialers.indices where total < limit {
             if case .connected = dialers[i].state { continue }
-            if dialers[i].state == .covered { continue }
+            if dialers[i].state == .covered || dialers[i].retired { continue }
             let receives = dialers[i].receivesEntries
             guard receives != false else { continue }  // a peer that takes no entries (a watch) is owed nothing
             total += (try? replica.pendingCount(above: dialerVectors[i], allowed: { policy.owes(origin: $0, own: own, peerReceivesEntries: receives) },
@@ -268,6 +284,10 @@ public final class NodeCore {
     func dial(_ i: Int) -> [NodeAction] {
         if case .connected = dialers[i].state { return [] }
         if dialers[i].state == .connecting { return [] }
+        guard !dialers[i].retired, !dialers[i].addresses.isEmpty else {
+            dialers[i].state = .idle
+            return []
+        }
         dialers[i].state = .connecting
         return [.connect(peer: i, address: dialers[i].address)]
     }

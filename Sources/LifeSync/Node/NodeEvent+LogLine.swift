@@ -43,6 +43,11 @@ extension NodeEvent {
                 + (claimed.map { " (it says it is \($0); accept it with: lifesync trust --accept \($0))" } ?? "")
         case .trustWithdrawn(let peer):
             return "closing the connection to \(peer): no longer trusted"
+        case .discovered(let peer, let address, let trusted):
+            return trusted ? "discovered trusted peer \(peer) at \(address) on the local network"
+                : "discovered \(peer) at \(address) on the local network: not trusted, not dialled (see lifesync peers)"
+        case .discoveryRefused(let from, let reason):
+            return "refused a discovery packet from \(from): \(reason)"
         case .protocolError(let peer, let error):
             return "protocol error with \(peer): \(error)"
         case .damagedRowsSkipped(let ids):

@@ -32,6 +32,12 @@ public enum NodeEvent: Equatable, Sendable {
     case untrustedPeer(address: String, fingerprint: SHA256.Digest, claimedNodeID: String?)
     /// An open session ended because its peer is no longer trusted (`lifesync untrust`).
     case trustWithdrawn(peer: String)
+    /// LAN discovery heard `peer` announce itself at `address` (logged when new or changed). A
+    /// trusted one is dialled there; an untrusted one is listed (`lifesync peers`), never dialled.
+    case discovered(peer: String, address: String, trusted: Bool)
+    /// A datagram on the discovery port was refused (garbage, or a key that is not the one
+    /// trusted for the node it names); at most one a minute per sender.
+    case discoveryRefused(from: String, reason: String)
     /// Rows of the replica that do not read back were passed over (see `Replica.encodedChanges`).
     case damagedRowsSkipped(ids: [String])
     /// Transfer progress, at most every 2 s per recording: `rate` in MiB/s since the transfer started.

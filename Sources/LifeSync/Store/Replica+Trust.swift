@@ -8,7 +8,8 @@ extension Replica {
     /// Untrusted keys kept for the user to see: beyond this the least recently seen goes.
     public static let pendingLimit = 32
 
-    /// Trusts `peer` (replacing what was trusted for its node ID) and forgets it as pending.
+    /// Trusts `peer` (replacing what was trusted for its node ID) and forgets it as pending or
+    /// discovered.
     /// One key names one node: a fingerprint already trusted for another node is refused.
     public func trust(_ peer: TrustedPeer) throws {
         precondition(peer.addresses.count <= PairingString.maximumAddresses, "addresses are bounded by the pairing string")
@@ -25,6 +26,7 @@ extension Replica {
                 """, [.text(peer.nodeID), .text(peer.role.rawValue), .text(peer.fingerprint.hex),
                       .text(peer.addresses.joined(separator: " ")), .text(peer.trustedAt.iso8601)])
             try database.run("DELETE FROM pending_peers WHERE fingerprint = ?", [.text(peer.fingerprint.hex)])
+            try database.run("DELETE FROM discovered_peers WHERE node_id = ?", [.text(peer.nodeID)])
         }
     }
 
@@ -66,11 +68,16 @@ extension Replica {
                     last_seen = ?5, attempts = attempts + 1
                 """, [.text(fingerprint.hex), claimed.map { .text($0) } ?? .null, claimedRole.map { .text($0.rawValue) } ?? .null,
                       .text(address), .text(now.iso8601)])
-            try database.run("""
-                DELETE FROM pending_peers WHERE fingerprint NOT IN
-                    (SELECT fingerprint FROM pending_peers ORDER BY last_seen DESC, fingerprint LIMIT ?)
-                """, [.integer(Int64(Self.pendingLimit))])
+            try keepMostRecentlySeen(Self.pendingLimit, in: "pending_peers", key: "fingerprint")
         }
+    }
+
+    /// Bounds a list of strangers (pending or discovered peers): keeps the `limit` rows of `table`
+    /// seen last, ties broken by `key`, and deletes the rest.
+    func keepMostRecentlySeen(_ limit: Int, in table: String, key: String) throws {
+        try database.run("""
+            DELETE FROM \(table) WHERE \(key) NOT IN (SELECT \(key) FROM \(table) ORDER BY last_seen DESC, \(key) LIMIT ?)
+            """, [.integer(Int64(limit))])
     }
 
     /// The untrusted keys that tried, most recently seen first.

@@ -148,6 +148,18 @@ enum Schema {
             bound_at TEXT NOT NULL
         );
         """,
+        // 6: nodes heard on the local network (LAN discovery) that are not trusted: listed by
+        // `lifesync peers`, never dialled; bounded like pending_peers (see Replica+Discovery).
+        """
+        CREATE TABLE discovered_peers (
+            node_id TEXT PRIMARY KEY NOT NULL,
+            role TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            address TEXT NOT NULL,
+            first_seen TEXT NOT NULL,
+            last_seen TEXT NOT NULL
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

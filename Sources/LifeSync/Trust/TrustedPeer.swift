@@ -42,3 +42,29 @@ public struct PendingPeer: Equatable, Sendable {
         self.attempts = attempts
     }
 }
+
+/// A node heard announcing itself on the local network (PROTOCOL.md §1.3) that this replica does
+/// not trust: listed for the user, never dialled. What it announced is unproven; the list is
+/// bounded (`Replica.discoveredLimit`), the least recently heard dropped first.
+public struct DiscoveredPeer: Equatable, Sendable {
+    public var nodeID: String
+    public var role: Role
+    public var fingerprint: SHA256.Digest
+    /// `host:port`: the datagram's source and the announced port.
+    public var address: String
+    public var firstSeen: Timestamp
+    public var lastSeen: Timestamp
+
+    public init(nodeID: String, role: Role, fingerprint: SHA256.Digest, address: String, firstSeen: Timestamp, lastSeen: Timestamp) {
+        self.nodeID = nodeID
+        self.role = role
+        self.fingerprint = fingerprint
+        self.address = address
+        self.firstSeen = firstSeen
+        self.lastSeen = lastSeen
+    }
+
+    /// The pairing string the announcement amounts to: for the user to check against `lifesync id`
+    /// on that device before trusting it (a broadcast can claim anything).
+    public var pairing: PairingString { PairingString(nodeID: nodeID, fingerprint: fingerprint, addresses: [address]) }
+}

@@ -13,6 +13,7 @@ extension LifeSyncCommandLine {
                 CommandSpec.dbOption,
                 OptionSpec(name: "--listen", kind: .value, valueName: "HOST:PORT", help: "where to accept peers (port 0 picks one)"),
                 OptionSpec(name: "--peer", kind: .repeated, valueName: "HOST:PORT", help: "a peer to dial and keep connected (repeatable)"),
+                OptionSpec(name: "--no-discovery", kind: .flag, help: "do not announce this node on the LAN nor listen for others"),
                 OptionSpec(name: "--receive-entries", kind: .flag, help: "on a watch: also receive entries from peers"),
                 OptionSpec(name: "--keep-recordings", kind: .flag, help: "on a watch: keep recordings after the phone confirmed them"),
                 OptionSpec(name: "--debounce-ms", kind: .value, valueName: "MS", help: "coalesce local writes for this long (default 500)"),
@@ -21,12 +22,21 @@ extension LifeSyncCommandLine {
             ],
             details: """
             Writes made with other lifesync commands to the same replica while it serves are noticed and
-            synced within about a second. SIGINT or SIGTERM shuts down cleanly.
+            synced within about a second. Trusted peers (lifesync trust) are dialled at their addresses
+            too, and trust changes take effect within about a second, without a restart. Unless
+            --no-discovery, a node listening on a non-loopback address announces itself by UDP broadcast
+            (port 21047) on the interfaces it listens on and learns where its trusted peers are; nodes it
+            does not trust are listed by lifesync peers, never dialled. A loopback listener announces nothing.
+            SIGINT or SIGTERM shuts down cleanly.
             Example: lifesync serve --db phone.sqlite --listen 127.0.0.1:7002 --peer 127.0.0.1:7003
             """),
         run: { arguments, context in
             let replica = try context.openReplica(arguments)
             let configuration = try nodeConfiguration(arguments)
+            let trustedAddresses = try replica.trustedPeers().contains { !$0.addresses.isEmpty }
+            guard arguments.value("--listen") != nil || !configuration.peers.isEmpty || trustedAddresses else {
+                throw CLIError.usage("give --listen HOST:PORT, --peer HOST:PORT, or both (or trust a peer with an address)", command: arguments.spec)
+            }
             for peer in configuration.peers { _ = try SocketAddress(parsing: peer) }
             let role = replica.identity.role.rawValue
             let console = context.console
@@ -49,11 +59,10 @@ extension LifeSyncCommandLine {
         })
 
     static func nodeConfiguration(_ arguments: ParsedArguments) throws -> NodeConfiguration {
-        guard arguments.value("--listen") != nil || !arguments.all("--peer").isEmpty else {
-            throw CLIError.usage("give --listen HOST:PORT, --peer HOST:PORT, or both", command: arguments.spec)
-        }
         if let listen = arguments.value("--listen") { _ = try SocketAddress(parsing: listen) }
         var configuration = NodeConfiguration(peers: arguments.all("--peer"))
+        configuration.dialTrustedPeers = true
+        configuration.discovery = !arguments.flag("--no-discovery")
         configuration.session.watchReceivesEntries = arguments.flag("--receive-entries")
         configuration.session.transfer.keepRecordings = arguments.flag("--keep-recordings")
         configuration.debounce = Int64(try arguments.integer("--debounce-ms", default: 500, range: 0...600_000))

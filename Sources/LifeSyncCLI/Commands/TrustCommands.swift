@@ -39,8 +39,10 @@ extension LifeSyncCommandLine {
             options: [CommandSpec.dbOption,
                       OptionSpec(name: "--accept", kind: .value, valueName: "NODE_ID", help: "trust the pending key that claimed NODE_ID")],
             details: """
-            A running node uses the new trust from the peer's next connection attempt (peers keep
-            retrying, with a backoff of at most --reconnect-max-ms); dial it with serve --peer.
+            The peer's addresses become dial targets: a running node (lifesync serve) picks up the new
+            trust within about a second and dials them, no --peer or restart needed, and it takes
+            the peer's connections from then on. LAN discovery puts the address it hears the peer
+            at first (only if the peer announces the key trusted here).
             Example: lifesync trust 'lifesync://mac_…?key=…&addr=192.168.1.21:7002' --db phone.sqlite
             """),
         run: { arguments, context in
@@ -73,11 +75,11 @@ extension LifeSyncCommandLine {
         })
 
     static let peersCommand = Command(
-        spec: CommandSpec(name: "peers", summary: "trusted peers, and untrusted keys that tried to connect",
+        spec: CommandSpec(name: "peers", summary: "trusted peers, untrusted keys that tried to connect, nodes discovered on the LAN",
                           options: [CommandSpec.dbOption, CommandSpec.jsonFlag]),
         run: { arguments, context in
             let replica = try context.openReplica(arguments)
-            let trusted = try replica.trustedPeers(), pending = try replica.pendingPeers()
+            let trusted = try replica.trustedPeers(), pending = try replica.pendingPeers(), discovered = try replica.discoveredPeers()
             let known = Dictionary(try replica.peers().map { ($0.nodeID, $0) }, uniquingKeysWith: { a, _ in a })
             if arguments.flag("--json") {
                 context.console.print(JSONValue.object([
@@ -92,6 +94,11 @@ extension LifeSyncCommandLine {
                         .object([("fingerprint", .string(peer.fingerprint.hex)), ("claimed_node_id", peer.claimedNodeID.map(JSONValue.string) ?? .null),
                                  ("address", .string(peer.address)), ("first_seen", .string(peer.firstSeen.iso8601)),
                                  ("last_seen", .string(peer.lastSeen.iso8601)), ("attempts", .number(Double(peer.attempts)))])
+                    })),
+                    ("discovered", .array(discovered.map { peer in
+                        .object([("node_id", .string(peer.nodeID)), ("role", .string(peer.role.rawValue)), ("fingerprint", .string(peer.fingerprint.hex)),
+                                 ("address", .string(peer.address)), ("first_seen", .string(peer.firstSeen.iso8601)),
+                                 ("last_seen", .string(peer.lastSeen.iso8601)), ("pairing", .string(peer.pairing.description))])
                     })),
                 ]).prettyText)
                 return 0
@@ -108,6 +115,11 @@ extension LifeSyncCommandLine {
                 context.console.print("  key \(peer.fingerprint.hex.prefix(16))…  from \(peer.address)  "
                                       + (peer.claimedNodeID.map { "says \($0); lifesync trust --accept \($0)" } ?? "said nothing")
                                       + "  (\(peer.attempts)×, last \(peer.lastSeen.iso8601))")
+            }
+            context.console.print("discovered on the LAN (not trusted, never dialled): \(discovered.isEmpty ? "none" : "")")
+            for peer in discovered {
+                context.console.print("  \(peer.nodeID) (\(peer.role.rawValue))  key \(peer.fingerprint.hex.prefix(16))…  at \(peer.address)  (last \(peer.lastSeen.iso8601))")
+                context.console.print("    if its key matches lifesync id on that device: lifesync trust '\(peer.pairing)'")
             }
             return 0
         })

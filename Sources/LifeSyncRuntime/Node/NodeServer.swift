@@ -43,6 +43,8 @@ public final class NodeServer: @unchecked Sendable {
     var stats = Statistics()
     private var publishedStats = Statistics()
     private let statsLock = Lock()
+    /// The UDP port of LAN discovery (`Announcement.port`; see `NodeDiscovery`).
+    let discoveryPort: UInt16
     /// The connections of this round's interests, in their order, after the listener if polled.
     private var polled: (listener: Bool, connections: [PeerConnection]) = (false, [])
 
@@ -51,8 +53,10 @@ public final class NodeServer: @unchecked Sendable {
     /// of downloads that can no longer resume are removed here (see `removeOrphanedTemporaries`).
     /// The node's key is `key`, or the one beside the replica (`<replica>.key`, made on first
     /// use); an in-memory replica without `key` gets one for this run only.
+    /// LAN discovery runs when `configuration.discovery` is on and the listener is not on
+    /// loopback (`NodeDiscovery`), on `discoveryPort`.
     public init(replica: Replica, configuration: NodeConfiguration, listen: String?, limits: Limits = Limits(), key: NodeKey? = nil,
-                log: @escaping (String) -> Void) throws {
+                discoveryPort: UInt16 = Announcement.port, log: @escaping (String) -> Void) throws {
         let nodeID = replica.identity.nodeID
         let key = try key ?? (replica.path == ":memory:" ? NodeKey.generate(nodeID: nodeID)
                                                          : NodeKey.loadOrCreate(path: NodeKey.path(forReplica: replica.path), nodeID: nodeID))
@@ -72,6 +76,7 @@ public final class NodeServer: @unchecked Sendable {
         core = NodeCore(replica: replica, configuration: configuration, random: SystemRandom(), now: MonotonicClock.milliseconds(), storage: storage)
         self.log = log
         self.limits = limits
+        self.discoveryPort = discoveryPort
         readBuffer = [UInt8](repeating: 0, count: max(64 * 1024, limits.readSize))
         var fileLimit = rlimit()
         let softLimit = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &fileLimit) == 0 && fileLimit.rlim_cur != rlim_t.max
@@ -103,7 +108,8 @@ public final class NodeServer: @unchecked Sendable {
 
     /// Runs until `requestStop()` or `externalStop()` returns true, then closes every peer cleanly.
     public func run(externalStop: () -> Bool = { false }) {
-        let loop = PollLoop(participants: [self])
+        let discovery = NodeDiscovery.make(for: self, port: discoveryPort)
+        let loop = PollLoop(participants: [self] + (discovery.map { [$0] } ?? []))
         execute(core.start(now: MonotonicClock.milliseconds()))
         while !shouldStop && !externalStop() {
             loop.runOnce(maximumWait: 100)

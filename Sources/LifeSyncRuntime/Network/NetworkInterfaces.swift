@@ -1,0 +1,63 @@
+import Glibc
+
+/// The IPv4 interfaces a node may announce itself on (LAN discovery, PROTOCOL.md §1.3), and which
+/// of them a listening address allows: a node announces only where it can be reached, so one
+/// listening on loopback sends nothing to any network.
+///
+/// ```swift
+/// DiscoveryInterface.targets(listening: "0.0.0.0:7002", among: DiscoveryInterface.current())   // every LAN's broadcast
+/// DiscoveryInterface.targets(listening: "127.0.0.1:7002", among: …)                           // []
+/// ```
+public struct DiscoveryInterface: Equatable, Sendable {
+    public var name: String
+    /// The interface's own IPv4 address and its broadcast address, dotted.
+    public var address: String
+    public var broadcast: String
+
+    public init(name: String, address: String, broadcast: String) {
+        self.name = name
+        self.address = address
+        self.broadcast = broadcast
+    }
+
+    /// The interfaces that are up, broadcast-capable, not loopback, with an IPv4 address on a
+    /// subnet that has a broadcast address (a /30 or larger). Where the interface was given no
+    /// broadcast address (`ip addr add` without `brd +`), the subnet's is used.
+    public static func current() -> [DiscoveryInterface] {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return [] }
+        defer { freeifaddrs(first) }
+        var found: [DiscoveryInterface] = []
+        var node: UnsafeMutablePointer<ifaddrs>? = first
+        while let current = node {
+            node = current.pointee.ifa_next
+            let flags = Int32(bitPattern: current.pointee.ifa_flags)
+            guard flags & Int32(IFF_UP) != 0, flags & Int32(IFF_BROADCAST) != 0, flags & Int32(IFF_LOOPBACK) == 0,
+                  let address = current.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
+                  let netmask = current.pointee.ifa_netmask else { continue }
+            let host = ipv4(address), mask = ipv4(netmask)
+            guard mask.leadingZeroBitCount == 0, mask.nonzeroBitCount <= 30 else { continue }
+            var broadcast = host | ~mask
+            // glibc reports the interface's own address when none was set: not a broadcast address.
+            if let given = current.pointee.ifa_ifu.ifu_broadaddr, given.pointee.sa_family == sa_family_t(AF_INET),
+               ipv4(given) != 0, ipv4(given) != host { broadcast = ipv4(given) }
+            found.append(DiscoveryInterface(name: String(cString: current.pointee.ifa_name), address: DiscoverySocket.dotted(in_addr(s_addr: host.bigEndian)),
+                                            broadcast: DiscoverySocket.dotted(in_addr(s_addr: broadcast.bigEndian))))
+        }
+        return found
+    }
+
+    /// The interfaces a node listening on `listening` (`host:port` as the kernel reports it)
+    /// announces on: all of them for the IPv4 or IPv6 wildcard, the one holding the address for a
+    /// specific one, none for loopback or anything else.
+    public static func targets(listening: String, among interfaces: [DiscoveryInterface]) -> [DiscoveryInterface] {
+        let host = SocketAddress.host(of: listening)
+        if host == "0.0.0.0" || host == "::" { return interfaces }
+        return interfaces.filter { $0.address == host && !host.hasPrefix("127.") }
+    }
+
+    /// An IPv4 socket address's address, in host byte order.
+    private static func ipv4(_ address: UnsafeMutablePointer<sockaddr>) -> UInt32 {
+        address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
+    }
+}
