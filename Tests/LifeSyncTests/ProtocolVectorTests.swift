@@ -164,7 +164,7 @@ import TestSupport
         }
         let present = try FileManager.default.contentsOfDirectory(atPath: Self.directory.path).filter { $0.hasSuffix(".json") }
         // Vectors that are not frames are checked by their own tests (RecordingSignatureTests).
-        #expect(Set(present) == Set((Self.messageFiles + ["malformed", "discovery", "recording_signature"]).map { $0 + ".json" }))
+        #expect(Set(present) == Set((Self.messageFiles + ["malformed", "discovery", "recording_signature", "pairing"]).map { $0 + ".json" }))
     }
 
     /// The session does not encode a BATCH from `Change` values: it reads each entry's canonical

@@ -1,3 +1,4 @@
+import Foundation
 import LifeSync
 import Testing
 import TestSupport
@@ -102,5 +103,30 @@ import TestSupport
                 #expect(error.reason.contains(reason), "\(text): \(error.reason)")
             }
         }
+    }
+}
+
+/// `Protocol/vectors/pairing.json`: pairing strings another implementation must read the same way.
+@Suite struct PairingVectorTests {
+    @Test func everyPairingVectorParsesOrIsRefusedAsItSays() throws {
+        let url = ProtocolVectorTests.directory.appendingPathComponent("pairing.json")
+        let document = try JSONValue.parse(try String(contentsOf: url, encoding: .utf8))
+        guard case .array(let vectors)? = document["vectors"] else { Issue.record("no vectors"); return }
+        var counts = (valid: 0, invalid: 0)
+        for vector in vectors {
+            guard case .string(let name)? = vector["name"], case .string(let text)? = vector["text"], case .bool(let valid)? = vector["valid"] else {
+                Issue.record("a vector lacks name, text or valid"); continue
+            }
+            let parsed = try? PairingString(parsing: text)
+            #expect((parsed != nil) == valid, "\(name)")
+            guard valid, let parsed else { counts.invalid += 1; continue }
+            counts.valid += 1
+            #expect(vector["node_id"] == .string(parsed.nodeID), "\(name)")
+            #expect(vector["role"] == .string(parsed.role.rawValue), "\(name)")
+            #expect(vector["fingerprint"] == .string(parsed.fingerprint.hex), "\(name)")
+            #expect(vector["addresses"] == .array(parsed.addresses.map(JSONValue.string)), "\(name)")
+            #expect(parsed.description == text, "\(name): written back exactly")
+        }
+        #expect(counts.valid >= 2 && counts.invalid >= 10)
     }
 }
