@@ -29,6 +29,31 @@ import TestSupport
         #expect(try !phone.untrust(nodeID: Self.macID))
     }
 
+    /// An old pairing string (replayed, or left in a script) must not undo an untrust, and the
+    /// untrusted key is not offered again as pending; the user can still trust it on purpose.
+    @Test func anUntrustedKeyIsRefusedUntilTrustedAgainOnPurpose() throws {
+        let phone = try ReplicaFixtures.replica(role: .phone, seed: 2)
+        let pairing = PairingString(nodeID: Self.macID, fingerprint: Self.key(3), addresses: ["10.0.0.2:7002"])
+        try phone.trust(pairing.peer(trustedAt: phone.now))
+        #expect(try phone.untrust(nodeID: Self.macID))
+        #expect(try phone.revocation(of: Self.key(3))?.nodeID == Self.macID)
+        do {
+            try phone.trust(pairing.peer(trustedAt: phone.now))
+            Issue.record("a replayed pairing string re-trusted an untrusted key")
+        } catch {
+            #expect("\(error)".contains("was untrusted") && "\(error)".contains("--again"), "\(error)")
+        }
+        #expect(try phone.trustedPeers().isEmpty)
+        try phone.notePending(fingerprint: Self.key(3), claimedNodeID: Self.macID, claimedRole: .mac, address: "10.0.0.2:50000")
+        #expect(try phone.pendingPeers().isEmpty, "an untrusted key is not offered for acceptance")
+        // Another key for the same node is a new pairing, not a replay.
+        try phone.notePending(fingerprint: Self.key(4), claimedNodeID: Self.macID, claimedRole: .mac, address: "10.0.0.2:50001")
+        #expect(try phone.pendingPeers().count == 1)
+        try phone.trust(pairing.peer(trustedAt: phone.now), again: true)
+        #expect(try phone.trustedPeer(fingerprint: Self.key(3))?.nodeID == Self.macID)
+        #expect(try phone.revocation(of: Self.key(3)) == nil, "trusting again clears the revocation")
+    }
+
     @Test func oneKeyCannotNameTwoNodesNorThisNode() throws {
         let phone = try ReplicaFixtures.replica(role: .phone, seed: 2)
         try phone.trust(TrustedPeer(nodeID: Self.macID, role: .mac, fingerprint: Self.key(3), trustedAt: phone.now))

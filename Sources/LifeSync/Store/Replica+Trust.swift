@@ -8,12 +8,24 @@ extension Replica {
     /// Untrusted keys kept for the user to see: beyond this the least recently seen goes.
     public static let pendingLimit = 32
 
+    /// Keys the user stopped trusting that are remembered (the oldest forgotten beyond this).
+    public static let revokedLimit = 256
+
     /// Trusts `peer` (replacing what was trusted for its node ID) and forgets it as pending or
     /// discovered.
-    /// One key names one node: a fingerprint already trusted for another node is refused.
-    public func trust(_ peer: TrustedPeer) throws {
+    /// One key names one node: a fingerprint already trusted for another node is refused. A key
+    /// the user untrusted is refused unless `again`: an old pairing string pasted (or slipped
+    /// into a script) must not quietly undo an `untrust`.
+    public func trust(_ peer: TrustedPeer, again: Bool = false) throws {
         precondition(peer.addresses.count <= PairingString.maximumAddresses, "addresses are bounded by the pairing string")
         try database.transaction {
+            if let revoked = try revocation(of: peer.fingerprint) {
+                guard again else {
+                    throw ReplicaError.invalid(ValidationError(field: "fingerprint", reason: "this key of \(revoked.nodeID) was untrusted at "
+                                                               + "\(revoked.at); to trust it again on purpose, add --again"))
+                }
+                try database.run("DELETE FROM revoked_keys WHERE fingerprint = ?", [.text(peer.fingerprint.hex)])
+            }
             if let holder = try trustedPeer(fingerprint: peer.fingerprint), holder.nodeID != peer.nodeID {
                 throw ReplicaError.invalid(ValidationError(field: "fingerprint", reason: "this key is already trusted as \(holder.nodeID)"))
             }
@@ -33,8 +45,24 @@ extension Replica {
     /// Stops trusting `nodeID`; false when it was not trusted.
     @discardableResult
     public func untrust(nodeID: String) throws -> Bool {
-        try database.run("DELETE FROM trusted_peers WHERE node_id = ?", [.text(nodeID)])
-        return database.changes > 0
+        try database.transaction {
+            try database.run("""
+                INSERT OR REPLACE INTO revoked_keys(fingerprint, node_id, revoked_at)
+                SELECT fingerprint, node_id, ? FROM trusted_peers WHERE node_id = ?
+                """, [.text(now.iso8601), .text(nodeID)])
+            try database.run("""
+                DELETE FROM revoked_keys WHERE fingerprint NOT IN (SELECT fingerprint FROM revoked_keys ORDER BY revoked_at DESC, fingerprint LIMIT ?)
+                """, [.integer(Int64(Self.revokedLimit))])
+            try database.run("DELETE FROM trusted_peers WHERE node_id = ?", [.text(nodeID)])
+            return database.changes > 0
+        }
+    }
+
+    /// When the user stopped trusting `fingerprint`, and as which node; nil if never.
+    public func revocation(of fingerprint: SHA256.Digest) throws -> (nodeID: String, at: String)? {
+        try database.firstRow("SELECT node_id, revoked_at FROM revoked_keys WHERE fingerprint = ?", [.text(fingerprint.hex)]) {
+            ($0.string(0), $0.string(1))
+        }
     }
 
     /// Every trusted node, by node ID.
@@ -61,6 +89,8 @@ extension Replica {
         precondition(address.utf8.count <= 300, "an address is a host:port")
         let claimed = claimedNodeID.flatMap { Identifier.isValid($0) ? $0 : nil }
         try database.transaction {
+            // A key the user untrusted is not offered for acceptance again.
+            guard try revocation(of: fingerprint) == nil else { return }
             try database.run("""
                 INSERT INTO pending_peers(fingerprint, node_id, role, address, first_seen, last_seen, attempts)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, 1)
@@ -96,11 +126,11 @@ extension Replica {
     /// Trusts the pending key that claimed `nodeID` (the user accepted it), at the address it
     /// came from. Nil when no pending key claimed it.
     @discardableResult
-    public func acceptPending(nodeID: String) throws -> TrustedPeer? {
+    public func acceptPending(nodeID: String, again: Bool = false) throws -> TrustedPeer? {
         guard let pending = try pendingPeers().first(where: { $0.claimedNodeID == nodeID }),
               let role = Identifier.role(of: nodeID) else { return nil }
         let peer = TrustedPeer(nodeID: nodeID, role: role, fingerprint: pending.fingerprint, addresses: [], trustedAt: now)
-        try trust(peer)
+        try trust(peer, again: again)
         return peer
     }
 }

@@ -160,6 +160,15 @@ enum Schema {
             last_seen TEXT NOT NULL
         );
         """,
+        // 7: keys the user stopped trusting: a pairing string of one of them is refused unless
+        // the user says again, and they are not offered as pending (see Replica+Trust).
+        """
+        CREATE TABLE revoked_keys (
+            fingerprint TEXT PRIMARY KEY NOT NULL,
+            node_id TEXT NOT NULL,
+            revoked_at TEXT NOT NULL
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -37,19 +37,22 @@ extension LifeSyncCommandLine {
             name: "trust", summary: "trust a peer by its pairing string, or accept a pending one",
             positionals: ["PAIRING-STRING"], optionalPositionals: 1,
             options: [CommandSpec.dbOption,
-                      OptionSpec(name: "--accept", kind: .value, valueName: "NODE_ID", help: "trust the pending key that claimed NODE_ID")],
+                      OptionSpec(name: "--accept", kind: .value, valueName: "NODE_ID", help: "trust the pending key that claimed NODE_ID"),
+                      OptionSpec(name: "--again", kind: .flag, help: "trust a key that was untrusted here before (refused otherwise)")],
             details: """
             The peer's addresses become dial targets: a running node (lifesync serve) picks up the new
             trust within about a second and dials them, no --peer or restart needed, and it takes
             the peer's connections from then on. LAN discovery puts the address it hears the peer
             at first (only if the peer announces the key trusted here).
+            A key untrusted here before is refused (an old pairing string must not undo an untrust)
+            unless --again says it is on purpose.
             Example: lifesync trust 'lifesync://mac_…?key=…&addr=192.168.1.21:7002' --db phone.sqlite
             """),
         run: { arguments, context in
             let replica = try context.openReplica(arguments)
             if let nodeID = arguments.value("--accept") {
                 guard arguments.positional(0) == nil else { throw CLIError.usage("give a pairing string or --accept, not both", command: nil) }
-                guard let peer = try replica.acceptPending(nodeID: nodeID) else {
+                guard let peer = try replica.acceptPending(nodeID: nodeID, again: arguments.flag("--again")) else {
                     throw CLIError.refused("no pending peer claimed \(nodeID) (see lifesync peers)")
                 }
                 context.console.print("trusted \(peer.nodeID) (\(peer.role.rawValue)), key \(peer.fingerprint.hex.prefix(16))…")
@@ -57,7 +60,7 @@ extension LifeSyncCommandLine {
             }
             guard let text = arguments.positional(0) else { throw CLIError.usage("give a pairing string (lifesync id on the peer) or --accept NODE_ID", command: nil) }
             let pairing = try PairingString(parsing: text)
-            try replica.trust(pairing.peer(trustedAt: replica.now))
+            try replica.trust(pairing.peer(trustedAt: replica.now), again: arguments.flag("--again"))
             context.console.print("trusted \(pairing.nodeID) (\(pairing.role.rawValue)), key \(pairing.fingerprint.hex.prefix(16))…"
                                   + (pairing.addresses.isEmpty ? "" : ", at \(pairing.addresses.joined(separator: " "))"))
             return 0
