@@ -126,8 +126,9 @@ extension Replica {
     /// Trusts the pending key that claimed `nodeID` (the user accepted it), at the address it
     /// came from. Nil when no pending key claimed it.
     @discardableResult
-    public func acceptPending(nodeID: String, again: Bool = false) throws -> TrustedPeer? {
-        guard let pending = try pendingPeers().first(where: { $0.claimedNodeID == nodeID }),
+    /// With `fingerprint`, only that key (the one whose pairing code the user compared).
+    public func acceptPending(nodeID: String, fingerprint: SHA256.Digest? = nil, again: Bool = false) throws -> TrustedPeer? {
+        guard let pending = try pendingPeers().first(where: { $0.claimedNodeID == nodeID && (fingerprint == nil || $0.fingerprint == fingerprint) }),
               let role = Identifier.role(of: nodeID) else { return nil }
         let peer = TrustedPeer(nodeID: nodeID, role: role, fingerprint: pending.fingerprint, addresses: [], trustedAt: now)
         try trust(peer, again: again)

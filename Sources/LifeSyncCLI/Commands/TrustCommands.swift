@@ -38,6 +38,7 @@ extension LifeSyncCommandLine {
             positionals: ["PAIRING-STRING"], optionalPositionals: 1,
             options: [CommandSpec.dbOption,
                       OptionSpec(name: "--accept", kind: .value, valueName: "NODE_ID", help: "trust the pending key that claimed NODE_ID"),
+                      OptionSpec(name: "--code", kind: .value, valueName: "CODE", help: "with --accept: the code the pairing device shows (lifesync pair); refused if it differs"),
                       OptionSpec(name: "--again", kind: .flag, help: "trust a key that was untrusted here before (refused otherwise)")],
             details: """
             The peer's addresses become dial targets: a running node (lifesync serve) picks up the new
@@ -52,7 +53,19 @@ extension LifeSyncCommandLine {
             let replica = try context.openReplica(arguments)
             if let nodeID = arguments.value("--accept") {
                 guard arguments.positional(0) == nil else { throw CLIError.usage("give a pairing string or --accept, not both", command: nil) }
-                guard let peer = try replica.acceptPending(nodeID: nodeID, again: arguments.flag("--again")) else {
+                var compared: SHA256.Digest?
+                if let typed = arguments.value("--code") {
+                    // Numeric comparison: the code on the other device must be the one these two keys make here.
+                    let own = try NodeKey.loadOrCreate(path: NodeKey.path(forReplica: replica.path), nodeID: replica.identity.nodeID)
+                    let claims = try replica.pendingPeers().filter { $0.claimedNodeID == nodeID }
+                    guard !claims.isEmpty else { throw CLIError.refused("no pending peer claimed \(nodeID) (see lifesync peers)") }
+                    guard let match = claims.first(where: { PairingCode(own.fingerprint, $0.fingerprint).matches(typed) }) else {
+                        throw CLIError.refused("code \(typed) is not the code of \(nodeID)'s key here: the devices are not talking to each other "
+                                               + "directly (or the code was mistyped); nothing trusted")
+                    }
+                    compared = match.fingerprint
+                }
+                guard let peer = try replica.acceptPending(nodeID: nodeID, fingerprint: compared, again: arguments.flag("--again")) else {
                     throw CLIError.refused("no pending peer claimed \(nodeID) (see lifesync peers)")
                 }
                 context.console.print("trusted \(peer.nodeID) (\(peer.role.rawValue)), key \(peer.fingerprint.hex.prefix(16))…")
@@ -84,6 +97,9 @@ extension LifeSyncCommandLine {
             let replica = try context.openReplica(arguments)
             let trusted = try replica.trustedPeers(), pending = try replica.pendingPeers(), discovered = try replica.discoveredPeers()
             let known = Dictionary(try replica.peers().map { ($0.nodeID, $0) }, uniquingKeysWith: { a, _ in a })
+            // The code a pairing device shows for the same two keys (lifesync pair).
+            let own = try? NodeKey.load(from: NodeKey.path(forReplica: replica.path)).fingerprint
+            func code(_ fingerprint: SHA256.Digest) -> PairingCode? { own.map { PairingCode($0, fingerprint) } }
             if arguments.flag("--json") {
                 context.console.print(JSONValue.object([
                     ("trusted", .array(trusted.map { peer in
@@ -96,7 +112,8 @@ extension LifeSyncCommandLine {
                     ("pending", .array(pending.map { peer in
                         .object([("fingerprint", .string(peer.fingerprint.hex)), ("claimed_node_id", peer.claimedNodeID.map(JSONValue.string) ?? .null),
                                  ("address", .string(peer.address)), ("first_seen", .string(peer.firstSeen.iso8601)),
-                                 ("last_seen", .string(peer.lastSeen.iso8601)), ("attempts", .number(Double(peer.attempts)))])
+                                 ("last_seen", .string(peer.lastSeen.iso8601)), ("attempts", .number(Double(peer.attempts))),
+                                 ("code", code(peer.fingerprint).map { .string($0.description) } ?? .null)])
                     })),
                     ("discovered", .array(discovered.map { peer in
                         .object([("node_id", .string(peer.nodeID)), ("role", .string(peer.role.rawValue)), ("fingerprint", .string(peer.fingerprint.hex)),
@@ -116,7 +133,8 @@ extension LifeSyncCommandLine {
             context.console.print("pending (tried to connect, not trusted): \(pending.isEmpty ? "none" : "")")
             for peer in pending {
                 context.console.print("  key \(peer.fingerprint.hex.prefix(16))…  from \(peer.address)  "
-                                      + (peer.claimedNodeID.map { "says \($0); lifesync trust --accept \($0)" } ?? "said nothing")
+                                      + (code(peer.fingerprint).map { "code \($0)  " } ?? "")
+                                      + (peer.claimedNodeID.map { "says \($0); lifesync trust --accept \($0) --code CODE" } ?? "said nothing")
                                       + "  (\(peer.attempts)×, last \(peer.lastSeen.iso8601))")
             }
             context.console.print("discovered on the LAN (not trusted, never dialled): \(discovered.isEmpty ? "none" : "")")
