@@ -59,7 +59,8 @@ final class StrangerNode: VirtualEndpoint {
     var createdRecords = Set<String>()
     /// Every incarnation it wrote under: no replica may ever know one as an origin.
     var origins = Set<String>()
-    var floodsLeft = 2
+    /// One flood a run is enough to fill a pending list; each costs the target a write per key.
+    var floodsLeft = 1
     /// The last sequence it wrote under its incarnation.
     var sequence: UInt64 = 0
 
@@ -76,7 +77,7 @@ final class StrangerNode: VirtualEndpoint {
     /// A timed step: a dial of some kind, or a while on the hub's address.
     func act() {
         guard !stopped else { return }
-        defer { simulator.network.schedule(at: simulator.now + 500 + Int64(random.next(below: 2_500))) { [unowned self] in act() } }
+        defer { simulator.network.schedule(at: simulator.now + 1_000 + Int64(random.next(below: 3_000))) { [unowned self] in act() } }
         let up = simulator.names.filter { simulator.network.isUp($0) }
         guard !up.isEmpty else { return }
         let target = up[Int(random.next(below: UInt64(up.count)))]
@@ -84,7 +85,7 @@ final class StrangerNode: VirtualEndpoint {
         switch roll {
         case 0..<8:
             squat()
-        case 8..<12 where floodsLeft > 0:
+        case 8..<16 where floodsLeft > 0:
             floodsLeft -= 1
             simulator.count(Attack.keyFlood.rawValue)
             for _ in 0..<(Replica.pendingLimit + 8) { dial(target, as: .keyFlood) }
@@ -107,7 +108,7 @@ final class StrangerNode: VirtualEndpoint {
         simulator.count(Attack.squatAddress.rawValue)
         let hub = simulator.hub
         simulator.network.squat(hub, by: Self.name)
-        simulator.network.schedule(at: simulator.now + 2_000 + Int64(random.next(below: 8_000))) { [unowned self] in
+        simulator.network.schedule(at: simulator.now + 1_000 + Int64(random.next(below: 4_000))) { [unowned self] in
             simulator.network.unsquat(hub)
         }
     }
@@ -132,7 +133,8 @@ final class StrangerNode: VirtualEndpoint {
         guard let end = simulator.network.connect(Self.name, to: target, key: key) else { return }
         links[end] = Link(attack: attack)
         send(hello(claim), on: end)
-        push(on: end)
+        // A flood is about keys: its HELLOs alone (the writes come with every other dial).
+        if attack != .keyFlood { push(on: end) }
     }
 
     /// An honest node dialled the squatted address: answer as the hub would, and push.
