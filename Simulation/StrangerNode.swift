@@ -77,7 +77,7 @@ final class StrangerNode: VirtualEndpoint {
     /// A timed step: a dial of some kind, or a while on the hub's address.
     func act() {
         guard !stopped else { return }
-        defer { simulator.network.schedule(at: simulator.now + 1_000 + Int64(random.next(below: 3_000))) { [unowned self] in act() } }
+        defer { simulator.network.schedule(at: simulator.now + 1_500 + Int64(random.next(below: 3_500))) { [unowned self] in act() } }
         let up = simulator.names.filter { simulator.network.isUp($0) }
         guard !up.isEmpty else { return }
         let target = up[Int(random.next(below: UInt64(up.count)))]
@@ -132,9 +132,8 @@ final class StrangerNode: VirtualEndpoint {
         if attack != .keyFlood { simulator.count(attack.rawValue) }
         guard let end = simulator.network.connect(Self.name, to: target, key: key) else { return }
         links[end] = Link(attack: attack)
-        send(hello(claim), on: end)
         // A flood is about keys: its HELLOs alone (the writes come with every other dial).
-        if attack != .keyFlood { push(on: end) }
+        send(hello(claim) + (attack == .keyFlood ? [] : push()), on: end)
     }
 
     /// An honest node dialled the squatted address: answer as the hub would, and push.
@@ -142,8 +141,7 @@ final class StrangerNode: VirtualEndpoint {
         guard !stopped else { return simulator.network.close(end) }
         links[end] = Link(attack: .squatAddress)
         let hub = simulator.nodes[simulator.hub]?.replica?.identity
-        send(hello((hub?.nodeID ?? nodeID, hub?.role ?? .phone, incarnation)), on: end)
-        push(on: end)
+        send(hello((hub?.nodeID ?? nodeID, hub?.role ?? .phone, incarnation)) + push(), on: end)
     }
 
     func received(end: Int, bytes: [UInt8]) {
@@ -186,10 +184,11 @@ final class StrangerNode: VirtualEndpoint {
                             clock: HLCTimestamp(milliseconds: Simulator.epoch + simulator.now, counter: 0), vector: VersionVector())).encoded()
     }
 
-    /// Asks for everything, writes an entry and a recording's metadata under its own origin,
+    /// The frames that follow its HELLO at once (in one payload, as TCP would coalesce them):
+    /// asks for everything, writes an entry and a recording's metadata under its own origin,
     /// and offers the recording's bytes.
-    func push(on end: Int) {
-        send(Message.syncRequest(vector: VersionVector()).encoded(), on: end)
+    func push() -> [UInt8] {
+        var frames = Message.syncRequest(vector: VersionVector()).encoded()
         let time = Timestamp(millisecondsSince1970: Simulator.epoch + simulator.now)
         let hlc = HLCTimestamp(milliseconds: Simulator.epoch + simulator.now, counter: 0)
         sequence += 2
@@ -210,10 +209,11 @@ final class StrangerNode: VirtualEndpoint {
         ]
         let batch = Batch(id: 1, origins: [OriginInfo(origin: incarnation, nodeID: nodeID, role: .phone)], changes: changes,
                           through: VersionVector([(incarnation, sequence + 1)]))
-        send(Message.batch(batch).encoded(), on: end)
-        send(Message.offer(Offer(recordingID: recordingID, fileName: recording.fileName, mediaType: recording.mediaType,
-                                 size: recording.size, chunkSize: 16_384, sha256: recording.sha256)).encoded(), on: end)
-        send(Message.chunk(Chunk(recordingID: recordingID, offset: 0, sha256: recording.sha256, data: bytes)).encoded(), on: end)
+        frames += Message.batch(batch).encoded()
+        frames += Message.offer(Offer(recordingID: recordingID, fileName: recording.fileName, mediaType: recording.mediaType,
+                                      size: recording.size, chunkSize: 16_384, sha256: recording.sha256)).encoded()
+        frames += Message.chunk(Chunk(recordingID: recordingID, offset: 0, sha256: recording.sha256, data: bytes)).encoded()
+        return frames
     }
 }
 
