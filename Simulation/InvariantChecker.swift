@@ -180,6 +180,7 @@ struct InvariantChecker {
             }
         }
         violations += checkRecordings(full: full)
+        violations += checkStrangers()
         return Array(violations.prefix(20))
     }
 

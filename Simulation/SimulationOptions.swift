@@ -29,7 +29,8 @@ public struct SimulationOptions: Sendable {
     public var duplicationAndReorderingPerMille = 3
     /// A hostile node takes part in the safety phase (`HostileNode`): forged and mutated frames,
     /// lying vectors, claimed identities. It holds no replica and is not judged; it falls silent
-    /// for the liveness phase.
+    /// for the liveness phase. So do strangers (`StrangerNode`), keys nobody trusts, which must
+    /// read and write nothing (`InvariantChecker.checkStrangers`).
     public var hostile = false
     /// Attacks the hostile node leaves out, by the name it counts them under in the fault counts
     /// (`hostile_forged_vv`, …): to isolate one finding, or to run without a known one.

@@ -42,6 +42,11 @@ public final class Simulator {
     let hostileRandom: SeededRandom
     /// The adversary, when `options.hostile`; it holds no replica and is never judged.
     var hostile: HostileNode?
+    /// The untrusted hosts, with `options.hostile`: judged by what reached them (nothing).
+    var stranger: StrangerNode?
+    let strangerRandom: SeededRandom
+    /// When each node's running process last noted each untrusted key (`noteUntrusted`).
+    var untrustedNotes: [String: Int64] = [:]
     /// The hosts, their links and the event queue; the simulator adds workload, faults and checks.
     let network: VirtualNetwork
     var now: Int64 { network.now }
@@ -74,10 +79,13 @@ public final class Simulator {
         workload = root.derive("workload")
         nodeRandom = root.derive("nodes")
         hostileRandom = root.derive("hostile")
+        strangerRandom = root.derive("stranger")
         names = options.nodeNames
         network.tracer = { [unowned self] time, line, bytes in trace.record(time, line, bytes: bytes) }
         network.observer = { [unowned self] time, name, action in
-            if case .event(let event) = action { trace.record(time, "\(name): \(event.logLine)") }
+            guard case .event(let event) = action else { return }
+            trace.record(time, "\(name): \(event.logLine)")
+            if case .untrustedPeer(_, let fingerprint, _) = event { noteUntrusted(fingerprint, by: name) }
         }
         network.onAdvance = { [unowned self] time in
             for node in nodes.values { node.clock.virtualTime = time }
@@ -108,7 +116,10 @@ public final class Simulator {
     // MARK: - Setup and phases
 
     func setUp() throws {
-        if options.hostile { hostile = HostileNode(simulator: self, random: hostileRandom) }
+        if options.hostile {
+            hostile = HostileNode(simulator: self, random: hostileRandom)
+            stranger = StrangerNode(simulator: self, random: strangerRandom)
+        }
         var identities: [(name: String, identity: ReplicaIdentity)] = []
         for (name, role) in zip(names, options.roles) {
             let path = "file:lifesync-sim-\(seed)-\(name)-\(ObjectIdentifier(self).hashValue)?mode=memory&cache=shared"
@@ -139,6 +150,12 @@ public final class Simulator {
             network.attach(HostileNode.name, endpoint: hostile, key: Self.key(of: HostileNode.name, seed: seed))
             network.schedule(at: 200 + Int64(hostileRandom.next(below: 2_000))) { hostile.act() }
         }
+        if let stranger {
+            // Its key is nobody's: `pair` never trusts it.
+            network.attach(StrangerNode.name, endpoint: stranger, key: Self.key(of: StrangerNode.name, seed: seed))
+            network.watch(StrangerNode.name)
+            network.schedule(at: 300 + Int64(strangerRandom.next(below: 2_000))) { stranger.act() }
+        }
     }
 
     /// The fingerprint `name` proves in its handshakes (stands in for its key's SHA-256).
@@ -164,6 +181,7 @@ public final class Simulator {
         safetyOver = true
         trace.record(now, "liveness phase")
         hostile?.stop()
+        stranger?.stop()
         network.configuration.faults = false
         network.heal()
         for node in nodes.values { node.storage.quota = .max }
@@ -214,6 +232,7 @@ public final class Simulator {
         let core = NodeCore(replica: replica, configuration: configuration, random: nodeRandom.derive("core-\(name)-\(now)"), now: now,
                             storage: node.storage)
         node.replica = replica
+        forgetUntrustedNotes(of: name)
         trace.record(now, "start \(name)")
         network.start(name, key: Self.key(of: name, seed: seed), core: core)
     }

@@ -42,6 +42,13 @@ extension VirtualNetwork {
     func completeDial(from name: String, life: Int, peer: Int, to address: String) {
         guard let host = hosts[name], host.life == life, let core = host.core else { return }
         host.dialing.remove(peer)
+        if let squatter = squatters[address], let endpoint = hosts[squatter]?.endpoint, reachable(name, squatter) {
+            // The squatter answers, proving its own key, not the host's.
+            let id = open(from: name, to: squatter)
+            perform(core.connected(connection: 2 * id, peer: peer, peerKey: hosts[squatter]!.key, now: now), on: name)
+            endpoint.accepted(end: 2 * id + 1, from: name)
+            return
+        }
         guard let targetCore = hosts[address]?.core, reachable(name, address) else {
             failedDials.append((now, name, peer))
             note("dial \(name)->\(address) failed")
@@ -54,12 +61,13 @@ extension VirtualNetwork {
         perform(targetCore.accepted(connection: 2 * id + 1, remote: name, peerKey: keys.dialler, now: now), on: address)
     }
 
-    /// A raw endpoint dials `target` and is connected at once if it can be; returns its end.
-    public func connect(_ name: String, to target: String) -> Int? {
+    /// A raw endpoint dials `target` and is connected at once if it can be; returns its end. It
+    /// proves its own key, or `key` (a stranger may make a new key for every dial).
+    public func connect(_ name: String, to target: String, key: SHA256.Digest? = nil) -> Int? {
         precondition(hosts[name]?.endpoint != nil, "\(name) is not a raw endpoint")
         guard let targetCore = hosts[target]?.core, reachable(name, target) else { return nil }
         let id = open(from: name, to: target)
-        perform(targetCore.accepted(connection: 2 * id + 1, remote: name, peerKey: hosts[name]!.key, now: now), on: target)
+        perform(targetCore.accepted(connection: 2 * id + 1, remote: name, peerKey: key ?? hosts[name]!.key, now: now), on: target)
         return 2 * id
     }
 
@@ -83,6 +91,7 @@ extension VirtualNetwork {
         guard let connection = connections[end / 2], connection.open, !connection.closed[end % 2] else { return }
         let direction = end % 2
         let (from, to) = (connection.names[direction], connection.names[1 - direction])
+        if !watched.isEmpty && (watched.contains(from) || watched.contains(to)) { record(bytes, from: end, connection) }
         var bytes = bytes
         // A bit flipped in a recording chunk on the way (the chunk's own checksum must catch it).
         if configuration.faults && bytes.count > 64 && bytes[4] == MessageType.chunk.rawValue && random.next(below: 100) < 3 {

@@ -76,6 +76,13 @@ public final class VirtualNetwork {
     /// What no core may do: dial a peer twice at once, send on a connection it does not own;
     /// and a run that never settles.
     public internal(set) var violations: [String] = []
+    /// Addresses a raw endpoint answers instead of their host (`squat`): address → endpoint.
+    var squatters: [String: String] = [:]
+    /// Hosts whose every frame, both ways, is recorded (`watch`), and the record.
+    var watched = Set<String>()
+    var watchDecoders: [Int: FrameDecoder] = [:]
+    var watchBroken = Set<Int>()
+    public internal(set) var watchedFrames: [WatchedFrame] = []
 
     /// Sees every action of every core before the network carries it out.
     public var observer: ((_ time: Int64, _ host: String, _ action: NodeAction) -> Void)?
@@ -253,9 +260,17 @@ public final class VirtualNetwork {
     public func count(_ kind: String) { faultCounts[kind, default: 0] += 1 }
 }
 
-/// A participant that is not a `NodeCore` (the hostile node): told of bytes and closes on the
-/// connections it opened with `VirtualNetwork.connect`.
+/// A participant that is not a `NodeCore` (the hostile node, a stranger): told of bytes and
+/// closes on the connections it opened with `VirtualNetwork.connect`, and of the dials it
+/// answers at an address it squats (`VirtualNetwork.squat`).
 public protocol VirtualEndpoint: AnyObject {
     func received(end: Int, bytes: [UInt8])
     func closed(end: Int)
+    /// `dialler` dialled an address this endpoint squats; `end` is this endpoint's side.
+    func accepted(end: Int, from dialler: String)
+}
+
+extension VirtualEndpoint {
+    /// An endpoint that squats no address is never dialled.
+    public func accepted(end: Int, from dialler: String) {}
 }

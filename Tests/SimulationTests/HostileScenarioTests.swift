@@ -3,8 +3,9 @@ import LifeSyncSimulation
 import Testing
 
 /// The default scenario with a hostile node on the network (`HostileNode`): forged and mutated
-/// frames, lying vectors, claimed identities, faked transfers. Every honest node must keep every
-/// invariant, and the adversary must really have done each kind of attack.
+/// frames, lying vectors, claimed identities, faked transfers; and strangers (`StrangerNode`),
+/// whose keys nobody trusts. Every honest node must keep every invariant, and the adversaries
+/// must really have done each kind of attack.
 @Suite struct HostileScenarioTests {
     static let seeds: ClosedRange<UInt64> = 1...50
 
@@ -37,6 +38,13 @@ import Testing
         #expect(kinds.contains("hostile_claimed_identity_refused"), "no claimed identity was refused")
         #expect(!kinds.contains("hostile_vouch_as_other"), "a session under a claimed identity got through")
         #expect(!kinds.contains("hostile_own_identity_refused"), "the hostile node's own, trusted identity was refused")
+        // Strangers (keys nobody trusts) tried every way in, and were refused every way: as
+        // themselves, impersonating a trusted node, with fresh keys (filling the pending list to
+        // its bound), and on a squatted address (the honest dialler sent no HELLO). That they
+        // read and wrote nothing is the checker's (`checkStrangers`), in every seed above.
+        for name in SimulationOptions.strangerCounts {
+            #expect(kinds.contains(name), "no \(name) in seeds \(Self.seeds)")
+        }
     }
 
     @Test func theSameSeedGivesTheSameTrace() {

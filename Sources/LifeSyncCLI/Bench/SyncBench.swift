@@ -98,9 +98,13 @@ enum SyncBench {
     }
 
     /// VmHWM of a live process, in MiB.
-    static func peakResidentMebibytes(_ pid: Int32) -> Double {
+    static func peakResidentMebibytes(_ pid: Int32) -> Double { statusMebibytes(pid, field: "VmHWM:") }
+
+    /// A kB figure of a live process's /proc/PID/status (`VmHWM:`, `VmRSS:`), in MiB; -1 if
+    /// it cannot be read.
+    static func statusMebibytes(_ pid: Int32, field: String) -> Double {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
               let kib = Double(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
         return kib / 1024
     }

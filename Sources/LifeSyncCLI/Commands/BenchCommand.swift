@@ -6,9 +6,10 @@ extension LifeSyncCommandLine {
     static let benchCommand = Command(
         spec: CommandSpec(
             name: "bench", summary: "measure throughput against a raw baseline in the same run",
-            positionals: ["import|sync|transfer"],
+            positionals: ["import|sync|transfer|handshake"],
             options: [OptionSpec(name: "--count", kind: .value, valueName: "N", help: "entries to generate (default 100000)"),
                       OptionSpec(name: "--size-mib", kind: .value, valueName: "N", help: "transfer: recording size in MiB (default 1024)"),
+                      OptionSpec(name: "--cycles", kind: .value, valueName: "N", help: "handshake: connect/handshake/close cycles (default 1000)"),
                       OptionSpec(name: "--dir", kind: .value, valueName: "DIR", help: "where to put the bench databases (default: a temporary folder)"),
                       CommandSpec.jsonFlag],
             details: """
@@ -22,6 +23,10 @@ extension LifeSyncCommandLine {
                      entries it received twice.
             transfer sends one recording (1 GiB by default) watch → phone over loopback and times start to
                      confirmation next to one SHA-256 pass over the same file; prints the phone's peak RSS.
+            handshake connects to a `lifesync serve` process over loopback N times (TCP, TLS 1.3 with both
+                     certificates, HELLO both ways, close); prints the median, p90 and max cycle, the first and
+                     last 100 cycles' medians and the node's RSS (VmRSS) after 100 and after N cycles, and a
+                     verdict against the targets (median under 10 ms; flat RSS and cycle time).
             """),
         run: { arguments, context in
             let which = arguments.positional(0)!
@@ -40,8 +45,12 @@ extension LifeSyncCommandLine {
                 let size = try arguments.integer("--size-mib", default: 1024, range: 1...65_536)
                 let report = try TransferBench.run(mebibytes: size, directory: dir)
                 context.console.print(arguments.flag("--json") ? report.json.prettyText : report.text)
+            case "handshake":
+                let cycles = try arguments.integer("--cycles", default: 1_000, range: 1...1_000_000)
+                let report = try HandshakeBench.run(cycles: cycles, directory: dir)
+                context.console.print(arguments.flag("--json") ? report.json.prettyText : report.text)
             default:
-                throw CLIError.usage("unknown benchmark '\(which)' (available: import, sync, transfer)", command: arguments.spec)
+                throw CLIError.usage("unknown benchmark '\(which)' (available: import, sync, transfer, handshake)", command: arguments.spec)
             }
             return 0
         })
@@ -51,6 +60,8 @@ extension LifeSyncCommandLine {
 struct BenchReport {
     var title: String
     var figures: [(name: String, value: Double, unit: String)]
+    /// A one-line judgement against the benchmark's targets, for those that have targets.
+    var verdict: String? = nil
 
     /// Baselines are the median of a few runs: one run swings by a third on a shared machine.
     static func median(_ values: [Double]) -> Double {
@@ -60,11 +71,12 @@ struct BenchReport {
 
     var text: String {
         ([title] + figures.map { "  " + $0.name.padding(toLength: 34, withPad: " ", startingAt: 0) + String(format: "%12.2f", $0.value) + " " + $0.unit })
-            .joined(separator: "\n")
+            .joined(separator: "\n") + (verdict.map { "\n  verdict: " + $0 } ?? "")
     }
 
     var json: JSONValue {
-        .object([("benchmark", .string(title)), ("figures", .object(figures.map { ($0.name, .number(($0.value * 1000).rounded() / 1000)) }))])
+        .object([("benchmark", .string(title)), ("figures", .object(figures.map { ($0.name, .number(($0.value * 1000).rounded() / 1000)) }))]
+                + (verdict.map { [("verdict", .string($0))] } ?? []))
     }
 }
 

@@ -14,7 +14,7 @@ extension LifeSyncCommandLine {
                 OptionSpec(name: "--duration", kind: .value, valueName: "SECONDS", help: "simulated length of the fault phase (default 120)"),
                 OptionSpec(name: "--operations", kind: .value, valueName: "N", help: "local writes in the fault phase (default 120)"),
                 OptionSpec(name: "--no-faults", kind: .flag, help: "no partitions, crashes or clock jumps"),
-                OptionSpec(name: "--hostile", kind: .flag, help: "add a hostile node: forged and mutated frames, lying vectors, claimed identities"),
+                OptionSpec(name: "--hostile", kind: .flag, help: "add a hostile node (forged and mutated frames, lying vectors, claimed identities) and strangers (keys nobody trusts)"),
                 OptionSpec(name: "--hostile-skip", kind: .repeated, valueName: "ATTACK", help: "leave one of the hostile node's attacks out (its fault-count name)"),
                 OptionSpec(name: "--scenario", kind: .value, valueName: "FILE", help: "run a scripted scenario (JSON)"),
                 OptionSpec(name: "--check-determinism", kind: .flag, help: "run each seed twice and compare trace hashes"),
