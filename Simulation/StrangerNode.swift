@@ -198,8 +198,10 @@ final class StrangerNode: VirtualEndpoint {
                              data: LogData(text: "written by a stranger"))
         let bytes = HostileWriter.u64(random.nextUInt64())
         let recordingID = Identifier.make(role: .phone, random: random)
-        let recording = Recording(id: recordingID, fileName: recordingID + ".m4a", size: UInt64(bytes.count), sha256: SHA256.hash(bytes),
-                                  mediaType: "audio/mp4", entryID: nil, originNode: nodeID, createdAt: time)
+        // Signed with its own key, as a real node would: only trust keeps it out.
+        let unsigned = Recording(id: recordingID, fileName: recordingID + ".m4a", size: UInt64(bytes.count), sha256: SHA256.hash(bytes),
+                                 mediaType: "audio/mp4", entryID: nil, originNode: nodeID, createdAt: time)
+        let recording = (try? unsigned.signed(by: SimulatedSigner(name: Self.name, seed: simulator.seed))) ?? unsigned
         createdRecords.formUnion([entryID, recordingID])
         let changes = [
             Change(id: entryID, stamp: VersionStamp(hlc: hlc, origin: incarnation, sequence: sequence,
