@@ -154,4 +154,14 @@ import TestSupport
         }
         #expect(counts.valid >= 2 && counts.invalid >= 10)
     }
+
+    /// PROTOCOL.md §1.2's worked example, the same from either side, and the typed forms taken.
+    @Test func thePairingCodeIsTheSpecsFromEitherSide() {
+        let a = SHA256.hash(Array("test".utf8)), b = SHA256.hash(Array("abc".utf8))
+        #expect(PairingCode(a, b).description == "264 434")
+        #expect(PairingCode(b, a) == PairingCode(a, b))
+        #expect(PairingCode(a, b).matches("264434") && PairingCode(a, b).matches("264 434") && PairingCode(a, b).matches("264-434"))
+        #expect(!PairingCode(a, b).matches("264435") && !PairingCode(a, b).matches("26443") && !PairingCode(a, b).matches("２６４４３４"))
+        #expect(PairingCode(a, a) != PairingCode(a, b))
+    }
 }

@@ -40,7 +40,7 @@ public final class Console: @unchecked Sendable {
         }
     }
 
-    func print(_ line: String = "") { writeOut(line + "\n") }
+    func print(_ line: String = "", newline: Bool = true) { writeOut(newline ? line + "\n" : line) }
 
     func error(_ line: String) { writeErr(line + "\n") }
 }
