@@ -6,8 +6,9 @@ import LifeSync
 /// damaged bytes, then closes every connection and falls silent for the liveness phase, so that
 /// convergence can be judged. The checker judges the honest nodes only.
 ///
-/// Threat model (protocol version 1: identities are claimed, not proven). The hostile node may
-/// - claim any identity in a HELLO: its own, another node's node ID, another node's incarnation,
+/// Threat model: a peer the nodes trust (paired) that is buggy or compromised; the strangers,
+/// whose keys nobody trusts, are `StrangerNode`'s. Being trusted as itself, the hostile node may
+/// - claim any identity in a HELLO (refused unless it is the one its key is trusted as): its own, another node's node ID, another node's incarnation,
 ///   or both (learned from the HELLOs it receives), and any role; it is a "phone" by default;
 /// - lie in every vector (HELLO, SYNC_REQUEST, CAUGHT_UP, a batch's `through`, a write's `vv`),
 ///   name other nodes' origins as anyone's in a BATCH origin table, acknowledge batches it was

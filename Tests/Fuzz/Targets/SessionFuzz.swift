@@ -97,9 +97,8 @@ struct Setup {
     }
 }
 
-/// Recording signatures the fuzzer can reach: a signature is a hash of key and metadata, so the
-/// seeds' signed metadata is taken and a mutated byte of it is refused, as with real keys; the
-/// ECDSA verifier itself is tested apart (its input is two fixed-size byte strings).
+/// Recording signatures the fuzzer can reach (a hash of key and metadata: seeds' metadata is taken,
+/// a mutated byte of it refused); the ECDSA verifier is tested apart (two fixed-size inputs).
 struct FuzzSignatures: SignatureVerifier, RecordingSigner {
     let publicKey: [UInt8]
 
