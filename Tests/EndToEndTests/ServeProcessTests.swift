@@ -232,6 +232,29 @@ private func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peer
         #expect(integer(status["entries"]) == 0)
     }
 
+    /// A second `serve` of the same replica would be the same node twice, knocking the first's
+    /// connections off for ever: it is refused by name, and `status` tells whether a node serves
+    /// the replica (a killed one no longer does: the kernel drops its lock).
+    @Test(.timeLimit(.minutes(1)))
+    func oneServePerReplicaAndStatusSaysWhetherItIsServed() throws {
+        let group = ServeGroup()
+        defer { group.stopAll() }
+        let phone = try group.node("phone", role: "phone")
+        #expect(try phone.status()["serving"] as? Bool == false)
+        try phone.start()
+        let pid = try #require(phone.process?.pid)
+        let second = try LifeSyncBinary.run(["serve", "--db", phone.db, "--listen", "127.0.0.1:0"], timeout: 20)
+        #expect(second.status == 1 && second.stderr.contains("already serving") && second.stderr.contains("process \(pid)"), "\(second.stderr)")
+        #expect(try phone.status()["serving"] as? Bool == true)
+        #expect(integer(try phone.status()["serving_pid"]) == Int(pid))
+        let text = try LifeSyncBinary.run(["status", "--db", phone.db])
+        #expect(text.stdout.contains("serving     yes (lifesync serve, process \(pid))"), "\(text.stdout)")
+        phone.stop()  // kill -9
+        #expect(eventually(timeout: 5) { (try? phone.status()["serving"] as? Bool) == false })
+        try phone.start()  // a killed node's lock is gone
+        #expect(phone.isRunning)
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func statusWhileServingShowsThePeers() throws {
         let group = ServeGroup()

@@ -38,6 +38,9 @@ extension LifeSyncCommandLine {
                 throw CLIError.usage("give --listen HOST:PORT, --peer HOST:PORT, or both (or trust a peer with an address)", command: arguments.spec)
             }
             for peer in configuration.peers { _ = try SocketAddress(parsing: peer) }
+            let lock: ServeLock
+            do { lock = try ServeLock.acquire(replicaPath: replica.path) } catch { throw CLIError.refused("\(error)") }
+            defer { withExtendedLifetime(lock) {} }
             let role = replica.identity.role.rawValue
             let console = context.console
             let server = try NodeServer(replica: replica, configuration: configuration, listen: arguments.value("--listen")) { line in

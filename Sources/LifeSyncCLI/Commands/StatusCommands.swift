@@ -1,4 +1,5 @@
 import LifeSync
+import LifeSyncRuntime
 
 extension LifeSyncCommandLine {
     static let statsCommand = Command(
@@ -55,6 +56,9 @@ struct ReplicaStatus {
     var recordings: [RecordingStatus]
     /// The key each trusted peer is pinned to, by node ID.
     var trusted: [String: SHA256.Digest]
+    /// The `lifesync serve` process serving this replica now (its serve lock), if any: without
+    /// one, what the peer rows say is only what was last seen.
+    var servedBy: Int32?
 
     init(replica: Replica) throws {
         identity = replica.identity
@@ -65,6 +69,7 @@ struct ReplicaStatus {
         origins = try replica.knownOrigins()
         stateHash = try replica.canonicalHash()
         recordings = try replica.recordingStatuses()
+        servedBy = replica.path == ":memory:" ? nil : ServeLock.holder(replicaPath: replica.path)
         trusted = Dictionary(try replica.trustedPeers().map { ($0.nodeID, $0.fingerprint) }, uniquingKeysWith: { a, _ in a })
         // What each peer still lacks, computed now from its last known vector (the serving node
         // may be stopped, and writes may have happened since it saved the row).
@@ -103,6 +108,8 @@ struct ReplicaStatus {
             ("conflicts", .number(Double(conflicts))),
             ("pending", .number(Double(pendingTotal))),
             ("state_hash", .string(stateHash)),
+            ("serving", .bool(servedBy != nil)),
+            ("serving_pid", servedBy.map { .number(Double($0)) } ?? .null),
             ("recordings", .object([
                 ("total", .number(Double(recordings.filter { !$0.deleted }.count))),
                 ("pending", .number(Double(recordings.filter { $0.state == "pending" }.count))),
@@ -137,7 +144,8 @@ struct ReplicaStatus {
         let live = recordings.filter { !$0.deleted }
         lines.append("recordings  \(live.count), \(live.filter { $0.state == "pending" }.count) pending"
                      + live.filter { $0.file == .partial }.map { ", \($0.recording.id) \($0.received * 100 / max($0.recording.size, 1))% received" }.joined())
-        lines.append(peers.isEmpty ? "peers:      none met yet" : "peers:")
+        lines.append("serving     " + (servedBy.map { "yes (lifesync serve, process \($0))" } ?? "no (no lifesync serve has this replica open)"))
+        lines.append(peers.isEmpty ? "peers:      none met yet" : servedBy == nil ? "peers (as last seen; not being served now):" : "peers:")
         for peer in peers {
             let last = peer.lastSync.map { "last sync \($0.iso8601)" } ?? "never synced"
             lines.append("  \(peer.nodeID) \(peer.role.rawValue) \(peer.address) \(peer.direction) \(peer.state.rawValue), \(last), sent \(peer.entriesSent), received \(peer.entriesReceived), pending \(peer.pending)")
