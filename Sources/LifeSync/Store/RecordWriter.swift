@@ -28,7 +28,7 @@ struct RecordWriter {
                 INSERT INTO tombstones(id, deleted_at, hlc, origin, origin_seq, vv) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                 ON CONFLICT(id) DO UPDATE SET hlc = ?3, origin = ?4, origin_seq = ?5, vv = ?6
                 """, [.text(id), .text(createdAt), .integer(stamp.hlc.rawValue), .text(stamp.origin),
-                      .integer(Int64(stamp.sequence)), .text(stamp.vector.description)])
+                      .counter(stamp.sequence), .text(stamp.vector.description)])
             if previous == .live { try database.run("DELETE FROM entries WHERE id = ?", [.text(id)]) }
             return true
         }
@@ -46,7 +46,7 @@ struct RecordWriter {
         row.set(10, stamp.origin)
         row.set(12) { stamp.vector.write(to: &$0) }
         statement.bind(stamp.hlc.rawValue, at: 9)
-        statement.bind(Int64(stamp.sequence), at: 11)
+        statement.bind(Int64(clamping: stamp.sequence), at: 11)  // bounded where it entered, as SQLValue.counter
         try row.execute(statement)
         let stored = database.changes > 0
         if previous == .tombstone { try database.run("DELETE FROM tombstones WHERE id = ?", [.text(id)]) }

@@ -14,7 +14,7 @@ extension Replica {
     /// the rows (live and deleted) whose latest write came from that origin. Writes that were
     /// superseded since are not listed: their successors are listed under their own origin.
     public func changes(origin: String, after sequence: UInt64, limit: Int) throws -> [Change] {
-        let entries = try database.rows(Replica.entryLogSQL, [.text(origin), .integer(Int64(sequence)), .integer(Int64(limit))]) { row in
+        let entries = try database.rows(Replica.entryLogSQL, [.text(origin), .counter(sequence), .integer(Int64(limit))]) { row in
             let deleted = row.int64(4) != 0
             let stamp = try Replica.stamp(from: row, deleted: deleted, origin: origin)
             return Change(id: row.string(5), stamp: stamp, entry: deleted ? nil : try Replica.entry(from: row, offset: 5))
@@ -47,7 +47,7 @@ extension Replica {
         try database.rows("""
             SELECT \(Replica.recordingColumns), deleted, hlc, origin, origin_seq, vv
             FROM recordings WHERE origin = ?1 AND origin_seq > ?2 ORDER BY origin_seq LIMIT ?3
-            """, [.text(origin), .integer(Int64(sequence)), .integer(Int64(limit))]) { row in
+            """, [.text(origin), .counter(sequence), .integer(Int64(limit))]) { row in
             (row.string(0), try Replica.stamp(from: row, deleted: row.int64(10) != 0, offset: 11), try Replica.recording(from: row))
         }
     }
@@ -61,7 +61,7 @@ extension Replica {
     /// place: the batch builder leaves it out and reports it, so the rest keeps flowing (every
     /// peer would refuse a batch that carried it).
     public func encodedChanges(origin: String, after sequence: UInt64, limit: Int) throws -> [EncodedChange] {
-        let entries = try database.rows(Replica.entryLogSQL, [.text(origin), .integer(Int64(sequence)), .integer(Int64(limit))]) { row -> EncodedChange in
+        let entries = try database.rows(Replica.entryLogSQL, [.text(origin), .counter(sequence), .integer(Int64(limit))]) { row -> EncodedChange in
             // Every row is `origin`'s: sharing its string also lets the BATCH encoder compare
             // origins by identity.
             let deleted = row.int64(4) != 0

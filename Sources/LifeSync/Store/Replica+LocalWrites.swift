@@ -57,7 +57,7 @@ extension Replica {
                     throw refuse("\(entry.id) already exists with other content")
                 }
             }
-            try database.run("UPDATE replica_vector SET seq = ? WHERE origin = ?", [.integer(Int64(sequence)), .text(identity.incarnation)])
+            try database.run("UPDATE replica_vector SET seq = ? WHERE origin = ?", [.counter(sequence), .text(identity.incarnation)])
             return written
         }
     }

@@ -107,7 +107,7 @@ extension Replica {
                     try database.run("""
                         INSERT INTO replica_vector(origin, seq) VALUES (?1, ?2)
                         ON CONFLICT(origin) DO UPDATE SET seq = max(seq, ?2)
-                        """, [.text(entry.origin), .integer(Int64(entry.sequence))])
+                        """, [.text(entry.origin), .counter(entry.sequence)])
                     absorbed[entry.origin] = max(absorbed[entry.origin, default: 0], entry.sequence)
                 }
                 return outcome
@@ -196,7 +196,7 @@ extension Replica {
             SELECT hlc, origin, origin_seq, vv, 0, id FROM entries WHERE origin = ?1 AND origin_seq = ?2
             UNION ALL SELECT hlc, origin, origin_seq, vv, 1, id FROM tombstones WHERE origin = ?1 AND origin_seq = ?2
             UNION ALL SELECT hlc, origin, origin_seq, vv, deleted, id FROM recordings WHERE origin = ?1 AND origin_seq = ?2
-            """, [.text(origin), .integer(Int64(sequence))]) { row in (row.string(5), try Replica.stamp(from: row, deleted: row.int64(4) != 0)) }
+            """, [.text(origin), .counter(sequence)]) { row in (row.string(5), try Replica.stamp(from: row, deleted: row.int64(4) != 0)) }
     }
 
     /// Refuses to learn origins past `Message.Limits.maximumReplicaOrigins`: a replica that knew
@@ -231,9 +231,9 @@ extension Replica {
             INSERT OR IGNORE INTO conflicts(entry_id, loser_origin, loser_seq, loser_hlc, loser_deleted, loser_entry,
                 winner_origin, winner_seq, winner_hlc, winner_deleted, detected_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, [.text(id), .text(loser.origin), .integer(Int64(loser.sequence)), .integer(loser.hlc.rawValue),
+            """, [.text(id), .text(loser.origin), .counter(loser.sequence), .integer(loser.hlc.rawValue),
                   .integer(loser.deleted ? 1 : 0), loserEntry.map { .text($0.json.canonicalText) } ?? .null,
-                  .text(winner.origin), .integer(Int64(winner.sequence)), .integer(winner.hlc.rawValue),
+                  .text(winner.origin), .counter(winner.sequence), .integer(winner.hlc.rawValue),
                   .integer(winner.deleted ? 1 : 0), .text(now.iso8601)])
     }
 

@@ -208,7 +208,7 @@ extension Replica {
             """, [.text(id), .text(recording.fileName), .integer(Int64(recording.size)), .text(recording.sha256.hex), .text(recording.mediaType),
                   recording.entryID.map { .text($0) } ?? .null, .text(recording.originNode), .text(recording.createdAt.iso8601),
                   .integer(stamp.deleted ? 1 : 0), .integer(stamp.hlc.rawValue), .text(stamp.origin),
-                  .integer(Int64(stamp.sequence)), .text(stamp.vector.description),
+                  .counter(stamp.sequence), .text(stamp.vector.description),
                   recording.originKey.map { .blob($0) } ?? .null, recording.signature.map { .blob($0) } ?? .null])
     }
 

@@ -7,6 +7,14 @@ public enum SQLValue: Equatable, Sendable {
     case real(Double)
     case text(String)
     case blob([UInt8])
+
+    /// A sequence number or other unsigned counter as SQLite's signed integer. Every sequence is
+    /// bounded where it enters (the decoder, local writes: at most 2^53 − 1), so clamping never
+    /// changes a stored value; for a query bound ("after `n`") a larger `n` still means "after
+    /// everything", where a plain `Int64(n)` would trap.
+    public static func counter(_ value: UInt64) -> SQLValue {
+        .integer(Int64(clamping: value))
+    }
 }
 
 /// A compiled SQL statement. Obtain one from ``Database/prepare(_:)``, which caches it.
