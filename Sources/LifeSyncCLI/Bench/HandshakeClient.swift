@@ -10,13 +10,11 @@ struct HandshakeClient {
     let hello: [UInt8]
     let address: SocketAddress
 
-    /// A client proving `key` and saying it is `identity` (which the node must trust). The HELLO
-    /// asks for nothing (no capabilities, an empty vector), so the node answers with its HELLO
-    /// and has nothing to send after it: the cycle times the handshake alone.
+    /// A client proving `key` and saying it is `identity` (which the node must trust); its HELLO
+    /// asks for nothing, so the cycle times the handshake alone.
     init(key: NodeKey, identity: ReplicaIdentity, port: UInt16) throws {
         tls = try TLSContext(key: key)
-        hello = Message.hello(Hello(nodeID: identity.nodeID, role: identity.role, incarnation: identity.incarnation,
-                                    capabilities: [], clock: .zero, vector: VersionVector())).encoded()
+        hello = TLSDialer.introduction(of: identity)
         address = try SocketAddress(parsing: "127.0.0.1:\(port)")
     }
 

@@ -74,9 +74,8 @@ extension LifeSyncCommandLine {
         })
 }
 
-/// The dialling side of `pair`: introduces this node (a HELLO that asks for nothing: no
-/// capabilities, an empty vector, so an unpaired node learns only who we say we are) and reads
-/// the answer.
+/// The dialling side of `pair`: introduces this node (`TLSDialer.introduction`) and reads the
+/// answer.
 struct Pairing {
     enum Answer { case trusted(Hello), notYet }
 
@@ -86,8 +85,7 @@ struct Pairing {
 
     init(replica: Replica, key: NodeKey, address: SocketAddress) throws {
         tls = try TLSContext(key: key)
-        hello = Message.hello(Hello(nodeID: replica.identity.nodeID, role: replica.identity.role, incarnation: replica.identity.incarnation,
-                                    capabilities: [], clock: .zero, vector: VersionVector())).encoded()
+        hello = TLSDialer.introduction(of: replica.identity)
         self.address = address
     }
 

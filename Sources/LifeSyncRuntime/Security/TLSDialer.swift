@@ -89,6 +89,14 @@ public final class TLSDialer {
 
     public func close() { stream.close() }
 
+    /// A HELLO as `identity` that asks for nothing (no capabilities, clock 0, an empty vector): a
+    /// node answers with its own HELLO and has nothing to send after it, and a node that does not
+    /// trust us yet learns only who we say we are.
+    public static func introduction(of identity: ReplicaIdentity) -> [UInt8] {
+        Message.hello(Hello(nodeID: identity.nodeID, role: identity.role, incarnation: identity.incarnation,
+                            capabilities: [], clock: .zero, vector: VersionVector())).encoded()
+    }
+
     private static func wait(_ fd: Int32, _ events: Int32, until deadline: Double, timeout: Double) throws {
         let left = Int32(max(0, (deadline - MonotonicClock.seconds()) * 1000))
         guard left > 0 else { throw Failure(description: "no answer within \(timeout) s") }
