@@ -202,8 +202,8 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
             #expect(conflict.winner.sequence == stampB.sequence)
             #expect(conflict.winner.hlc == stampB.hlc)
             #expect(conflict.detectedAt == replica.now)
-            #expect(conflict.json["loser"]?["entry"]?["category"] == .string("a-side"))
-            #expect(conflict.json["entry_id"] == .string(x.id))
+            #expect(conflict.json()["loser"]?["entry"]?["category"] == .string("a-side"))
+            #expect(conflict.json()["entry_id"] == .string(x.id))
         }
 
         // Syncing again, or re-delivering everything, records nothing new.
@@ -323,7 +323,7 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
         let conflict = try #require(try p.b.conflicts().first)
         #expect(conflict.loser.deleted)
         #expect(conflict.loserEntry == nil)
-        #expect(conflict.json["loser"]?["entry"] == .null)
+        #expect(conflict.json()["loser"]?["entry"] == .null)
     }
 
     @Test func aLaterConcurrentDeleteBeatsAnUpdateAndKeepsIt() throws {

@@ -8,19 +8,55 @@ public struct Conflict: Equatable, Sendable {
     public var winner: VersionStamp
     /// When this replica detected the conflict (its own clock).
     public var detectedAt: Timestamp
+    /// The entry as it stands on this replica now (nil: deleted): what keeping the winner keeps.
+    /// It is the winner's content unless a later version replaced it since.
+    public var current: LogEntry?
 
-    public var json: JSONValue {
+    /// The fields on which the loser differs from what stands now.
+    public var fields: [FieldDifference] { LogEntry.differences(winner: current, loser: loserEntry) }
+
+    /// The conflict as JSON; `device` names the node behind an origin (incarnation) when known.
+    public func json(device: (String) -> Device? = { _ in nil }) -> JSONValue {
         func side(_ stamp: VersionStamp) -> [(String, JSONValue)] {
-            [("hlc", .string(stamp.hlc.description)), ("origin", .string(stamp.origin)),
-             ("sequence", .number(Double(stamp.sequence))), ("deleted", .bool(stamp.deleted))]
+            var members: [(String, JSONValue)] = [("hlc", .string(stamp.hlc.description)), ("origin", .string(stamp.origin)),
+                                                  ("sequence", .number(Double(stamp.sequence))), ("deleted", .bool(stamp.deleted))]
+            if let known = device(stamp.origin) {
+                members.append(("node_id", .string(known.nodeID)))
+                members.append(("role", known.role.map { .string($0.rawValue) } ?? .null))
+            }
+            return members
         }
         var loserMembers = side(loser)
         loserMembers.append(("entry", loserEntry?.json ?? .null))
+        var winnerMembers = side(winner)
+        winnerMembers.append(("current", current?.json ?? .null))
         return .object([
             ("entry_id", .string(entryID)),
             ("loser", .object(loserMembers)),
-            ("winner", .object(side(winner))),
+            ("winner", .object(winnerMembers)),
+            ("fields", .array(fields.map { difference in
+                .object([("field", .string(difference.field)), ("winner", difference.winner ?? .null), ("loser", difference.loser ?? .null)])
+            })),
             ("detected_at", .string(detectedAt.iso8601)),
         ])
     }
+
+    /// The node an origin (one incarnation of a replica) belongs to, as a user knows it.
+    public struct Device: Equatable, Sendable {
+        public var nodeID: String
+        public var role: Role?
+
+        public init(nodeID: String, role: Role?) {
+            self.nodeID = nodeID
+            self.role = role
+        }
+    }
+}
+
+/// Which side of a conflict a resolution keeps.
+public enum ConflictSide: String, Sendable, CaseIterable {
+    /// What stands now (the winner, or what later replaced it).
+    case winner
+    /// The kept losing version (or, with a field, that field of it).
+    case loser
 }

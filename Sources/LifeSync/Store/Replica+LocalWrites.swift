@@ -105,12 +105,15 @@ extension Replica {
     func writeLocal(id: String, entry: LogEntry?, previous: StoredVersion?) throws {
         let stamp = try nextStamp(previous: previous?.stamp, deleted: entry == nil)
         try store(id: id, entry: entry, stamp: stamp, previous: previous?.place)
+        // An edit made where the loser was written, after the winner arrived, has seen both.
+        if previous != nil { try clearSettledConflicts(id: id, by: stamp) }
     }
 
     /// The stamp of a new local write over `previous`: the next sequence number of this
     /// incarnation, an HLC after the version it replaces whatever the wall clock says (that is
-    /// what makes a causally later write win), and the previous causal context plus itself.
-    func nextStamp(previous: VersionStamp?, deleted: Bool) throws -> VersionStamp {
+    /// what makes a causally later write win), and the previous causal context plus itself
+    /// (and `alsoSeen`: the losing versions a conflict resolution settles).
+    func nextStamp(previous: VersionStamp?, deleted: Bool, alsoSeen: VersionVector = VersionVector()) throws -> VersionStamp {
         let sequence = try nextSequence(above: previous?.vector[identity.incarnation] ?? 0)
         var stampTime = hlc.tick(now: clock.nowMilliseconds())
         if let previous, previous.hlc >= stampTime, !plantedBugs.contains(.stampIgnoresCausality) {
@@ -120,7 +123,7 @@ extension Replica {
             hlc.observe(previous.hlc.successor, now: clock.nowMilliseconds())
             stampTime = previous.hlc.successor
         }
-        var vector = previous?.vector ?? VersionVector()
+        var vector = (previous?.vector ?? VersionVector()).joined(with: alsoSeen)
         vector[identity.incarnation] = sequence
         let stamp = VersionStamp(hlc: stampTime, origin: identity.incarnation, sequence: sequence, vector: vector, deleted: deleted)
         // Strictly after, even over a version stamped at the ceiling: the HLC is equal there, and

@@ -153,6 +153,7 @@ extension Replica {
             }
             if try storeUnlessClashing(change, outcome: &outcome, { try writer.store(id: change.id, entry: change.entry, stamp: change.stamp, previous: local.place) }) != nil {
                 outcome.applied += 1
+                try clearSettledConflicts(id: change.id, by: change.stamp)
             }
         }
     }
@@ -223,38 +224,5 @@ extension Replica {
             best = max(best, UInt64(clamping: own))
         }
         return min(best, Message.Limits.maximumSequence)
-    }
-
-    /// Keeps a losing version. Recording the same loser twice is a no-op (merge is idempotent).
-    func recordConflict(id: String, loser: VersionStamp, loserEntry: LogEntry?, winner: VersionStamp) throws {
-        try database.run("""
-            INSERT OR IGNORE INTO conflicts(entry_id, loser_origin, loser_seq, loser_hlc, loser_deleted, loser_entry,
-                winner_origin, winner_seq, winner_hlc, winner_deleted, detected_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, [.text(id), .text(loser.origin), .counter(loser.sequence), .integer(loser.hlc.rawValue),
-                  .integer(loser.deleted ? 1 : 0), loserEntry.map { .text($0.json.canonicalText) } ?? .null,
-                  .text(winner.origin), .counter(winner.sequence), .integer(winner.hlc.rawValue),
-                  .integer(winner.deleted ? 1 : 0), .text(now.iso8601)])
-    }
-
-    /// The kept losing versions, newest detection first.
-    public func conflicts() throws -> [Conflict] {
-        try database.rows("""
-            SELECT entry_id, loser_origin, loser_seq, loser_hlc, loser_deleted, loser_entry,
-                   winner_origin, winner_seq, winner_hlc, winner_deleted, detected_at
-            FROM conflicts ORDER BY detected_at DESC, entry_id, loser_origin, loser_seq
-            """) { row in
-            let loserEntry = try row.optionalString(5).map { text in
-                try LogEntry.validated(from: try JSONValue.parse(text), defaults: entryDefaults(requireTimestamp: true))
-            }
-            return Conflict(
-                entryID: row.string(0),
-                loser: VersionStamp(hlc: try row.hlc(3, "loser_hlc"), origin: row.string(1),
-                                    sequence: try row.counter(2, upTo: Message.Limits.maximumSequence, "loser_seq"), vector: VersionVector(), deleted: row.int64(4) != 0),
-                loserEntry: loserEntry,
-                winner: VersionStamp(hlc: try row.hlc(8, "winner_hlc"), origin: row.string(6),
-                                     sequence: try row.counter(7, upTo: Message.Limits.maximumSequence, "winner_seq"), vector: VersionVector(), deleted: row.int64(9) != 0),
-                detectedAt: try Timestamp(iso8601: row.string(10)))
-        }
     }
 }

@@ -43,23 +43,4 @@ extension LifeSyncCommandLine {
             context.console.print("deleted \(id)")
             return 0
         })
-
-    static let conflictsCommand = Command(
-        spec: CommandSpec(name: "conflicts", summary: "list the losing concurrent versions kept as backup",
-                          options: [CommandSpec.dbOption, CommandSpec.jsonFlag]),
-        run: { arguments, context in
-            let conflicts = try context.openReplica(arguments).conflicts()
-            if arguments.flag("--json") {
-                context.console.print(JSONValue.array(conflicts.map(\.json)).prettyText)
-                return 0
-            }
-            if conflicts.isEmpty { context.console.print("no conflicts") }
-            for conflict in conflicts {
-                let loser = conflict.loser.deleted ? "a delete" : (conflict.loserEntry.map(summary) ?? "?")
-                context.console.print("\(conflict.entryID): kept losing version \(loser)")
-                context.console.print("    loser  \(conflict.loser.hlc) from \(conflict.loser.origin)")
-                context.console.print("    winner \(conflict.winner.hlc) from \(conflict.winner.origin)\(conflict.winner.deleted ? " (delete)" : "")")
-            }
-            return 0
-        })
 }

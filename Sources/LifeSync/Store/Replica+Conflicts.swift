@@ -1,0 +1,145 @@
+/// The conflicts table: losing concurrent versions kept as backup, and how a user settles them.
+///
+/// A record is settled — and cleared — once the entry's version here was written by someone who
+/// had seen both sides (its vector covers the loser and the winner). A resolution is such a
+/// write, made on purpose: its vector takes in every loser of the entry. Because the rule reads
+/// only the version that arrives, the resolution clears the record on every replica it reaches,
+/// with nothing new on the wire; a replica that receives the resolution before the versions it
+/// settles records no conflict in the first place (it wins over both and has seen both).
+///
+/// ```swift
+/// for conflict in try replica.conflicts() { print(conflict.entryID, conflict.fields) }
+/// try replica.resolveConflict(entryID: id, keep: .loser, field: "data.text")
+/// ```
+extension Replica {
+    /// Keeps a losing version. Recording the same loser twice is a no-op (merge is idempotent).
+    func recordConflict(id: String, loser: VersionStamp, loserEntry: LogEntry?, winner: VersionStamp) throws {
+        try database.run("""
+            INSERT OR IGNORE INTO conflicts(entry_id, loser_origin, loser_seq, loser_hlc, loser_deleted, loser_entry,
+                winner_origin, winner_seq, winner_hlc, winner_deleted, detected_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(id), .text(loser.origin), .counter(loser.sequence), .integer(loser.hlc.rawValue),
+                  .integer(loser.deleted ? 1 : 0), loserEntry.map { .text($0.json.canonicalText) } ?? .null,
+                  .text(winner.origin), .counter(winner.sequence), .integer(winner.hlc.rawValue),
+                  .integer(winner.deleted ? 1 : 0), .text(now.iso8601)])
+    }
+
+    /// The kept losing versions, newest detection first; `entryID` narrows them to one entry.
+    public func conflicts(entryID: String? = nil) throws -> [Conflict] {
+        var conflicts = try database.rows("""
+            SELECT entry_id, loser_origin, loser_seq, loser_hlc, loser_deleted, loser_entry,
+                   winner_origin, winner_seq, winner_hlc, winner_deleted, detected_at
+            FROM conflicts WHERE ?1 IS NULL OR entry_id = ?1 ORDER BY detected_at DESC, entry_id, loser_origin, loser_seq
+            """, [entryID.map { .text($0) } ?? .null]) { row in
+            let loserEntry = try row.optionalString(5).map { text in
+                try LogEntry.validated(from: try JSONValue.parse(text), defaults: entryDefaults(requireTimestamp: true))
+            }
+            return Conflict(
+                entryID: row.string(0),
+                loser: VersionStamp(hlc: try row.hlc(3, "loser_hlc"), origin: row.string(1),
+                                    sequence: try row.counter(2, upTo: Message.Limits.maximumSequence, "loser_seq"), vector: VersionVector(), deleted: row.int64(4) != 0),
+                loserEntry: loserEntry,
+                winner: VersionStamp(hlc: try row.hlc(8, "winner_hlc"), origin: row.string(6),
+                                     sequence: try row.counter(7, upTo: Message.Limits.maximumSequence, "winner_seq"), vector: VersionVector(), deleted: row.int64(9) != 0),
+                detectedAt: try Timestamp(iso8601: row.string(10)))
+        }
+        for index in conflicts.indices {
+            let id = conflicts[index].entryID
+            conflicts[index].current = try storedVersion(id: id)?.place == .live ? try entry(id: id) : nil
+        }
+        return conflicts
+    }
+
+    /// The node and role behind each origin this replica knows, to name the devices of a conflict.
+    public func devices() throws -> [String: Conflict.Device] {
+        var devices: [String: Conflict.Device] = [:]
+        for known in try knownOrigins() {
+            if let nodeID = known.nodeID { devices[known.origin] = Conflict.Device(nodeID: nodeID, role: known.role) }
+        }
+        return devices
+    }
+
+    /// Settles the conflicts of `entryID` with a new local version, causally after every side:
+    /// what stands now (`.winner`), the kept loser (`.loser`), or — with `field` — what stands
+    /// now with that one field taken from the loser. `loserOrigin` picks the loser when the
+    /// entry has several (an origin, or the node ID behind it). The version replicates, and it
+    /// clears the records here and wherever it arrives. Returns its stamp.
+    @discardableResult
+    public func resolveConflict(entryID: String, keep side: ConflictSide, field: String? = nil, loserOrigin: String? = nil) throws -> VersionStamp {
+        try writeTransaction {
+            let records = try conflicts(entryID: entryID)
+            guard !records.isEmpty else { throw ReplicaError.invalid(ValidationError(field: "ENTRY", reason: "no conflict is recorded for \(entryID)")) }
+            guard let current = try storedVersion(id: entryID) else { throw ReplicaError.notFound(id: entryID) }
+            let standing = records[0].current
+            var content: LogEntry?
+            switch side {
+            case .winner:
+                guard field == nil else { throw ReplicaError.invalid(ValidationError(field: "--field", reason: "takes a field from the loser; it goes with --keep loser")) }
+                content = standing
+            case .loser:
+                let loser = try pickLoser(records, naming: loserOrigin)
+                if let field {
+                    guard let standing, let loserEntry = loser.loserEntry else {
+                        throw ReplicaError.invalid(ValidationError(field: "--field", reason: "one side of this conflict is a delete; keep a whole side instead"))
+                    }
+                    do throws(ValidationError) { content = try standing.taking(field, from: loserEntry, defaults: entryDefaults()) } catch { throw ReplicaError.invalid(error) }
+                } else {
+                    content = loser.loserEntry
+                }
+            }
+            // Every side this resolution settles, so its vector says it saw them all.
+            var seen = VersionVector()
+            for record in records {
+                for stamp in [record.loser, record.winner] where seen[stamp.origin] < stamp.sequence { seen[stamp.origin] = stamp.sequence }
+            }
+            let stamp = try nextStamp(previous: current.stamp, deleted: content == nil, alsoSeen: seen)
+            try store(id: entryID, entry: content, stamp: stamp, previous: current.place)
+            try clearSettledConflicts(id: entryID, by: stamp)
+            let unsettled = try conflicts(entryID: entryID)
+            precondition(unsettled.isEmpty, "a resolution has seen every side it settles")
+            return stamp
+        }
+    }
+
+    /// The loser a resolution keeps: the only one, or the one `naming` picks (its origin, or
+    /// the node ID behind it).
+    private func pickLoser(_ records: [Conflict], naming: String?) throws -> Conflict {
+        guard let naming else {
+            guard records.count == 1 else {
+                let devices = try devices()
+                let names = records.map { devices[$0.loser.origin]?.nodeID ?? $0.loser.origin }
+                throw ReplicaError.invalid(ValidationError(field: "--loser", reason: "\(records[0].entryID) has \(records.count) losing versions; name one (\(names.joined(separator: ", ")))"))
+            }
+            return records[0]
+        }
+        let devices = try devices()
+        let matching = records.filter { $0.loser.origin == naming || devices[$0.loser.origin]?.nodeID == naming }
+        guard let loser = matching.first else {
+            throw ReplicaError.invalid(ValidationError(field: "--loser", reason: "no losing version of \(records[0].entryID) comes from \(naming)"))
+        }
+        return loser
+    }
+
+    /// Forgets the conflicts of `entryID` on this replica only (what stands stays, nothing is
+    /// written, other replicas keep their records). Returns how many went.
+    @discardableResult
+    public func dismissConflicts(entryID: String) throws -> Int {
+        try database.run("DELETE FROM conflicts WHERE entry_id = ?", [.text(entryID)])
+        let removed = database.changes
+        guard removed > 0 else { throw ReplicaError.invalid(ValidationError(field: "ENTRY", reason: "no conflict is recorded for \(entryID)")) }
+        return removed
+    }
+
+    /// Clears the records of `id` that the version stamped `stamp` settles: it had seen both
+    /// the loser and the winner. One index probe when there are none (the common case).
+    func clearSettledConflicts(id: String, by stamp: VersionStamp) throws {
+        let sides = try database.rows("SELECT loser_origin, loser_seq, winner_origin, winner_seq FROM conflicts WHERE entry_id = ?", [.text(id)]) { row in
+            (row.string(0), UInt64(clamping: row.int64(1)), row.string(2), UInt64(clamping: row.int64(3)))
+        }
+        for (loserOrigin, loserSequence, winnerOrigin, winnerSequence) in sides
+        where stamp.vector[loserOrigin] >= loserSequence && stamp.vector[winnerOrigin] >= winnerSequence {
+            try database.run("DELETE FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?",
+                             [.text(id), .text(loserOrigin), .counter(loserSequence)])
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import LifeSync
+import LifeSyncRuntime
+import Testing
+import TestSupport
+
+/// `lifesync conflicts`, `conflicts resolve` and `conflicts dismiss`, run as a user would on two
+/// replicas whose concurrent edits of one entry conflicted.
+@Suite struct ConflictCommandTests {
+    /// A phone and a mac (made by `lifesync init`), one entry edited on both without either
+    /// seeing the other: the mac's tag edit (later) wins over the phone's text edit.
+    struct Conflicted {
+        let phone = try! Sandbox(role: "phone", fileName: "phone.sqlite")
+        let mac = try! Sandbox(role: "mac", fileName: "mac.sqlite")
+        let id: String
+
+        init() throws {
+            id = try phone.addJSON(#"{"category": "note", "data": {"text": "buy milk", "tags": ["home"]}}"#)
+            let (p, m) = (try open(phone), try open(mac))
+            try ReplicaFixtures.sync(from: p, to: m)
+            try p.update(id: id, patch: .object([("data", .object([("text", .string("buy oat milk"))]))]))
+            usleep(5_000)  // the mac's edit is the later one by the wall clock
+            try m.update(id: id, patch: .object([("data", .object([("tags", .array([.string("home"), .string("errand")]))]))]))
+            try exchange(p, m)
+        }
+
+        func open(_ sandbox: Sandbox) throws -> Replica { try Replica(path: sandbox.db, clock: SystemClock(), random: SystemRandom()) }
+
+        /// Both ways, naming each side's node to the other as a handshake would.
+        func exchange(_ p: Replica, _ m: Replica) throws {
+            try m.recordOrigin(p.identity.incarnation, nodeID: p.identity.nodeID, role: .phone)
+            try p.recordOrigin(m.identity.incarnation, nodeID: m.identity.nodeID, role: .mac)
+            try ReplicaFixtures.sync(from: p, to: m)
+            try ReplicaFixtures.sync(from: m, to: p)
+        }
+    }
+
+    @Test func theListNamesTheDevicesAndShowsEachDifferingFieldSideBySide() throws {
+        let c = try Conflicted()
+        let text = try c.phone.run(["conflicts"])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("\(c.id): \(c.phone.nodeID) (phone)'s version lost to \(c.mac.nodeID) (mac)'s version"), "\(text.stdout)")
+        #expect(text.stdout.contains("""
+                data.tags
+                    now:   ["home","errand"]
+                    loser: ["home"]
+                data.text
+                    now:   "buy milk"
+                    loser: "buy oat milk"
+            """), "\(text.stdout)")
+        #expect(!text.stdout.contains("category"), "an unchanged field is not listed")
+
+        let json = try c.mac.run(["conflicts", "--json"])
+        let list = try #require(try parseJSON(json.stdout) as? [[String: Any]], "\(json.stdout)")
+        let conflict = try #require(list.first)
+        #expect((conflict["loser"] as? [String: Any])?["node_id"] as? String == c.phone.nodeID)
+        #expect((conflict["winner"] as? [String: Any])?["role"] as? String == "mac")
+        #expect((conflict["fields"] as? [[String: Any]])?.map { $0["field"] as? String } == ["data.tags", "data.text"])
+    }
+
+    @Test func resolvingOneFieldReplicatesAndClearsTheOtherSide() throws {
+        let c = try Conflicted()
+        let resolved = try c.phone.run(["conflicts", "resolve", c.id, "--keep", "loser", "--field", "data.text"])
+        #expect(resolved.status == 0, "\(resolved.stderr)")
+        #expect(resolved.stdout.hasPrefix("resolved \(c.id): kept the loser's data.text as a new version"), "\(resolved.stdout)")
+        #expect(try c.phone.run(["conflicts"]).stdout == "no conflicts\n")
+        let entry = try c.phone.get(c.id)
+        #expect((entry["data"] as? [String: Any])?["text"] as? String == "buy oat milk")
+        #expect((entry["data"] as? [String: Any])?["tags"] as? [String] == ["home", "errand"])
+
+        try c.exchange(try c.open(c.phone), try c.open(c.mac))
+        #expect(try c.mac.run(["conflicts"]).stdout == "no conflicts\n", "the resolution cleared the mac's record")
+        #expect((try c.mac.get(c.id)["data"] as? [String: Any])?["text"] as? String == "buy oat milk")
+    }
+
+    @Test func dismissIsLocalAndMistakesAreUsageOrRefusals() throws {
+        let c = try Conflicted()
+        let dismissed = try c.mac.run(["conflicts", "dismiss", c.id])
+        #expect(dismissed.status == 0 && dismissed.stdout == "dismissed 1 conflict record of \(c.id) on this replica\n", "\(dismissed.stdout)\(dismissed.stderr)")
+        #expect(try c.phone.run(["conflicts", "--json"]).stdout.contains(c.id), "the phone keeps its record")
+
+        let noAction = try c.phone.run(["conflicts", "resolve"])
+        #expect(noAction.status == 2 && noAction.stderr.contains("resolve needs the ENTRY"), "\(noAction.stderr)")
+        let badKeep = try c.phone.run(["conflicts", "resolve", c.id, "--keep", "both"])
+        #expect(badKeep.status == 2 && badKeep.stderr.contains("--keep takes winner or loser, not 'both'"), "\(badKeep.stderr)")
+        let badAction = try c.phone.run(["conflicts", "merge", c.id])
+        #expect(badAction.status == 2 && badAction.stderr.contains("unknown action 'merge'"), "\(badAction.stderr)")
+        let badField = try c.phone.run(["conflicts", "resolve", c.id, "--keep", "loser", "--field", "data.mood"])
+        #expect(badField.status == 1 && badField.stderr.contains("data.mood is not a field of either version"), "\(badField.stderr)")
+        let gone = try c.mac.run(["conflicts", "resolve", c.id])
+        #expect(gone.status == 1 && gone.stderr.contains("no conflict is recorded for \(c.id)"), "\(gone.stderr)")
+    }
+}
