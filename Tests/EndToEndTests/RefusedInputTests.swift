@@ -44,8 +44,14 @@ import TestSupport
         (["get", "a", "b"], ["unexpected argument 'b'"]),
         (["add", "--text", "x", "--text", "y"], ["--text given more than once"]),
         (["add", "--json", "{}", "--text", "x"], ["--json cannot be combined with --text"]),
-        (["init", "--role", "tablet"], ["--role must be watch, phone or mac", "tablet"]),
         (["init"], ["--role is required"]),
+        // Options that need each other are the command line's shape, not a value.
+        (["add", "--lat", "10"], ["--lat and --lon go together", "Usage: lifesync add"]),
+        (["add", "--scale", "1..10"], ["--scale and --unit describe a --metric"]),
+        (["add", "--place", "Home"], ["--place", "--lat and --lon"]),
+        (["add"], ["nothing to add", "Usage: lifesync add"]),
+        (["add", "--timestamp", "2026-11-22T08:00:00Z"], ["nothing to add"]),
+        (["import", "--from-sqlite", "a.sqlite", "b.ndjson"], ["not both"]),
     ])
     func usageErrors(arguments: [String], needles: [String]) throws {
         let seeded = try Seeded()
@@ -71,7 +77,7 @@ import TestSupport
         let directory = TemporaryDirectory("lifesync-e2e-init")
         let db = directory.file("new.sqlite")
         expectRefused(try LifeSyncBinary.run(["init", "--db", db]), status: 2, mentioning: ["--role"])
-        expectRefused(try LifeSyncBinary.run(["init", "--db", db, "--role", "laptop"]), status: 2, mentioning: ["laptop"])
+        expectRefused(try LifeSyncBinary.run(["init", "--db", db, "--role", "laptop"]), status: 1, mentioning: ["--role must be watch, phone or mac", "laptop"])
         #expect(!fileExists(db))
     }
 
@@ -131,13 +137,10 @@ import TestSupport
 
     @Test(arguments: [
         (["--lat", "91", "--lon", "0"], ["data.location.latitude"]),
-        (["--lat", "10"], ["--lat and --lon go together"]),
         (["--lat", "north", "--lon", "1"], ["--lat", "not a number"]),
         (["--metric", "mood=11", "--scale", "1..10"], ["data.metric.value", "above scale_max"]),
         (["--metric", "mood"], ["--metric", "NAME=VALUE"]),
         (["--metric", "mood=7", "--scale", "1-10"], ["--scale", "MIN..MAX"]),
-        (["--scale", "1..10"], ["--scale and --unit describe a --metric"]),
-        (["--place", "Home"], ["--place", "--lat and --lon"]),
         (["--timestamp", "2026-11-22T08:00"], ["timestamp", "zone"]),
         (["--timestamp", "2026-11-22 08:00:00+25:00"], ["timestamp"]),
         (["--category", ""], ["category", "empty"]),

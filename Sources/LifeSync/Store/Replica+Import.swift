@@ -18,8 +18,8 @@ extension Replica {
     /// and an absent `id` derived from the content, so re-importing finds the same entries
     /// (LogEntry+LifeLogInput.swift).
     public func importDefaults() -> EntryDefaults {
-        var defaults = entryDefaults(requireTimestamp: true)
-        defaults.acceptsLifeLogForm = true
+        var defaults = addDefaults()
+        defaults.timestamp = nil
         defaults.derivesAbsentID = true
         return defaults
     }

@@ -8,14 +8,19 @@ extension Replica {
                              source: identity.role.rawValue, deviceId: identity.nodeID)
     }
 
-    /// Validates `json` as a new entry and writes it. LifeLog's own forms are taken (a bare
-    /// UUID `id`, `created_at`, `synced`; LogEntry+LifeLogInput.swift), so a Drafts action's
-    /// object goes in as it is.
-    @discardableResult
-    public func add(json: JSONValue) throws -> LogEntry {
+    /// Defaults for a new entry a user writes: those of `entryDefaults()`, and LifeLog's own
+    /// forms taken (a bare UUID `id`, `created_at`, `synced`; LogEntry+LifeLogInput.swift), so a
+    /// Drafts action's object goes in as it is.
+    public func addDefaults() -> EntryDefaults {
         var defaults = entryDefaults()
         defaults.acceptsLifeLogForm = true
-        let entry = try Replica.validate(json, defaults: defaults)
+        return defaults
+    }
+
+    /// Validates `json` as a new entry (`addDefaults()`) and writes it.
+    @discardableResult
+    public func add(json: JSONValue) throws -> LogEntry {
+        let entry = try Replica.validate(json, defaults: addDefaults())
         try add(entry)
         return entry
     }

@@ -55,7 +55,7 @@ extension LifeSyncCommandLine {
             guard let input = context.console.readInput() else { throw CLIError.refused("cannot read standard input") }
             return input
         }
-        do { return try InputFile.read(source) } catch { throw CLIError.refused(error.message) }
+        do { return try UserFile.read(source) } catch { throw CLIError.refused("\(error)") }
     }
 
     /// Splits NDJSON or a JSON array into records named by line or index; nothing is validated
