@@ -39,13 +39,25 @@ public enum LifeSyncCommandLine {
          exportCommand, statsCommand, statusCommand, conflictsCommand, attachCommand, recordingsCommand, serveCommand, idCommand, pairCommand, trustCommand, untrustCommand, peersCommand, demoCommand, simulateCommand, benchCommand]
     }
 
+    /// The release; bumped with each one. Peers agree by the protocol version, not by this.
+    static let version = "0.1.0"
+
+    /// `lifesync 0.1.0 (sync protocol 2)`; a range when more than one protocol version is spoken.
+    static var versionLine: String {
+        let protocols = ProtocolVersion.minimum == ProtocolVersion.maximum ? "\(ProtocolVersion.maximum)"
+            : "\(ProtocolVersion.minimum)–\(ProtocolVersion.maximum)"
+        return "lifesync \(version) (sync protocol \(protocols))"
+    }
+
     static var overview: String {
         var lines = ["lifesync — peer-to-peer, offline-first replication of a life log", "",
                      "Usage: lifesync <command> [options]", "", "Commands:"]
         for command in commands {
             lines.append("  " + command.spec.name.padding(toLength: 12, withPad: " ", startingAt: 0) + command.spec.summary)
         }
-        lines += ["", "Every command takes --help. The replica file is --db PATH, else $LIFESYNC_DB, else ./lifesync.sqlite."]
+        lines += ["", "Every command takes --help. The replica file is --db PATH, else $LIFESYNC_DB, else ./lifesync.sqlite.",
+                  "Exit codes: 0 done; 1 a value or input refused, or not found; 2 a command line that cannot be understood.",
+                  "lifesync --version prints the version and the sync protocol version."]
         return lines.joined(separator: "\n")
     }
 
@@ -59,6 +71,10 @@ public enum LifeSyncCommandLine {
         }
         if name == "--help" || name == "help" || name == "-h" {
             console.print(overview)
+            return 0
+        }
+        if name == "--version" || name == "version" {
+            console.print(versionLine)
             return 0
         }
         guard let command = commands.first(where: { $0.spec.name == name }) else {

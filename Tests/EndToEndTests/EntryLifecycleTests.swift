@@ -80,7 +80,7 @@ import TestSupport
         let printed = try sandbox.addJSON(#"{"id": "\#(id)", "source": "drafts", "data": {"text": "imported idea"}}"#)
         #expect(printed == id)
         #expect(try sandbox.get(id)["source"] as? String == "drafts")
-        let again = try sandbox.run(["add", "--json", #"{"id": "\#(id)"}"#])
+        let again = try sandbox.run(["add", "--json", #"{"id": "\#(id)", "data": {"text": "again"}}"#])
         expectRefused(again, status: 1, mentioning: ["id", "already exists"])
         #expect(try sandbox.entryCount() == 1)
     }
@@ -143,7 +143,7 @@ import TestSupport
         #expect(integer(status["tombstones"]) == 1)
 
         expectRefused(try sandbox.run(["delete", gone]), status: 1, mentioning: ["no entry with id \(gone)"])
-        expectRefused(try sandbox.run(["add", "--json", #"{"id": "\#(gone)"}"#]), status: 1, mentioning: ["id", "deleted"])
+        expectRefused(try sandbox.run(["add", "--json", #"{"id": "\#(gone)", "data": {"text": "again"}}"#]), status: 1, mentioning: ["id", "deleted"])
         expectRefused(try sandbox.run(["update", gone, "--json", "{}"]), status: 1, mentioning: ["no entry with id"])
         #expect(try sandbox.entryCount() == 1)
     }

@@ -101,9 +101,10 @@ import TestSupport
         let journal = try Journal()
         expectRefused(try journal.sandbox.run(["list", "--since", "2026-11-22T08:00:00"]), status: 1, mentioning: ["--since", "zone"])
         expectRefused(try journal.sandbox.run(["list", "--until", "yesterday"]), status: 1, mentioning: ["--until"])
-        expectRefused(try journal.sandbox.run(["list", "--limit", "ten"]), status: 2, mentioning: ["--limit"])
-        expectRefused(try journal.sandbox.run(["list", "--limit", "-1"]), status: 2, mentioning: ["--limit"])
-        expectRefused(try journal.sandbox.run(["list", "--offset", "x"]), status: 2, mentioning: ["--offset"])
+        expectRefused(try journal.sandbox.run(["list", "--limit", "ten"]), status: 1, mentioning: ["--limit"])
+        expectRefused(try journal.sandbox.run(["list", "--limit", "-1"]), status: 1, mentioning: ["--limit"])
+        expectRefused(try journal.sandbox.run(["list", "--offset", "x"]), status: 1, mentioning: ["--offset"])
+        expectRefused(try journal.sandbox.run(["list", "--since", "2026-02-30"]), status: 1, mentioning: ["--since", "day out of range"])
         #expect(try journal.sandbox.entryCount() == 5)
     }
 
@@ -141,7 +142,7 @@ import TestSupport
         #expect(second[column["metric_scale_min"]!] == "1" && second[column["metric_scale_max"]!] == "10")
         #expect(second[column["latitude"]!] == "52.5" && second[column["longitude"]!] == "13.4")
         #expect(second[column["place_name"]!] == "Berlin")
-        #expect(second[column["tags"]!] == "a;b")
+        #expect(second[column["tags"]!] == #"["a","b"]"#)
         #expect(second[column["text"]!] == "")
     }
 
@@ -203,9 +204,9 @@ import TestSupport
     @Test func exportRefusesAnUnknownFormatOrUnwritableFile() throws {
         let sandbox = try Sandbox()
         try sandbox.add(["--text", "x"])
-        expectRefused(try sandbox.run(["export", "--format", "xml"]), status: 2, mentioning: ["--format", "xml"])
+        expectRefused(try sandbox.run(["export", "--format", "xml"]), status: 1, mentioning: ["--format", "xml"])
         let nowhere = sandbox.file("no/such/dir/out.json")
-        expectRefused(try sandbox.run(["export", "--out", nowhere]), status: 1, mentioning: ["cannot write", nowhere])
+        expectRefused(try sandbox.run(["export", "--out", nowhere]), status: 1, mentioning: ["cannot write \(nowhere): No such file or directory"])
         #expect(!fileExists(nowhere))
     }
 

@@ -20,7 +20,7 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
     @Test func importWritesEverything() throws {
         let replica = try ReplicaFixtures.replica(role: .mac)
         let batch = Self.entries(3)
-        #expect(try replica.importEntries(batch) == 3)
+        #expect(try replica.importEntries(batch).written == 3)
         for entry in batch { #expect(try replica.entry(id: entry.id) == entry) }
         #expect(try replica.replicaVector()[replica.identity.incarnation] == 3)
     }
@@ -33,7 +33,7 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
         again.data.text = "a second copy"
         expectReplicaError("duplicate in input", {
             try replica.importEntries([batch[0], batch[1], again, batch[2]])
-        }, matches: { invalidField($0) == "entry 3: id" })
+        }, matches: { invalidField($0) == "entry 3: id" && "\($0)".contains("also at entry 1 with other content") })
         for entry in batch { #expect(throws: ReplicaError.notFound(id: entry.id)) { try replica.entry(id: entry.id) } }
         #expect(try replica.liveEntryCount() == 1)
         #expect(try replica.entry(id: existing.id) == existing)
@@ -45,7 +45,7 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
     @Test func anIdenticalDuplicateInTheInputIsSkipped() throws {
         let replica = try ReplicaFixtures.replica(role: .mac)
         let batch = Self.entries(2)
-        #expect(try replica.importEntries([batch[0], batch[1], batch[0]], positionName: { "line \($0 + 1)" }) == 2)
+        #expect(try replica.importEntries([batch[0], batch[1], batch[0]], positionName: { "line \($0 + 1)" }).written == 2)
         #expect(try replica.liveEntryCount() == 2)
         #expect(try replica.replicaVector()[replica.identity.incarnation] == 2)
     }
@@ -53,16 +53,16 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
     @Test func reImportingIdenticalEntriesIsSkipped() throws {
         let replica = try ReplicaFixtures.replica(role: .mac)
         let batch = Self.entries(4)
-        #expect(try replica.importEntries(batch) == 4)
+        #expect(try replica.importEntries(batch).written == 4)
         let hash = try replica.canonicalHash()
         let vector = try replica.replicaVector()
-        #expect(try replica.importEntries(batch) == 0)
-        #expect(try replica.importEntries(batch.reversed()) == 0)
+        #expect(try replica.importEntries(batch).unchanged == 4)
+        #expect(try replica.importEntries(batch.reversed()).written == 0)
         #expect(try replica.canonicalHash() == hash)
         #expect(try replica.replicaVector() == vector)
         // Identical old ones are skipped while new ones are written.
         let more = Self.entries(6)  // same seed: the first four are the same entries
-        #expect(try replica.importEntries(more) == 2)
+        #expect(try replica.importEntries(more).written == 2)
         #expect(try replica.liveEntryCount() == 6)
     }
 
@@ -73,34 +73,45 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
         var later = batch[0]
         later.recordedAt = Timestamp(millisecondsSince1970: t0 + 86_400_000)
         #expect(later.isSameContent(as: batch[0]))
-        #expect(try replica.importEntries([later, batch[1]]) == 0)
+        #expect(try replica.importEntries([later, batch[1]]).unchanged == 2)
         #expect(try replica.entry(id: batch[0].id) == batch[0])
         var edited = later
         edited.data.text = "edited"
         #expect(!edited.isSameContent(as: batch[0]))
     }
 
-    @Test func importingOtherContentUnderATakenIDIsRefusedWhole() throws {
+    /// An import adds entries and never overwrites one: what changed here since (or differs in
+    /// the input) stays as it is here, and the rest of the input still goes in.
+    @Test func otherContentUnderATakenIDKeepsTheReplicasVersion() throws {
         let replica = try ReplicaFixtures.replica(role: .mac)
         let batch = Self.entries(2)
         try replica.importEntries(batch)
         var changed = batch[1]
         changed.category = "edited"
         let fresh = Self.entries(1, seed: 41)[0]
-        expectReplicaError("changed content", {
-            try replica.importEntries([fresh, changed])
-        }, matches: { invalidField($0) == "entry 2: id" })
-        #expect(throws: ReplicaError.notFound(id: fresh.id)) { try replica.entry(id: fresh.id) }
+        let vector = try replica.replicaVector()
+        var expected = ImportSummary()
+        expected.written = 1
+        expected.keptAsHere = [changed.id]
+        #expect(try replica.importEntries([fresh, changed]) == expected)
+        #expect(try replica.entry(id: fresh.id) == fresh)
         #expect(try replica.entry(id: batch[1].id) == batch[1])
+        #expect(try replica.replicaVector()[replica.identity.incarnation] == vector[replica.identity.incarnation] + 1)
     }
 
-    @Test func importingADeletedIDIsRefused() throws {
+    /// Deletes stick: re-importing a file after deleting one of its entries brings nothing back
+    /// and still takes the rest.
+    @Test func aDeletedIDIsNotRestored() throws {
         let replica = try ReplicaFixtures.replica(role: .mac)
-        let batch = Self.entries(1)
-        try replica.importEntries(batch)
+        let batch = Self.entries(2)
+        try replica.importEntries([batch[0]])
         try replica.delete(id: batch[0].id)
-        expectReplicaError("deleted", { try replica.importEntries(batch) }, matches: { invalidField($0) == "entry 1: id" })
-        #expect(try replica.liveEntryCount() == 0)
+        var expected = ImportSummary()
+        expected.written = 1
+        expected.deletedHere = [batch[0].id]
+        #expect(try replica.importEntries(batch) == expected)
+        #expect(try replica.liveEntryCount() == 1)
         #expect(try replica.tombstoneCount() == 1)
+        #expect(throws: ReplicaError.notFound(id: batch[0].id)) { try replica.entry(id: batch[0].id) }
     }
 }

@@ -17,6 +17,14 @@ public enum Identifier {
             bytes[i] = UInt8(truncatingIfNeeded: a >> (8 * UInt64(i)))
             bytes[8 + i] = UInt8(truncatingIfNeeded: b >> (8 * UInt64(i)))
         }
+        return uuidV4(bytes: bytes)
+    }
+
+    /// The first 16 of `bytes` as a lowercase UUID, with the version-4 and RFC 4122 variant bits
+    /// set so that every replica's ID rule accepts it.
+    static func uuidV4(bytes source: some Collection<UInt8>) -> String {
+        var bytes = Array(source.prefix(16))
+        precondition(bytes.count == 16, "a UUID takes 16 bytes")
         bytes[6] = (bytes[6] & 0x0F) | 0x40
         bytes[8] = (bytes[8] & 0x3F) | 0x80
         let hex = Array("0123456789abcdef".utf8)

@@ -21,13 +21,22 @@ public struct EntryDefaults {
     public var timestamp: Timestamp?
     public var source: String
     public var deviceId: String
+    /// A user's input as the LifeLog document writes it: a bare UUID `id`, `created_at` and
+    /// `synced` are taken (LogEntry+LifeLogInput.swift). Never set for what a peer sends.
+    public var acceptsLifeLogForm: Bool
+    /// An absent `id` is derived from the entry's content instead of made by `makeID`, so an
+    /// import recognises the entries it took before.
+    public var derivesAbsentID: Bool
 
-    public init(makeID: @escaping () -> String, recordedAt: Timestamp, timestamp: Timestamp?, source: String, deviceId: String) {
+    public init(makeID: @escaping () -> String, recordedAt: Timestamp, timestamp: Timestamp?, source: String, deviceId: String,
+                acceptsLifeLogForm: Bool = false, derivesAbsentID: Bool = false) {
         self.makeID = makeID
         self.recordedAt = recordedAt
         self.timestamp = timestamp
         self.source = source
         self.deviceId = deviceId
+        self.acceptsLifeLogForm = acceptsLifeLogForm
+        self.derivesAbsentID = derivesAbsentID
     }
 }
 
@@ -52,15 +61,25 @@ extension LogEntry {
     /// fields are refused, so a typo (`"catgory"`) is not silently dropped.
     public static func validated(from json: JSONValue, defaults: EntryDefaults) throws(ValidationError) -> LogEntry {
         var fields = try FieldReader(json, path: "")
-        let id = try fields.optionalString("id") ?? defaults.makeID()
-        try validateEntryID(id, field: "id")
+        let givenID = try fields.optionalString("id")
+        if let givenID, !defaults.acceptsLifeLogForm { try validateEntryID(givenID, field: "id") }
+        let normalisedID = try givenID.map { given throws(ValidationError) in
+            guard defaults.acceptsLifeLogForm else { return given }
+            guard let id = Identifier.normalisedEntryID(given) else {
+                throw ValidationError(field: "id", reason: "must be a UUID or {prefix}_{uuid-v4}, got \"\(given.prefix(80))\"")
+            }
+            return id
+        }
         guard let timestamp = try fields.optionalTimestamp("timestamp") ?? defaults.timestamp else {
             throw ValidationError(field: "timestamp", reason: "is required")
         }
-        let recordedAt = try fields.optionalTimestamp("recorded_at") ?? defaults.recordedAt
-        let source = try fields.optionalString("source") ?? defaults.source
+        let givenRecordedAt = try fields.optionalTimestamp("recorded_at")
+        let recordedAt = givenRecordedAt ?? defaults.recordedAt
+        let givenSource = try fields.optionalString("source")
+        let source = givenSource ?? defaults.source
         try requireShort(source, field: "source")
-        let deviceId = try fields.optionalString("device_id") ?? defaults.deviceId
+        let givenDeviceId = try fields.optionalString("device_id")
+        let deviceId = givenDeviceId ?? defaults.deviceId
         try requireShort(deviceId, field: "device_id")
         let category = try fields.optionalString("category")
         if let category {
@@ -70,7 +89,18 @@ extension LogEntry {
             }
         }
         let data = try fields.optional("data").map { value throws(ValidationError) in try LogData.validated(from: value, path: "data") } ?? LogData()
+        if defaults.acceptsLifeLogForm { try fields.dropLifeLogCopyFields() }
         try fields.refuseUnknown()
+        let id: String
+        if let normalisedID {
+            id = normalisedID
+        } else if defaults.derivesAbsentID {
+            id = contentID(timestamp: timestamp, recordedAt: givenRecordedAt, source: givenSource, deviceId: givenDeviceId,
+                           category: category, data: data)
+        } else {
+            id = defaults.makeID()
+        }
+        try validateEntryID(id, field: "id")
         let entry = LogEntry(id: id, timestamp: timestamp, recordedAt: recordedAt, source: source, deviceId: deviceId,
                              category: category, data: data)
         try entry.requireEncodedSize()

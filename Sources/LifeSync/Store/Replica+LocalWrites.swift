@@ -8,10 +8,19 @@ extension Replica {
                              source: identity.role.rawValue, deviceId: identity.nodeID)
     }
 
-    /// Validates `json` as a new entry and writes it.
+    /// Defaults for a new entry a user writes: those of `entryDefaults()`, and LifeLog's own
+    /// forms taken (a bare UUID `id`, `created_at`, `synced`; LogEntry+LifeLogInput.swift), so a
+    /// Drafts action's object goes in as it is.
+    public func addDefaults() -> EntryDefaults {
+        var defaults = entryDefaults()
+        defaults.acceptsLifeLogForm = true
+        return defaults
+    }
+
+    /// Validates `json` as a new entry (`addDefaults()`) and writes it.
     @discardableResult
     public func add(json: JSONValue) throws -> LogEntry {
-        let entry = try Replica.validate(json, defaults: entryDefaults())
+        let entry = try Replica.validate(json, defaults: addDefaults())
         try add(entry)
         return entry
     }
@@ -25,40 +34,6 @@ extension Replica {
                     : "entry \(entry.id) was deleted; deleted IDs are not reused"))
             }
             try writeLocal(id: entry.id, entry: entry, previous: nil)
-        }
-    }
-
-    /// Imports entries all-or-nothing in one transaction. An entry identical to the stored one
-    /// is skipped, so re-running an import is harmless; a different one with a taken ID is
-    /// refused, naming its position. Returns how many entries were written.
-    ///
-    /// This is the bulk path: sequence numbers are taken in one step and each new entry costs one
-    /// INSERT; only an ID that is already taken costs a second look.
-    @discardableResult
-    public func importEntries(_ entries: [LogEntry], positionName: (Int) -> String = { "entry \($0 + 1)" }) throws -> Int {
-        try writeTransaction {
-            let mayHaveTombstones = try tombstoneCount() > 0
-            var sequence = try currentSequence()
-            var written = 0
-            var writer = RecordWriter(database: database, createdAt: now)
-            for (index, entry) in entries.enumerated() {
-                func refuse(_ reason: String) -> ReplicaError {
-                    .invalid(ValidationError(field: "\(positionName(index)): id", reason: reason))
-                }
-                if mayHaveTombstones, try storedVersion(id: entry.id)?.place == .tombstone {
-                    throw refuse("\(entry.id) was deleted; deleted IDs are not reused")
-                }
-                let stamp = VersionStamp(hlc: hlc.tick(now: clock.nowMilliseconds()), origin: identity.incarnation,
-                                         sequence: sequence + 1, vector: VersionVector([(identity.incarnation, sequence + 1)]), deleted: false)
-                if try writer.store(id: entry.id, entry: entry, stamp: stamp, previous: nil, ifAbsent: true) {
-                    sequence += 1
-                    written += 1
-                } else if !(try self.entry(id: entry.id).isSameContent(as: entry)) {
-                    throw refuse("\(entry.id) already exists with other content")
-                }
-            }
-            try database.run("UPDATE replica_vector SET seq = ? WHERE origin = ?", [.counter(sequence), .text(identity.incarnation)])
-            return written
         }
     }
 

@@ -15,21 +15,7 @@ extension Replica {
 
     /// `entries(matching:)`, passing over rows that do not read back (their IDs go to `damaged`).
     public func entries(matching query: EntryQuery, damaged: inout [String]) throws -> [LogEntry] {
-        var clauses: [String] = []
-        var values: [SQLValue] = []
-        if let since = query.since { clauses.append("timestamp >= ?"); values.append(.text(since.iso8601)) }
-        if let until = query.until { clauses.append("timestamp <= ?"); values.append(.text(until.iso8601)) }
-        if let category = query.category { clauses.append("category = ?"); values.append(.text(category)) }
-        if let source = query.source { clauses.append("source = ?"); values.append(.text(source)) }
-        if let tag = query.tag {
-            clauses.append("EXISTS (SELECT 1 FROM json_each(entries.data, '$.tags') WHERE value = ?)")
-            values.append(.text(tag))
-        }
-        if let search = query.search {
-            clauses.append("lifesync_search(json_extract(data, '$.text'), ?)")
-            values.append(.text(search))
-        }
-        let filter = clauses.isEmpty ? "" : "WHERE " + clauses.joined(separator: " AND ")
+        var (filter, values) = Replica.filter(query)
         values.append(.integer(Int64(query.limit)))
         values.append(.integer(Int64(query.offset)))
         return try readableEntries("""
@@ -44,8 +30,30 @@ extension Replica {
         return try allEntries(damaged: &damaged)
     }
 
-    public func allEntries(damaged: inout [String]) throws -> [LogEntry] {
-        try readableEntries("SELECT \(Replica.entryColumns) FROM entries ORDER BY timestamp, id", [], damaged: &damaged)
+    /// Every live entry `filter` selects, oldest first; its `limit` and `offset` do not apply.
+    public func allEntries(matching filter: EntryQuery = EntryQuery(), damaged: inout [String]) throws -> [LogEntry] {
+        let (clause, values) = Replica.filter(filter)
+        return try readableEntries("SELECT \(Replica.entryColumns) FROM entries \(clause) ORDER BY timestamp, id", values, damaged: &damaged)
+    }
+
+    /// The `WHERE` clause (empty when nothing filters) and its values for a query's filters,
+    /// without its limit and offset: one meaning of each filter for list, export and stats.
+    static func filter(_ query: EntryQuery) -> (clause: String, values: [SQLValue]) {
+        var clauses: [String] = []
+        var values: [SQLValue] = []
+        if let since = query.since { clauses.append("timestamp >= ?"); values.append(.text(since.iso8601)) }
+        if let until = query.until { clauses.append("timestamp <= ?"); values.append(.text(until.iso8601)) }
+        if let category = query.category { clauses.append("category = ?"); values.append(.text(category)) }
+        if let source = query.source { clauses.append("source = ?"); values.append(.text(source)) }
+        if let tag = query.tag {
+            clauses.append("EXISTS (SELECT 1 FROM json_each(entries.data, '$.tags') WHERE value = ?)")
+            values.append(.text(tag))
+        }
+        if let search = query.search {
+            clauses.append("lifesync_search(json_extract(data, '$.text'), ?)")
+            values.append(.text(search))
+        }
+        return (clauses.isEmpty ? "" : "WHERE " + clauses.joined(separator: " AND "), values)
     }
 
     /// The entries `sql` selects, except rows that do not read back: one damaged row must not

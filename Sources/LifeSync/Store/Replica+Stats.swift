@@ -1,20 +1,24 @@
 extension Replica {
-    /// Counts by category, source and day, and per-metric averages, over live entries.
-    public func stats() throws -> EntryStats {
+    /// Counts by category, source and day, and per-metric averages, over the live entries
+    /// `filter` selects (its `limit` and `offset` do not apply).
+    public func stats(matching filter: EntryQuery = EntryQuery()) throws -> EntryStats {
+        let (clause, values) = Replica.filter(filter)
         func counts(_ expression: String) throws -> [(key: String, count: Int)] {
-            try database.rows("SELECT \(expression) AS k, count(*) FROM entries GROUP BY k ORDER BY k") {
+            try database.rows("SELECT \(expression) AS k, count(*) FROM entries \(clause) GROUP BY k ORDER BY k", values) {
                 (key: $0.string(0), count: Int($0.int64(1)))
             }
         }
         let metrics = try database.rows("""
-            SELECT json_extract(data, '$.metric.name') AS name, count(*), avg(json_extract(data, '$.metric.value')),
-                   min(json_extract(data, '$.metric.value')), max(json_extract(data, '$.metric.value'))
-            FROM entries WHERE name IS NOT NULL GROUP BY name ORDER BY name
-            """) {
+            SELECT name, count(*), avg(value), min(value), max(value) FROM (
+                SELECT json_extract(data, '$.metric.name') AS name, json_extract(data, '$.metric.value') AS value
+                FROM entries \(clause))
+            WHERE name IS NOT NULL GROUP BY name ORDER BY name
+            """, values) {
             EntryStats.MetricSummary(name: $0.string(0), count: Int($0.int64(1)), average: $0.double(2),
                                      minimum: $0.double(3), maximum: $0.double(4))
         }
-        return EntryStats(total: try liveEntryCount(), byCategory: try counts("coalesce(category, '(none)')"),
+        let total = Int(try database.firstRow("SELECT count(*) FROM entries \(clause)", values, { $0.int64(0) }) ?? 0)
+        return EntryStats(total: total, byCategory: try counts("coalesce(category, '(none)')"),
                           bySource: try counts("source"), byDay: try counts("substr(timestamp, 1, 10)"), metrics: metrics)
     }
 }

@@ -37,7 +37,13 @@ extension LifeSyncCommandLine {
             } else {
                 json = try entryJSON(fromFlags: arguments)
             }
-            let entry = try replica.add(json: json)
+            let entry = try LogEntry.validated(from: json, defaults: replica.addDefaults())
+            // An entry of nothing would sit in every list and export as a blank line.
+            guard !entry.isEmpty else {
+                if arguments.value("--json") != nil { throw CLIError.refused("--json: the entry has no content; give a category or data") }
+                throw CLIError.usage("nothing to add: give --category, --text, --metric, --tag or --lat and --lon (or --json)", command: arguments.spec)
+            }
+            try replica.add(entry)
             context.console.print(entry.id)
             return 0
         })
@@ -64,18 +70,18 @@ extension LifeSyncCommandLine {
             }
             data.append(("metric", .object(metric)))
         } else if arguments.value("--scale") != nil || arguments.value("--unit") != nil {
-            throw CLIError.refused("--scale and --unit describe a --metric; give --metric NAME=VALUE too")
+            throw CLIError.usage("--scale and --unit describe a --metric; give --metric NAME=VALUE too", command: arguments.spec)
         }
         let lat = try arguments.number("--lat"), lon = try arguments.number("--lon")
         if lat != nil || lon != nil {
-            guard let lat, let lon else { throw CLIError.refused("--lat and --lon go together") }
+            guard let lat, let lon else { throw CLIError.usage("--lat and --lon go together", command: arguments.spec) }
             var location: [(String, JSONValue)] = [("latitude", .number(lat)), ("longitude", .number(lon))]
             if let accuracy = try arguments.number("--accuracy") { location.append(("accuracy", .number(accuracy))) }
             if let altitude = try arguments.number("--altitude") { location.append(("altitude", .number(altitude))) }
             if let place = arguments.value("--place") { location.append(("place_name", .string(place))) }
             data.append(("location", .object(location)))
         } else if arguments.value("--accuracy") != nil || arguments.value("--altitude") != nil || arguments.value("--place") != nil {
-            throw CLIError.refused("--accuracy, --altitude and --place describe a location; give --lat and --lon too")
+            throw CLIError.usage("--accuracy, --altitude and --place describe a location; give --lat and --lon too", command: arguments.spec)
         }
         let tags = arguments.all("--tag")
         if !tags.isEmpty { data.append(("tags", .array(tags.map(JSONValue.string)))) }

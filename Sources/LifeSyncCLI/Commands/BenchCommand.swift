@@ -91,7 +91,7 @@ enum ImportBench {
 
         let replica = try Replica.create(path: replicaPath, role: .watch, clock: SystemClock(), random: SystemRandom())
         let start = MonotonicClock.seconds()
-        let written = try replica.importEntries(entries)
+        let written = try replica.importEntries(entries).written
         let replicaSeconds = MonotonicClock.seconds() - start
         let stored = try replica.liveEntryCount()
         precondition(written == count && stored == count, "the import bench lost entries")

@@ -3,7 +3,8 @@ import LifeSyncRuntime
 
 extension LifeSyncCommandLine {
     static let getCommand = Command(
-        spec: CommandSpec(name: "get", summary: "print one entry as JSON", positionals: ["ID"], options: [CommandSpec.dbOption]),
+        spec: CommandSpec(name: "get", summary: "print one entry as JSON", positionals: ["ID"],
+                          options: [CommandSpec.dbOption, OptionSpec(name: "--json", kind: .flag, help: "JSON, as always: taken like every reporting command's")]),
         run: { arguments, context in
             let replica = try context.openReplica(arguments)
             context.console.print(try replica.entry(id: arguments.positional(0)!).json.prettyText)

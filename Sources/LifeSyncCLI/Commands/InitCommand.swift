@@ -12,7 +12,7 @@ extension LifeSyncCommandLine {
                 throw CLIError.usage("--role is required (watch, phone or mac)", command: arguments.spec)
             }
             guard let role = Role(rawValue: roleText) else {
-                throw CLIError.usage("--role must be watch, phone or mac, got '\(roleText)'", command: arguments.spec)
+                throw CLIError.refused("--role must be watch, phone or mac, got '\(roleText)'")
             }
             let replica = try Replica.create(path: context.databasePath(arguments), role: role, clock: context.clock, random: context.random)
             context.console.print(replica.identity.nodeID)

@@ -4,25 +4,12 @@ extension LifeSyncCommandLine {
     static let listCommand = Command(
         spec: CommandSpec(
             name: "list", summary: "list entries, newest first",
-            options: [
-                CommandSpec.dbOption, CommandSpec.jsonFlag,
-                OptionSpec(name: "--since", kind: .value, valueName: "ISO", help: "at or after this time"),
-                OptionSpec(name: "--until", kind: .value, valueName: "ISO", help: "at or before this time"),
-                OptionSpec(name: "--category", kind: .value, valueName: "C", help: "only this category"),
-                OptionSpec(name: "--source", kind: .value, valueName: "S", help: "only this source"),
-                OptionSpec(name: "--tag", kind: .value, valueName: "T", help: "only entries with this tag"),
-                OptionSpec(name: "--search", kind: .value, valueName: "TEXT", help: "case-insensitive partial match on the text"),
+            options: [CommandSpec.dbOption, CommandSpec.jsonFlag] + CommandSpec.filterOptions + [
                 OptionSpec(name: "--limit", kind: .value, valueName: "N", help: "at most N entries (default 100)"),
                 OptionSpec(name: "--offset", kind: .value, valueName: "N", help: "skip the first N"),
             ]),
         run: { arguments, context in
-            var query = EntryQuery()
-            query.since = try timestampOption(arguments, "--since")
-            query.until = try timestampOption(arguments, "--until")
-            query.category = arguments.value("--category")
-            query.source = arguments.value("--source")
-            query.tag = arguments.value("--tag")
-            query.search = arguments.value("--search")
+            var query = try arguments.entryFilter()
             query.limit = try arguments.integer("--limit", default: EntryQuery.defaultLimit, range: 0...1_000_000)
             query.offset = try arguments.integer("--offset", default: 0, range: 0...Int(Int32.max))
             var damaged: [String] = []
@@ -37,13 +24,6 @@ extension LifeSyncCommandLine {
             }
             return 0
         })
-
-    static func timestampOption(_ arguments: ParsedArguments, _ name: String) throws -> Timestamp? {
-        guard let text = arguments.value(name) else { return nil }
-        do { return try Timestamp(iso8601: text) } catch {
-            throw CLIError.refused("\(name): not an ISO 8601 time with zone (\(error.reason)): '\(text)'")
-        }
-    }
 
     /// `2026-11-22T08:30:00.000Z  mood   mood 7 (1–10) "slept well" #morning  [watch_…]`
     static func listLine(_ entry: LogEntry) -> String {

@@ -30,7 +30,7 @@ extension LifeSyncCommandLine {
             let replica = try context.openReplica(arguments)
             let address = try SocketAddress(parsing: arguments.positional(0)!)
             let timeout = try arguments.number("--timeout") ?? 120
-            guard timeout >= 1, timeout <= 3_600 else { throw CLIError.usage("--timeout: 1 to 3600 seconds, got \(timeout)", command: nil) }
+            guard timeout >= 1, timeout <= 3_600 else { throw CLIError.refused("--timeout: 1 to 3600 seconds, got \(timeout)") }
             let key = try NodeKey.loadOrCreate(path: NodeKey.path(forReplica: replica.path), nodeID: replica.identity.nodeID)
             let pairing = try Pairing(replica: replica, key: key, address: address)
 

@@ -33,17 +33,18 @@ extension LifeSyncCommandLine {
             let runs = try arguments.integer("--runs", default: 1, range: 1...1_000_000)
             var options = SimulationOptions()
             if let file = arguments.value("--scenario") {
-                guard let data = FileManager.default.contents(atPath: file) else { throw CLIError.refused("cannot read \(file)") }
                 let json: JSONValue
-                do { json = try JSONValue.parse(bytes: [UInt8](data)) } catch { throw CLIError.refused("\(file): \(error)") }
+                do { json = try JSONValue.parse(bytes: try readInput(file, context: context)) } catch let error as JSONParseError {
+                    throw CLIError.refused("\(file): \(error)")
+                }
                 do { options = try Scenario.options(from: json) } catch { throw CLIError.refused("\(file): \(error)") }
             }
             if let nodes = arguments.value("--nodes") {
                 options.roles = try nodes.split(separator: ",").map { text in
-                    guard let role = Role(rawValue: String(text)) else { throw CLIError.usage("--nodes: '\(text)' is not watch, phone or mac", command: arguments.spec) }
+                    guard let role = Role(rawValue: String(text)) else { throw CLIError.refused("--nodes: '\(text)' is not watch, phone or mac") }
                     return role
                 }
-                guard !options.roles.isEmpty, options.roles.count <= 16 else { throw CLIError.usage("--nodes takes 1–16 roles", command: arguments.spec) }
+                guard !options.roles.isEmpty, options.roles.count <= 16 else { throw CLIError.refused("--nodes takes 1–16 roles") }
             }
             if arguments.value("--duration") != nil {
                 options.duration = Int64(try arguments.integer("--duration", default: 120, range: 1...2_592_000)) * 1000
@@ -53,13 +54,13 @@ extension LifeSyncCommandLine {
             if arguments.flag("--hostile") { options.hostile = true }
             for name in arguments.all("--hostile-skip") {
                 guard SimulationOptions.hostileAttacks.contains(name) else {
-                    throw CLIError.usage("--hostile-skip: unknown attack '\(name)' (\(SimulationOptions.hostileAttacks.joined(separator: ", ")))", command: arguments.spec)
+                    throw CLIError.refused("--hostile-skip: unknown attack '\(name)' (\(SimulationOptions.hostileAttacks.joined(separator: ", ")))")
                 }
                 options.hostileExclusions.insert(name)
             }
             for name in arguments.all("--plant") {
                 guard let bug = PlantedBugNames.bug(named: name) else {
-                    throw CLIError.usage("--plant: unknown bug '\(name)' (\(PlantedBugNames.all.joined(separator: ", ")))", command: arguments.spec)
+                    throw CLIError.refused("--plant: unknown bug '\(name)' (\(PlantedBugNames.all.joined(separator: ", ")))")
                 }
                 options.plantedBugs.insert(bug)
             }

@@ -4,9 +4,9 @@ import LifeSyncRuntime
 extension LifeSyncCommandLine {
     static let statsCommand = Command(
         spec: CommandSpec(name: "stats", summary: "counts by category, source and day; metric averages",
-                          options: [CommandSpec.dbOption, CommandSpec.jsonFlag]),
+                          options: [CommandSpec.dbOption, CommandSpec.jsonFlag] + CommandSpec.filterOptions),
         run: { arguments, context in
-            let stats = try context.openReplica(arguments).stats()
+            let stats = try context.openReplica(arguments).stats(matching: try arguments.entryFilter())
             if arguments.flag("--json") {
                 context.console.print(stats.json.prettyText)
                 return 0

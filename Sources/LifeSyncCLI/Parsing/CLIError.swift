@@ -1,8 +1,12 @@
-/// How a command ends when it cannot do what was asked.
+/// How a command ends when it cannot do what was asked. One rule for every command:
+/// exit 2 when the command line cannot be understood, exit 1 when it is understood but what it
+/// gives is refused or not found.
 enum CLIError: Error {
-    /// The command line itself is wrong (exit 2); the usage line is shown.
+    /// Exit 2, with the usage line: an unknown command or option, a missing, extra or repeated
+    /// argument, a required option left out, options that need or exclude each other.
     case usage(String, command: CommandSpec?)
-    /// The input was refused or something was not found (exit 1).
+    /// Exit 1: a value of the wrong form or out of range, bad JSON, a bad record, a file that
+    /// cannot be read, something not found.
     case refused(String)
 
     var exitCode: Int32 {

@@ -73,7 +73,7 @@ struct ParsedArguments {
     func integer(_ name: String, default defaultValue: Int, range: ClosedRange<Int>) throws(CLIError) -> Int {
         guard let text = value(name) else { return defaultValue }
         guard let number = Int(text), range.contains(number) else {
-            throw CLIError.usage("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'", command: nil)
+            throw CLIError.refused("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
         }
         return number
     }

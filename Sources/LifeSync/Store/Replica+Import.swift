@@ -1,0 +1,69 @@
+/// What an import did with its entries.
+public struct ImportSummary: Equatable, Sendable {
+    /// New entries written.
+    public var written = 0
+    /// Already here with the same content (`recorded_at` aside): skipped.
+    public var unchanged = 0
+    /// Already here with other content (changed here, or by a peer, since): left as the replica
+    /// has it. An import adds entries; it never overwrites one.
+    public var keptAsHere: [String] = []
+    /// Deleted here: deletes stick, an import does not bring an entry back.
+    public var deletedHere: [String] = []
+
+    public init() {}
+}
+
+extension Replica {
+    /// Defaults for records being imported: `timestamp` required, LifeLog's own forms taken,
+    /// and an absent `id` derived from the content, so re-importing finds the same entries
+    /// (LogEntry+LifeLogInput.swift).
+    public func importDefaults() -> EntryDefaults {
+        var defaults = addDefaults()
+        defaults.timestamp = nil
+        defaults.derivesAbsentID = true
+        return defaults
+    }
+
+    /// Imports entries all-or-nothing in one transaction. An entry is recognised by its ID:
+    /// one the replica already holds, live or deleted, is left as it is and counted, so
+    /// re-importing any input is harmless. Only the input contradicting itself (one ID, two
+    /// contents) is refused, naming both positions.
+    ///
+    /// This is the bulk path: sequence numbers are taken in one step and each new entry costs one
+    /// INSERT; only an ID that is already taken costs a second look.
+    @discardableResult
+    public func importEntries(_ entries: [LogEntry], positionName: (Int) -> String = { "entry \($0 + 1)" }) throws -> ImportSummary {
+        try writeTransaction {
+            let mayHaveTombstones = try tombstoneCount() > 0
+            var sequence = try currentSequence()
+            let sequenceBefore = sequence
+            var summary = ImportSummary()
+            var writer = RecordWriter(database: database, createdAt: now)
+            for (index, entry) in entries.enumerated() {
+                if mayHaveTombstones, try storedVersion(id: entry.id)?.place == .tombstone {
+                    summary.deletedHere.append(entry.id)
+                    continue
+                }
+                let stamp = VersionStamp(hlc: hlc.tick(now: clock.nowMilliseconds()), origin: identity.incarnation,
+                                         sequence: sequence + 1, vector: VersionVector([(identity.incarnation, sequence + 1)]), deleted: false)
+                if try writer.store(id: entry.id, entry: entry, stamp: stamp, previous: nil, ifAbsent: true) {
+                    sequence += 1
+                    summary.written += 1
+                } else if try self.entry(id: entry.id).isSameContent(as: entry) {
+                    summary.unchanged += 1
+                } else if let stored = try storedVersion(id: entry.id)?.stamp,
+                          stored.origin == identity.incarnation, stored.sequence > sequenceBefore {
+                    // Written by this very input: it contradicts itself, and no replica can say which is meant.
+                    let first = entries[..<index].firstIndex { $0.id == entry.id } ?? index
+                    throw ReplicaError.invalid(ValidationError(
+                        field: "\(positionName(index)): id",
+                        reason: "\(entry.id) is also at \(positionName(first)) with other content"))
+                } else {
+                    summary.keptAsHere.append(entry.id)
+                }
+            }
+            try database.run("UPDATE replica_vector SET seq = ? WHERE origin = ?", [.counter(sequence), .text(identity.incarnation)])
+            return summary
+        }
+    }
+}

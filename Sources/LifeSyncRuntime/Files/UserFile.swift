@@ -1,0 +1,53 @@
+import Glibc
+
+/// A file a user named on the command line, read or written whole. A refusal says why, in the
+/// system's words ("cannot read notes.json: No such file or directory"), not just that it failed.
+public enum UserFile {
+    /// The inputs a command reads whole are journals, not recordings: a bound keeps a wrong
+    /// path (a disk image, /dev/zero) from exhausting memory.
+    public static let maximumBytes = 1 << 30
+
+    public static func read(_ path: String) throws(RuntimeError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw RuntimeError("cannot read \(path): \(errnoText())") }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw RuntimeError("cannot read \(path): \(errnoText())") }
+        if (status.st_mode & S_IFMT) == S_IFDIR { throw RuntimeError("cannot read \(path): it is a directory") }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let got = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if got < 0 && errno == EINTR { continue }
+            guard got >= 0 else { throw RuntimeError("cannot read \(path): \(errnoText())") }
+            if got == 0 { return bytes }
+            guard bytes.count + got <= maximumBytes else {
+                throw RuntimeError("cannot read \(path): larger than \(maximumBytes >> 20) MiB")
+            }
+            bytes += chunk[0..<got]
+        }
+    }
+
+    /// Replaces `path` with `bytes`: written beside it, synced and renamed over it, so a failed
+    /// write never leaves half a file where the old one or nothing was.
+    public static func replace(_ path: String, with bytes: [UInt8]) throws(RuntimeError) {
+        let temporary = path + ".partial"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw RuntimeError("cannot write \(path): \(errnoText())") }
+        var written = 0
+        var failure: Int32 = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { failure = errno; break }
+            written += n
+        }
+        if failure == 0 && fsync(fd) != 0 { failure = errno }
+        close(fd)
+        if failure == 0 && rename(temporary, path) != 0 { failure = errno }
+        guard failure == 0 else {
+            unlink(temporary)
+            throw RuntimeError("cannot write \(path): \(errnoText(failure))")
+        }
+    }
+}
