@@ -43,8 +43,8 @@ extension LifeSyncCommandLine {
             defer { withExtendedLifetime(lock) {} }
             let role = replica.identity.role.rawValue
             let console = context.console
-            let server = try NodeServer(replica: replica, configuration: configuration, listen: arguments.value("--listen")) { line in
-                console.print("\(Timestamp(millisecondsSince1970: SystemClock().nowMilliseconds()).iso8601) [\(role)] \(line)")
+            let server = try NodeServer(replica: replica, configuration: configuration, listen: arguments.value("--listen"), name: role) { line in
+                console.print("\(Timestamp(millisecondsSince1970: SystemClock().nowMilliseconds()).iso8601) \(line)")
             }
             signal(SIGINT) { _ in stopSignal = 1 }
             signal(SIGTERM) { _ in stopSignal = 1 }
