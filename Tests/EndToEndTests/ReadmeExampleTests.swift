@@ -4,7 +4,8 @@ import LifeSyncRuntime
 import Testing
 import TestSupport
 
-/// The README's examples, run as written: the Quick start pasted as one block into bash.
+/// The README's examples, run as written: the Quick start pasted as one block into bash, and
+/// the simulator's scenario line from the repository root.
 @Suite struct ReadmeExampleTests {
     /// The Quick start block, verbatim but for its port (7002 becomes a free one), in a fresh
     /// directory. `swift build -c release` is a stub that checks its arguments (the test runner
@@ -41,5 +42,19 @@ import TestSupport
                 "a node's log reached the terminal:\n\(result.stdout)")
         let phoneLog = (try? String(contentsOfFile: directory.file("phone.log"), encoding: .utf8)) ?? ""
         #expect(phoneLog.contains("serving") && phoneLog.contains("[phone] in sync with"), "phone.log:\n\(phoneLog)")
+    }
+
+    /// `lifesync simulate --scenario …` exactly as the README's simulator block gives it, from
+    /// the repository root.
+    @Test(.timeLimit(.minutes(2))) func theScenarioLineRunsFromTheRepositoryRoot() throws {
+        let lines = try Readme.codeBlocks(under: "The simulator")[0].split(separator: "\n").filter { $0.contains("--scenario ") }
+        try #require(!lines.isEmpty, "the README runs no scenario")
+        for line in lines {
+            let command = line.split(separator: "#")[0].split(separator: " ").map(String.init)
+            try #require(command.first == "lifesync", "not a lifesync command: \(line)")
+            let result = try LifeSyncBinary.run(Array(command.dropFirst()), directory: Readme.root, timeout: 90)
+            #expect(result.status == 0, "\(line)\n\(result.stdout)\(result.stderr)")
+            #expect(result.stdout.contains(": ok"), "\(result.stdout)")
+        }
     }
 }
