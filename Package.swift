@@ -38,6 +38,8 @@ let package = Package(
         // Command parsing and the commands themselves, kept out of main.swift so tests can call them.
         .target(name: "LifeSyncCLI", dependencies: ["LifeSync", "LifeSyncRuntime", "LifeSyncSimulation"]),
         .executableTarget(name: "lifesync", dependencies: ["LifeSyncCLI"]),
+        // The README's library example, built so that it keeps compiling and a test runs it.
+        .executableTarget(name: "library-example", dependencies: ["LifeSync", "LifeSyncRuntime"], path: "Examples/Library"),
 
         .target(name: "TestSupport", dependencies: ["LifeSync", "LifeSyncRuntime", "LifeSyncSimulation"], path: "Tests/TestSupport"),
         .testTarget(name: "LifeSyncTests", dependencies: ["LifeSync", "LifeSyncSimulation", "TestSupport"]),

@@ -4,8 +4,8 @@ import LifeSyncRuntime
 import Testing
 import TestSupport
 
-/// The README's examples, run as written: the Quick start pasted as one block into bash, and
-/// the simulator's scenario line from the repository root.
+/// The README's examples, run as written: the Quick start pasted as one block into bash, the
+/// library example, and the simulator's scenario line from the repository root.
 @Suite struct ReadmeExampleTests {
     /// The Quick start block, verbatim but for its port (7002 becomes a free one), in a fresh
     /// directory. `swift build -c release` is a stub that checks its arguments (the test runner
@@ -42,6 +42,22 @@ import TestSupport
                 "a node's log reached the terminal:\n\(result.stdout)")
         let phoneLog = (try? String(contentsOfFile: directory.file("phone.log"), encoding: .utf8)) ?? ""
         #expect(phoneLog.contains("serving") && phoneLog.contains("[phone] in sync with"), "phone.log:\n\(phoneLog)")
+    }
+
+    /// The library section's code is Examples/Library/main.swift, which the package builds; run
+    /// in a fresh directory with standard input closed, it serves, stops and exits.
+    @Test(.timeLimit(.minutes(1))) func theLibraryExampleIsBuiltAndRuns() throws {
+        let block = try #require(try Readme.codeBlocks(under: "The library").first)
+        let source = try String(contentsOfFile: Readme.root + "/Examples/Library/main.swift", encoding: .utf8)
+        #expect(block == source, "README's library example and Examples/Library/main.swift differ")
+        let binary = URL(fileURLWithPath: LifeSyncBinary.path).deletingLastPathComponent().appendingPathComponent("library-example").path
+        let directory = TemporaryDirectory("lifesync-library")
+        let result = try Captured.run(binary, [], directory: directory.path, timeout: 30)
+        #expect(result.status == 0, "stdout:\n\(result.stdout)\nstderr:\n\(result.stderr)")
+        #expect(result.stdout.contains("1 note(s), the newest tagged [\"x\"]"))
+        #expect(result.stdout.contains("serving on 127.0.0.1:"))
+        #expect(result.stdout.contains("[phone] shutting down"), "the node stopped cleanly, naming itself:\n\(result.stdout)")
+        #expect(FileManager.default.fileExists(atPath: directory.file("phone.sqlite")))
     }
 
     /// `lifesync simulate --scenario …` exactly as the README's simulator block gives it, from
