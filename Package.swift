@@ -33,10 +33,13 @@ let package = Package(
         // The thin shell: the system clock and randomness, sockets, files, the node daemon.
         .target(name: "LifeSyncRuntime", dependencies: ["LifeSync", "CSSL"]),
         // Many nodes on virtual time with one seeded PRNG, driving the same core as the daemon.
-        .target(name: "LifeSyncSimulation", dependencies: ["LifeSync"], path: "Simulation"),
+        // Simulation/scenarios holds the scenario files the README runs (`simulate --scenario`).
+        .target(name: "LifeSyncSimulation", dependencies: ["LifeSync"], path: "Simulation", exclude: ["scenarios"]),
         // Command parsing and the commands themselves, kept out of main.swift so tests can call them.
         .target(name: "LifeSyncCLI", dependencies: ["LifeSync", "LifeSyncRuntime", "LifeSyncSimulation"]),
         .executableTarget(name: "lifesync", dependencies: ["LifeSyncCLI"]),
+        // The README's library example, built so that it keeps compiling and a test runs it.
+        .executableTarget(name: "library-example", dependencies: ["LifeSync", "LifeSyncRuntime"], path: "Examples/Library"),
 
         .target(name: "TestSupport", dependencies: ["LifeSync", "LifeSyncRuntime", "LifeSyncSimulation"], path: "Tests/TestSupport"),
         .testTarget(name: "LifeSyncTests", dependencies: ["LifeSync", "LifeSyncSimulation", "TestSupport"]),

@@ -41,7 +41,7 @@ public final class LoopbackCluster: @unchecked Sendable {
         configuration.reconnectMaximum = 500
         configuration.debounce = 50
         configure(&configuration)
-        let node = try NodeThread(path: path(name), configuration: configuration, listen: listen, limits: limits) { [weak self] line in
+        let node = try NodeThread(path: path(name), configuration: configuration, listen: listen, limits: limits, name: name) { [weak self] line in
             guard let self else { return }
             self.logLock.lock(); self.logs[name, default: []].append(line); self.logLock.unlock()
         }

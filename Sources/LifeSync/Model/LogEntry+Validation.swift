@@ -124,7 +124,7 @@ extension LogEntry {
 
     /// Entry IDs are `{prefix}_{uuid-v4}`, lowercase; the prefix is the creating role for our own
     /// devices, or a short lowercase word for other sources (`drafts_…`).
-    static func validateEntryID(_ id: String, field: String) throws(ValidationError) {
+    public static func validateEntryID(_ id: String, field: String) throws(ValidationError) {
         // Byte-wise, in place: this runs for every change a peer sends.
         var copy = id
         let valid = copy.withUTF8 { utf8 in

@@ -70,7 +70,7 @@ extension NodeCore {
         discoveredAddresses[peer.nodeID] = address
         // Stored in the trust store, not a table of its own: one list of dial targets, which a
         // restarted node dials at once and `peers` shows. Written only when it changes.
-        try? replica.putDiscoveredAddressFirst(nodeID: peer.nodeID, fingerprint: peer.fingerprint, address: address)
+        _ = try? replica.putDiscoveredAddressFirst(nodeID: peer.nodeID, fingerprint: peer.fingerprint, address: address)
         guard configuration.dialTrustedPeers else { return [.event(.discovered(peer: peer.nodeID, address: address, trusted: true))] }
         syncTrustedDialers(now: now)
         var actions: [NodeAction] = [.event(.discovered(peer: peer.nodeID, address: address, trusted: true))]

@@ -68,7 +68,7 @@ enum SyncBench {
 
     /// Starts `binary arguments…` with stdout and stderr in `log` (made anew).
     static func spawn(_ binary: String, _ arguments: [String], log: String) throws -> Subprocess {
-        FileManager.default.createFile(atPath: log, contents: nil)
+        guard FileManager.default.createFile(atPath: log, contents: nil) else { throw CLIError.refused("cannot create \(log)") }
         return try Subprocess(binary, arguments, standardOutput: log)
     }
 

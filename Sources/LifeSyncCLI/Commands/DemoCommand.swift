@@ -37,8 +37,8 @@ struct Demo {
         configuration.reconnectMaximum = 1_000
         configuration.debounce = 200
         let console = self.console, verbose = self.verbose
-        return try NodeThread(path: path(role), configuration: configuration, listen: listen) { line in
-            if verbose { console.print("      [\(role.rawValue)] \(line)") }
+        return try NodeThread(path: path(role), configuration: configuration, listen: listen, name: role.rawValue) { line in
+            if verbose { console.print("      \(line)") }
         }
     }
 

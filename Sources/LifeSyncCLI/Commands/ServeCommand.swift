@@ -19,6 +19,7 @@ extension LifeSyncCommandLine {
                 OptionSpec(name: "--debounce-ms", kind: .value, valueName: "MS", help: "coalesce local writes for this long (default 500)"),
                 OptionSpec(name: "--fallback-ms", kind: .value, valueName: "MS", help: "retry interval while something is pending (default 300000)"),
                 OptionSpec(name: "--reconnect-max-ms", kind: .value, valueName: "MS", help: "cap of the reconnect backoff (default 30000)"),
+                OptionSpec(name: "--log", kind: .value, valueName: "FILE", help: "append the log lines to FILE instead of printing them"),
             ],
             details: """
             Writes made with other lifesync commands to the same replica while it serves are noticed and
@@ -27,7 +28,8 @@ extension LifeSyncCommandLine {
             --no-discovery, a node listening on a non-loopback address announces itself by UDP broadcast
             (port 21047) on the interfaces it listens on and learns where its trusted peers are; nodes it
             does not trust are listed by lifesync peers, never dialled. A loopback listener announces nothing.
-            SIGINT or SIGTERM shuts down cleanly.
+            The node prints one line per meaningful event, or appends it to --log FILE (for a node run in
+            the background); errors that stop it still go to stderr. SIGINT or SIGTERM shuts down cleanly.
             Example: lifesync serve --db phone.sqlite --listen 127.0.0.1:7002 --peer 127.0.0.1:7003
             """),
         run: { arguments, context in
@@ -43,9 +45,12 @@ extension LifeSyncCommandLine {
             defer { withExtendedLifetime(lock) {} }
             let role = replica.identity.role.rawValue
             let console = context.console
-            let server = try NodeServer(replica: replica, configuration: configuration, listen: arguments.value("--listen")) { line in
-                console.print("\(Timestamp(millisecondsSince1970: SystemClock().nowMilliseconds()).iso8601) [\(role)] \(line)")
+            let file = try arguments.value("--log").map { path throws(CLIError) in try LogFile(path: path) }
+            let say: @Sendable (String) -> Void = { line in
+                let stamped = "\(Timestamp(millisecondsSince1970: SystemClock().nowMilliseconds()).iso8601) \(line)"
+                if let file { file.write(stamped) } else { console.print(stamped) }
             }
+            let server = try NodeServer(replica: replica, configuration: configuration, listen: arguments.value("--listen"), name: role, log: say)
             signal(SIGINT) { _ in stopSignal = 1 }
             signal(SIGTERM) { _ in stopSignal = 1 }
             // A parent may have left these blocked (test runners do); a node must always stop on them.
@@ -54,10 +59,11 @@ extension LifeSyncCommandLine {
             sigaddset(&mask, SIGINT)
             sigaddset(&mask, SIGTERM)
             pthread_sigmask(SIG_UNBLOCK, &mask, nil)
-            console.print("node \(replica.identity.nodeID) (\(role)) serving \(replica.path)"
-                          + (server.listeningAddress.map { " on \($0)" } ?? "") + (configuration.peers.isEmpty ? "" : ", peers \(configuration.peers.joined(separator: " "))"))
+            let serving = "node \(replica.identity.nodeID) (\(role)) serving \(replica.path)"
+                + (server.listeningAddress.map { " on \($0)" } ?? "") + (configuration.peers.isEmpty ? "" : ", peers \(configuration.peers.joined(separator: " "))")
+            if let file { file.write(serving) } else { console.print(serving) }
             server.run(externalStop: { stopSignal != 0 })
-            console.print("\(Timestamp(millisecondsSince1970: SystemClock().nowMilliseconds()).iso8601) [\(role)] stopped")
+            say("[\(role)] stopped")
             return 0
         })
 

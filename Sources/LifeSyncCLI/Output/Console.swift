@@ -28,8 +28,8 @@ public final class Console: @unchecked Sendable {
         })
     }
 
-    /// Writes all of `text` to a descriptor; a closed pipe ends the write quietly.
-    private static func writeAll(_ descriptor: Int32, _ text: String) {
+    /// Writes all of `text` to a descriptor; a closed pipe (or a full disk) ends the write quietly.
+    static func writeAll(_ descriptor: Int32, _ text: String) {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {

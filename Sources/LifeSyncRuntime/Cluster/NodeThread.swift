@@ -8,11 +8,12 @@ public final class NodeThread: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private var stopped = false
 
-    /// Opens the replica at `path` on the node's own connection and starts serving.
+    /// Opens the replica at `path` on the node's own connection and starts serving. Each line
+    /// `log` receives starts with `[name] ` (see `NodeServer.init`). `log` runs on the node's thread.
     public init(path: String, configuration: NodeConfiguration, listen: String?, limits: NodeServer.Limits = NodeServer.Limits(),
-                log: @escaping @Sendable (String) -> Void) throws {
+                name: String? = nil, log: @escaping @Sendable (String) -> Void) throws {
         let replica = try Replica(path: path, clock: SystemClock(), random: SystemRandom())
-        server = try NodeServer(replica: replica, configuration: configuration, listen: listen, limits: limits, log: log)
+        server = try NodeServer(replica: replica, configuration: configuration, listen: listen, limits: limits, name: name, log: log)
         let server = self.server, finished = self.finished
         let thread = Thread {
             server.run()

@@ -57,7 +57,7 @@ public struct SocketAddress: CustomStringConvertible, Sendable {
             }
         }
         guard rc == 0 else { return "?" }
-        let host = String(cString: hostBuffer), port = String(cString: portBuffer)
+        let host = String(cBuffer: hostBuffer), port = String(cBuffer: portBuffer)
         return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 }

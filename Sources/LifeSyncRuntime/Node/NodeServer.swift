@@ -55,9 +55,13 @@ public final class NodeServer: @unchecked Sendable {
     /// use); an in-memory replica without `key` gets one for this run only.
     /// LAN discovery runs when `configuration.discovery` is on and the listener is not on
     /// loopback (`NodeDiscovery`), on `discoveryPort`.
+    /// Every line `log` receives starts with `[name] `, so the lines of several nodes in one
+    /// process stay apart; `name` defaults to `NodeServer.defaultName(of:)` ("phone_550e8400").
     public init(replica: Replica, configuration: NodeConfiguration, listen: String?, limits: Limits = Limits(), key: NodeKey? = nil,
-                discoveryPort: UInt16 = Announcement.port, log: @escaping (String) -> Void) throws {
+                discoveryPort: UInt16 = Announcement.port, name: String? = nil, log: @escaping (String) -> Void) throws {
         let nodeID = replica.identity.nodeID
+        let prefix = "[\(name ?? NodeServer.defaultName(of: nodeID))] "
+        let log: (String) -> Void = { line in log(prefix + line) }
         let key = try key ?? (replica.path == ":memory:" ? NodeKey.generate(nodeID: nodeID)
                                                          : NodeKey.loadOrCreate(path: NodeKey.path(forReplica: replica.path), nodeID: nodeID))
         tls = try TLSContext(key: key)
@@ -89,6 +93,14 @@ public final class NodeServer: @unchecked Sendable {
             listener = try Socket.listen(on: address)
             listeningAddress = Socket.localAddress(listener)
         }
+    }
+
+    /// A node's name in its log lines when its embedder gives none: its role and the first
+    /// eight hex digits of its ID (`phone_550e8400` for `phone_550e8400-e29b-…`), short and
+    /// still telling two phones apart.
+    public static func defaultName(of nodeID: String) -> String {
+        guard let underscore = nodeID.firstIndex(of: "_") else { return String(nodeID.prefix(16)) }
+        return String(nodeID[...underscore]) + String(nodeID[nodeID.index(after: underscore)...].prefix(8))
     }
 
     /// What the node holds now (as of the last poll round); safe from any thread.

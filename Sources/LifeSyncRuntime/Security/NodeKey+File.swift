@@ -62,7 +62,7 @@ extension NodeKey {
             throw KeyFileError(path: path, problem: "holds no certificate after the key")
         }
         var group = [CChar](repeating: 0, count: 32)
-        let isP256 = EVP_PKEY_get_group_name(key, &group, group.count, nil) == 1 && String(decoding: group.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) == "prime256v1"
+        let isP256 = EVP_PKEY_get_group_name(key, &group, group.count, nil) == 1 && String(cBuffer: group) == "prime256v1"
         let matches = X509_check_private_key(certificate, key) == 1
         ERR_clear_error()
         guard isP256, matches else {

@@ -18,7 +18,7 @@ public struct OpenSSLError: Error, Equatable, CustomStringConvertible {
             guard reasons.count < 8 else { continue }
             var buffer = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(code, &buffer, buffer.count)
-            reasons.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            reasons.append(String(cBuffer: buffer))
         }
         return OpenSSLError(operation: operation, reasons: reasons)
     }
