@@ -76,11 +76,12 @@ extension NodeCore {
             return noteUntrusted(fingerprint: fingerprint, claimedNodeID: claimedNodeID, claimedRole: claimedRole, address: conn.address, now: now)
         case .recordingProgress(let recording, let done, let total, let sending):
             transfers[recording] = (done, total, sending)
-            let started = progressLogged[recording]?.started ?? now
-            guard done < total, now - (progressLogged[recording]?.at ?? -10_000) >= 2_000 else { return [] }
-            progressLogged[recording] = (now, started)
-            let rate = now > started ? Double(done) / Double(now - started) * 1000 / 1_048_576 : 0
-            return [.event(.transferProgress(recording: recording, peer: conn.name, sending: sending, done: done, total: total, rate: rate))]
+            var rate = progressLogged[recording].flatMap { $0.connection == id ? $0 : nil } ?? TransferRate(connection: id, now: now, done: done)
+            defer { progressLogged[recording] = rate }
+            guard done < total, now - (rate.loggedAt ?? -10_000) >= 2_000 else { return [] }
+            rate.loggedAt = now
+            return [.event(.transferProgress(recording: recording, peer: conn.name, sending: sending, done: done, total: total,
+                                             rate: rate.mebibytesPerSecond(done: done, now: now)))]
         case .recordingConfirmed(let recording):
             transfers[recording] = nil
             progressLogged[recording] = nil

@@ -38,8 +38,8 @@ public final class NodeCore {
     let random: RandomSource
     /// Where recording bytes live; nil: this node transfers no recordings.
     let storage: RecordingStorage?
-    /// When each transfer last logged its progress (one line every 2 s at most), and its start.
-    var progressLogged: [String: (at: Int64, started: Int64)] = [:]
+    /// Each transfer's rate in its current session, and when it last logged its progress.
+    var progressLogged: [String: TransferRate] = [:]
     /// Recordings being received, shared by the sessions.
     let incomingTransfers = IncomingTransfers()
     /// Transfers under way, for `status`: recording ID → (done, total, sending).
@@ -144,6 +144,7 @@ public final class NodeCore {
         silenced.remove(connection)
         guard let conn = connections.removeValue(forKey: connection) else { return [] }
         conn.session.transportClosed()
+        progressLogged = progressLogged.filter { $0.value.connection != connection }
         var actions: [NodeAction] = []
         if var status = conn.status {
             status.state = .disconnected
