@@ -19,7 +19,10 @@ extension NodeCore {
                 if duplicate == id { return actions }
             }
             if let dialer = conn.dialer { dialers[dialer].failures = 0 }
-            conn.persisted = (try? replica.isKnownPeer(nodeID: peer.nodeID)) ?? false
+            // A peer whose key the user trusts gets its row at the handshake, even if nothing
+            // ever moves between the two (two watches): `status` shows it met it.
+            if case .trusted? = conn.session.credential { conn.persisted = true }
+            else { conn.persisted = (try? replica.isKnownPeer(nodeID: peer.nodeID)) ?? false }
             conn.status = PeerStatus(nodeID: peer.nodeID, role: peer.role, address: conn.address,
                                      direction: conn.dialer == nil ? "inbound" : "outbound", state: .syncing, lastConnected: wall,
                                      vector: peer.vector)
@@ -125,6 +128,7 @@ extension NodeCore {
 
     func saveStatus(_ conn: Connection, now: Int64) {
         guard var status = conn.status, conn.persisted else { return }
+        if case .untrusted? = conn.session.credential { preconditionFailure("a peer row for a key that is not trusted") }
         conn.statusSavedAt = now
         status.pending = conn.session.pendingChangeCount()
         status.vector = conn.session.peerHas
