@@ -116,7 +116,7 @@ extension Simulator {
 extension Simulator {
     func phoneHoldsBytes(of recording: Recording) -> Bool {
         names.contains { name in
-            guard let node = nodes[name], node.role == .phone, let bytes = node.storage.files[recording.fileName] else { return false }
+            guard let node = nodes[name], node.role == .phone, let bytes = node.storage.files[recording.storageName] else { return false }
             return SHA256.hash(bytes) == recording.sha256
         }
     }

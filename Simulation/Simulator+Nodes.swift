@@ -40,10 +40,10 @@ extension Simulator {
         let sha = SHA256.hash(bytes)
         let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(size), sha256: sha, mediaType: "audio/mp4", entryID: nil,
                                   originNode: replica.identity.nodeID, createdAt: replica.now)
-        node.storage.put(recording.fileName, bytes)
+        node.storage.put(recording.storageName, bytes)
         do {
             try replica.addRecording(recording, signedBy: SimulatedSigner(name: name, seed: seed))
-            attached.append((id, name, sha, recording.fileName))
+            attached.append((id, name, sha, recording.storageName))
             trace.record(now, "attach \(name) \(id) \(size)")
             perform(core.localWrite(now: now), on: name)
         } catch {

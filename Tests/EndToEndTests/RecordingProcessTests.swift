@@ -87,7 +87,7 @@ private func resumedOffset(_ log: String, id: String) -> Int? {
         try #require(listed.count == 1, "\(listed)")
         let recording = listed[0]
         #expect(recording["id"] as? String == id)
-        #expect(recording["file_name"] as? String == id + ".m4a")
+        #expect(recording["file_name"] as? String == "memo.m4a", "the user's file name is kept")
         #expect(integer(recording["size"]) == 300_000)
         #expect(recording["sha256"] as? String == expectedSHA)
         #expect(recording["media_type"] as? String == "audio/mp4")
@@ -107,7 +107,13 @@ private func resumedOffset(_ log: String, id: String) -> Int? {
         #expect(otherID != id)
         let both = try recordings(sandbox.db)
         let second = try #require(both.first { $0["id"] as? String == otherID })
-        #expect(second["file_name"] as? String == otherID + ".xyz")
+        #expect(second["file_name"] as? String == "blob.xyz")
+        #expect(second["path"] as? String == sandbox.db + ".recordings/" + otherID + ".xyz")
+        // A name no peer could show safely is refused, nothing attached.
+        let tabbed = sandbox.file("tab\there.m4a")
+        try writeRandomFile(tabbed, count: 10)
+        expectRefused(try sandbox.run(["attach", tabbed]), status: 1, mentioning: ["file_name", "control characters"])
+        #expect(try recordings(sandbox.db).count == 2)
         #expect(second["media_type"] as? String == "application/octet-stream")
         #expect(second["sha256"] as? String == (try sha256sum(other)))
         let text = try sandbox.run(["recordings"])

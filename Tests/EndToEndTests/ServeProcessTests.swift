@@ -23,7 +23,7 @@ private func importEntries(_ node: ServeNode, _ prefix: String, count: Int, labe
     return batch.ids
 }
 
-private func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peers"] as? [[String: Any]] ?? [] }
+func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peers"] as? [[String: Any]] ?? [] }
 
 // MARK: - Tests
 

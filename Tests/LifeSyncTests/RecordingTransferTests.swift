@@ -342,9 +342,21 @@ import TestSupport
         #expect(phone.storage.removals.isEmpty)
     }
 
-    @Test(arguments: ["../x", "../{id}.m4a", "{other}.m4a", "{id}.m4a/../../x", "{id}", "{id}.", "{id}.M4A", "{id}..m4a",
-                      "{id}.m4a.", "/{id}.m4a", "{id}.abcdefghijk", "{id}.m4a{nul}", ".{id}.m4a", "{id}/.m4a"])
+    /// A file name is a base name: no '/', NUL or control characters, 1…255 bytes of UTF-8.
+    @Test(arguments: ["../x", "../{id}.m4a", "{id}.m4a/../../x", "/{id}.m4a", "{id}.m4a{nul}", "{id}/.m4a", "", ".", "..",
+                      "voice\u{1}.m4a", "voice\n.m4a", String(repeating: "é", count: 128)])
     func anOfferWithABadFileNameIsRefusedAndNothingWritten(pattern: String) throws {
+        try offerRenamed(pattern, refusedWith: .badName)
+    }
+
+    /// A well-formed name, but not the one the signed metadata names.
+    @Test(arguments: ["{other}.m4a", "{id}", "{id}.", "{id}.M4A", "{id}..m4a", "{id}.m4a.", "{id}.abcdefghijk", ".{id}.m4a",
+                      String(repeating: "é", count: 127) + "a"])
+    func anOfferNamingAnotherFileThanTheMetadataIsRefusedAndNothingWritten(pattern: String) throws {
+        try offerRenamed(pattern, refusedWith: .metadataMismatch)
+    }
+
+    private func offerRenamed(_ pattern: String, refusedWith code: TransferFailure) throws {
         let watch = try TestNode(.watch, seed: 34)
         let phone = try TestNode(.phone, seed: 35)
         let bytes = randomBytes(9_000, seed: 36)
@@ -361,7 +373,7 @@ import TestSupport
         link.start()
         #expect(link.run())
         #expect(link.closed.isEmpty, "\(link.closed)")
-        expectFailure(link, from: .b, recording.id, .badName)
+        expectFailure(link, from: .b, recording.id, code)
         #expect(link.chunks(from: .a).isEmpty)
         expectNothingWritten(phone, recording)
         #expect(try phone.replica.recordingFile(id: recording.id) == nil)

@@ -57,7 +57,7 @@ import TestSupport
         storage.put(recording.fileName, damaged)
         var transfer = OutgoingTransfer(recording: recording, now: 0)
         try transfer.accept(offset: 0, chunkSize: Self.chunk, now: 1)
-        #expect(throws: RecordingStorageError.self) { try transfer.fill(chunkSize: Self.chunk, window: 4, from: storage) }
+        #expect(throws: LocalCopyDamaged.self) { try transfer.fill(chunkSize: Self.chunk, window: 4, from: storage) }
     }
 
     @Test func theReceiverTakesRefusesAndFinishes() throws {

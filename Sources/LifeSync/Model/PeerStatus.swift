@@ -21,6 +21,8 @@ public struct PeerStatus: Equatable, Sendable {
     public var pending: Int
     /// The peer's replica vector as last known.
     public var vector: VersionVector
+    /// When the serving node last wrote this row (as stored; nil before it is).
+    public var lastSeen: Timestamp?
 
     public init(nodeID: String, role: Role, address: String, direction: String, state: State, lastConnected: Timestamp? = nil,
                 lastSync: Timestamp? = nil, entriesSent: Int = 0, entriesReceived: Int = 0, pending: Int = 0, vector: VersionVector = VersionVector()) {

@@ -2,12 +2,13 @@
 /// entry; the bytes follow by chunked transfer with SHA-256 acknowledgement (LifeAdmin §1.1).
 ///
 /// ```json
-/// {"id": "watch_550e…", "file_name": "watch_550e….m4a", "size": 48213, "sha256": "9f86…",
+/// {"id": "watch_550e…", "file_name": "voice note.m4a", "size": 48213, "sha256": "9f86…",
 ///  "media_type": "audio/mp4", "entry_id": null, "origin_node": "watch_1b4e…", "created_at": "…"}
 /// ```
 public struct Recording: Equatable, Sendable {
     public var id: String
-    /// `{id}.{ext}`: the only name the file ever has in storage.
+    /// The name the user's file had when it was attached (its base name; older recordings
+    /// carry `{id}.{ext}` here). Shown, never used as a path: see `storageName`.
     public var fileName: String
     public var size: UInt64
     /// Lowercase hex SHA-256 of the whole file.
@@ -58,9 +59,7 @@ public struct Recording: Equatable, Sendable {
         guard let id = try fields.optionalString("id") else { throw ValidationError(field: "id", reason: "is required") }
         guard Identifier.isValid(id) else { throw ValidationError(field: "id", reason: "must be {role}_{uuid-v4} in lowercase") }
         guard let fileName = try fields.optionalString("file_name") else { throw ValidationError(field: "file_name", reason: "is required") }
-        guard Recording.isSafeFileName(fileName, id: id) else {
-            throw ValidationError(field: "file_name", reason: "must be {id}.{ext} with a short lowercase extension, got \"\(fileName.prefix(80))\"")
-        }
+        if let problem = Recording.fileNameProblem(fileName) { throw ValidationError(field: "file_name", reason: problem) }
         guard let size = try fields.optionalNumber("size"), size >= 0, size == size.rounded(), size < maximumSize else {
             throw ValidationError(field: "size", reason: "must be a whole number of bytes")
         }
@@ -97,13 +96,26 @@ public struct Recording: Equatable, Sendable {
         return decoded
     }
 
-    /// `{id}.{ext}`, the extension 1–10 lowercase letters or digits: a name that can never leave
-    /// the storage folder, whatever a peer sends.
-    public static func isSafeFileName(_ name: String, id: String) -> Bool {
-        guard name.hasPrefix(id + "."), Identifier.isValid(id) else { return false }
-        let ext = name.utf8.dropFirst(id.utf8.count + 1)
-        return !ext.isEmpty && ext.count <= 10 && ext.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) }
+    /// The longest `file_name`, in bytes of UTF-8 (a file name's limit on common file systems).
+    public static let maximumFileNameBytes = 255
+
+    /// What is wrong with `name` as a recording's `file_name`, or nil: a base name (no '/'),
+    /// without NUL or other control characters, not "." or "..", 1…255 bytes of UTF-8.
+    public static func fileNameProblem(_ name: String) -> String? {
+        let shown = "\"\(name.unicodeScalars.prefix(80).map { $0.value < 0x20 || $0.value == 0x7F ? "?" : String($0) }.joined())\""
+        if name.isEmpty || name == "." || name == ".." { return "must be a file's name, got \(shown)" }
+        if name.utf8.count > maximumFileNameBytes { return "must be at most \(maximumFileNameBytes) bytes of UTF-8, got \(name.utf8.count)" }
+        if name.contains("/") { return "must be a base name without '/', got \(shown)" }
+        if name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) { return "must not contain NUL or control characters, got \(shown)" }
+        return nil
     }
+
+    /// `{id}.{ext}`, the extension from `file_name` (1–10 lowercase letters or digits, else
+    /// "bin"): the only name the file ever has in storage, whatever name a peer sends (the ID
+    /// is checked on every way in, and storage refuses any name that is not one plain component).
+    public static func storageName(id: String, fileName: String) -> String { id + "." + fileExtension(for: fileName) }
+
+    public var storageName: String { Recording.storageName(id: id, fileName: fileName) }
 
     /// The extension for a user's file name: its lowercase letters and digits, else "bin".
     public static func fileExtension(for path: String) -> String {

@@ -19,7 +19,10 @@ extension NodeCore {
                 if duplicate == id { return actions }
             }
             if let dialer = conn.dialer { dialers[dialer].failures = 0 }
-            conn.persisted = (try? replica.isKnownPeer(nodeID: peer.nodeID)) ?? false
+            // A peer whose key the user trusts gets its row at the handshake, even if nothing
+            // ever moves between the two (two watches): `status` shows it met it.
+            if case .trusted? = conn.session.credential { conn.persisted = true }
+            else { conn.persisted = (try? replica.isKnownPeer(nodeID: peer.nodeID)) ?? false }
             conn.status = PeerStatus(nodeID: peer.nodeID, role: peer.role, address: conn.address,
                                      direction: conn.dialer == nil ? "inbound" : "outbound", state: .syncing, lastConnected: wall,
                                      vector: peer.vector)
@@ -76,11 +79,12 @@ extension NodeCore {
             return noteUntrusted(fingerprint: fingerprint, claimedNodeID: claimedNodeID, claimedRole: claimedRole, address: conn.address, now: now)
         case .recordingProgress(let recording, let done, let total, let sending):
             transfers[recording] = (done, total, sending)
-            let started = progressLogged[recording]?.started ?? now
-            guard done < total, now - (progressLogged[recording]?.at ?? -10_000) >= 2_000 else { return [] }
-            progressLogged[recording] = (now, started)
-            let rate = now > started ? Double(done) / Double(now - started) * 1000 / 1_048_576 : 0
-            return [.event(.transferProgress(recording: recording, peer: conn.name, sending: sending, done: done, total: total, rate: rate))]
+            var rate = progressLogged[recording].flatMap { $0.connection == id ? $0 : nil } ?? TransferRate(connection: id, now: now, done: done)
+            defer { progressLogged[recording] = rate }
+            guard done < total, now - (rate.loggedAt ?? -10_000) >= 2_000 else { return [] }
+            rate.loggedAt = now
+            return [.event(.transferProgress(recording: recording, peer: conn.name, sending: sending, done: done, total: total,
+                                             rate: rate.mebibytesPerSecond(done: done, now: now)))]
         case .recordingConfirmed(let recording):
             transfers[recording] = nil
             progressLogged[recording] = nil
@@ -124,6 +128,7 @@ extension NodeCore {
 
     func saveStatus(_ conn: Connection, now: Int64) {
         guard var status = conn.status, conn.persisted else { return }
+        if case .untrusted? = conn.session.credential { preconditionFailure("a peer row for a key that is not trusted") }
         conn.statusSavedAt = now
         status.pending = conn.session.pendingChangeCount()
         status.vector = conn.session.peerHas

@@ -21,8 +21,8 @@ public final class NodeCore {
         var name: String { status?.nodeID ?? address }
         /// When `status` was last written to the replica.
         var statusSavedAt: Int64?
-        /// Whether the peer may have a row in the replica: it had one already, or it delivered
-        /// something (a batch with changes, an acknowledgement). A stranger that only said hello
+        /// Whether the peer may have a row in the replica: it had one already, its key is
+        /// trusted, or it delivered something (a batch with changes, an acknowledgement). A stranger that only said hello
         /// leaves nothing behind, however many identities it makes up.
         var persisted = false
 
@@ -38,8 +38,8 @@ public final class NodeCore {
     let random: RandomSource
     /// Where recording bytes live; nil: this node transfers no recordings.
     let storage: RecordingStorage?
-    /// When each transfer last logged its progress (one line every 2 s at most), and its start.
-    var progressLogged: [String: (at: Int64, started: Int64)] = [:]
+    /// Each transfer's rate in its current session, and when it last logged its progress.
+    var progressLogged: [String: TransferRate] = [:]
     /// Recordings being received, shared by the sessions.
     let incomingTransfers = IncomingTransfers()
     /// Transfers under way, for `status`: recording ID → (done, total, sending).
@@ -144,6 +144,7 @@ public final class NodeCore {
         silenced.remove(connection)
         guard let conn = connections.removeValue(forKey: connection) else { return [] }
         conn.session.transportClosed()
+        progressLogged = progressLogged.filter { $0.value.connection != connection }
         var actions: [NodeAction] = []
         if var status = conn.status {
             status.state = .disconnected
@@ -240,6 +241,10 @@ public final class NodeCore {
         stopping = true
         var actions: [NodeAction] = [.event(.shuttingDown)]
         for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {
+            // Saved now: the process may exit before the transport reports the close, and
+            // `status` must not go on showing a live state.
+            conn.status?.state = .disconnected
+            saveStatus(conn, now: now)
             actions += perform(conn.session.close(code: .shuttingDown, message: "node shutting down"), on: id, now: now)
         }
         return actions

@@ -22,15 +22,17 @@ extension Replica {
     /// Every peer this node has met, by node ID.
     public func peers() throws -> [PeerStatus] {
         try database.rows("""
-            SELECT node_id, role, address, direction, state, last_connected, last_sync, entries_sent, entries_received, pending, vector
+            SELECT node_id, role, address, direction, state, last_connected, last_sync, entries_sent, entries_received, pending, vector, updated_at
             FROM peers ORDER BY node_id
             """) { row in
-            PeerStatus(nodeID: row.string(0), role: Role(rawValue: row.string(1)) ?? .phone, address: row.string(2),
+            var peer = PeerStatus(nodeID: row.string(0), role: Role(rawValue: row.string(1)) ?? .phone, address: row.string(2),
                        direction: row.string(3), state: PeerStatus.State(rawValue: row.string(4)) ?? .disconnected,
                        lastConnected: row.optionalString(5).flatMap { try? Timestamp(iso8601: $0) },
                        lastSync: row.optionalString(6).flatMap { try? Timestamp(iso8601: $0) },
                        entriesSent: Int(row.int64(7)), entriesReceived: Int(row.int64(8)), pending: Int(row.int64(9)),
                        vector: VersionVector(storedText: row.string(10)) ?? VersionVector())
+            peer.lastSeen = try? Timestamp(iso8601: row.string(11))
+            return peer
         }
     }
 

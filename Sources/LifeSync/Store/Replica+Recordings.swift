@@ -14,18 +14,25 @@ public struct RecordingStatus: Equatable, Sendable {
     public var deleted: Bool
     public var file: RecordingFileState?
     public var received: UInt64
+    /// Peers that proved, by a CONFIRM after bytes this node sent them, that they hold it.
     public var confirmedBy: [(nodeID: String, role: Role)]
+    /// The peer this node received the verified bytes from (no confirmation: it sent them).
+    public var receivedFrom: String?
+    /// Why the local copy is not sent (it no longer matches its checksum, or is missing).
+    public var damage: String?
 
     public static func == (a: RecordingStatus, b: RecordingStatus) -> Bool {
         a.recording == b.recording && a.deleted == b.deleted && a.file == b.file && a.received == b.received
-            && a.confirmedBy.map(\.nodeID) == b.confirmedBy.map(\.nodeID)
+            && a.confirmedBy.map(\.nodeID) == b.confirmedBy.map(\.nodeID) && a.receivedFrom == b.receivedFrom && a.damage == b.damage
     }
 
-    /// In words: pending until a peer confirmed it, synced after; what a receiver still awaits.
+    /// In words: pending until a peer confirmed it, synced after (or once received here and
+    /// verified); damaged with the reason; what a receiver still awaits.
     public var state: String {
         if deleted { return "deleted" }
+        if let damage, file == .present { return "damaged: " + damage }
         switch file {
-        case .present?: return confirmedBy.isEmpty ? "pending" : "synced"
+        case .present?: return confirmedBy.isEmpty && receivedFrom == nil ? "pending" : "synced"
         case .partial?: return "transferring"
         case .removed?: return "synced (local copy removed)"
         case nil: return "awaiting bytes"
@@ -53,7 +60,7 @@ extension Replica {
     }
 
     /// Deletes a recording (an explicit user delete): a tombstone that replicates. Returns its
-    /// file name so the caller removes the file; the metadata stays, marked deleted.
+    /// storage name so the caller removes the file; the metadata stays, marked deleted.
     @discardableResult
     public func deleteRecording(id: String) throws -> String {
         try writeTransaction {
@@ -62,7 +69,7 @@ extension Replica {
             }
             let stamp = try nextStamp(previous: current.stamp, deleted: true)
             try storeRecording(recording, id: id, stamp: stamp)
-            return recording.fileName
+            return recording.storageName
         }
     }
 
@@ -89,13 +96,14 @@ extension Replica {
     /// Every recording this replica knows, oldest first, with what it holds of the bytes.
     public func recordingStatuses() throws -> [RecordingStatus] {
         let rows = try database.rows("""
-            SELECT \(Replica.recordingColumns(prefix: "r.")), r.deleted, f.state, f.received
+            SELECT \(Replica.recordingColumns(prefix: "r.")), r.deleted, f.state, f.received, f.received_from, f.damage
             FROM recordings r LEFT JOIN recording_files f ON f.id = r.id ORDER BY r.created_at, r.id
             """) { row -> RecordingStatus in
             let recording = try Replica.recording(from: row)
             return RecordingStatus(recording: recording, deleted: row.int64(10) != 0,
                                    file: row.optionalString(11).flatMap(RecordingFileState.init(rawValue:)),
-                                   received: try row.counter(12, upTo: .max, "received of \(recording.id)"), confirmedBy: [])
+                                   received: try row.counter(12, upTo: .max, "received of \(recording.id)"), confirmedBy: [],
+                                   receivedFrom: row.optionalString(13), damage: row.optionalString(14))
         }
         return try rows.map { status in
             var status = status
@@ -113,13 +121,37 @@ extension Replica {
         }
     }
 
-    /// Records what this replica holds of a recording's bytes (not replicated).
-    public func setRecordingFile(id: String, state: RecordingFileState, sha256: SHA256.Digest, received: UInt64) throws {
+    /// Records what this replica holds of a recording's bytes (not replicated); `receivedFrom`,
+    /// the peer verified bytes came from, is kept until another is named. A new state clears
+    /// any damage noted of the file before.
+    public func setRecordingFile(id: String, state: RecordingFileState, sha256: SHA256.Digest, received: UInt64, receivedFrom: String? = nil) throws {
         try database.run("""
-            INSERT INTO recording_files(id, state, sha256, received, removed_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-            ON CONFLICT(id) DO UPDATE SET state = ?2, sha256 = ?3, received = ?4, removed_at = coalesce(?5, removed_at), updated_at = ?6
+            INSERT INTO recording_files(id, state, sha256, received, removed_at, updated_at, received_from) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            ON CONFLICT(id) DO UPDATE SET state = ?2, sha256 = ?3, received = ?4, removed_at = coalesce(?5, removed_at), updated_at = ?6,
+                received_from = coalesce(?7, received_from), damage = NULL
             """, [.text(id), .text(state.rawValue), .text(sha256.hex), .integer(Int64(received)),
-                  state == .removed ? .text(now.iso8601) : .null, .text(now.iso8601)])
+                  state == .removed ? .text(now.iso8601) : .null, .text(now.iso8601), receivedFrom.map { .text($0) } ?? .null])
+    }
+
+    /// Notes why this node's own copy cannot be sent (it no longer matches its SHA-256, or it is
+    /// gone): `recordings` shows it, and it is not offered again until the file is repaired
+    /// (`clearRecordingDamage`) or the user attaches it afresh.
+    public func markRecordingDamaged(id: String, reason: String) throws {
+        try database.run("UPDATE recording_files SET damage = ?, updated_at = ? WHERE id = ? AND state = 'present'",
+                         [.text(String(reason.prefix(300))), .text(now.iso8601), .text(id)])
+    }
+
+    /// The recordings whose local copy was found damaged, with their metadata (to check again).
+    public func damagedRecordings() throws -> [Recording] {
+        try database.rows("""
+            SELECT \(Replica.recordingColumns(prefix: "r.")) FROM recordings r JOIN recording_files f ON f.id = r.id
+            WHERE f.damage IS NOT NULL AND f.state = 'present' AND r.deleted = 0 ORDER BY r.id
+            """) { try Replica.recording(from: $0) }
+    }
+
+    /// The local copy checks out again (the user restored it): it is offered again.
+    public func clearRecordingDamage(id: String) throws {
+        try database.run("UPDATE recording_files SET damage = NULL, updated_at = ? WHERE id = ?", [.text(now.iso8601), .text(id)])
     }
 
     /// Forgets what this replica held of a recording's bytes (after a failed download).
@@ -141,23 +173,25 @@ extension Replica {
         }
     }
 
-    /// Recordings whose bytes this replica holds and that `peer` has not confirmed, in the
-    /// order they were made. The role policy (who sends to whom) is the caller's.
+    /// Recordings whose bytes this replica holds, undamaged, that `peer` has not confirmed and
+    /// did not send us, in the order they were made. The role policy (who sends to whom) is the
+    /// caller's.
     public func recordingsToOffer(peerNodeID: String) throws -> [Recording] {
         try database.rows("""
             SELECT \(Replica.recordingColumns(prefix: "r."))
             FROM recordings r JOIN recording_files f ON f.id = r.id
-            WHERE r.deleted = 0 AND f.state = 'present'
+            WHERE r.deleted = 0 AND f.state = 'present' AND f.damage IS NULL AND f.received_from IS NOT ?1
               AND NOT EXISTS (SELECT 1 FROM recording_confirmations c WHERE c.id = r.id AND c.node_id = ?1 AND c.sha256 = r.sha256)
             ORDER BY r.origin_seq, r.id
             """, [.text(peerNodeID)]) { try Replica.recording(from: $0) }
     }
 
-    /// Live recordings made on this node whose bytes no peer has confirmed yet.
+    /// Live recordings made on this node whose bytes no peer has confirmed yet (a damaged copy
+    /// waits for the user, not for a peer).
     public func unconfirmedRecordingCount() throws -> Int {
         Int(try database.firstRow("""
             SELECT count(*) FROM recordings r JOIN recording_files f ON f.id = r.id
-            WHERE r.deleted = 0 AND f.state = 'present' AND r.origin_node = ?
+            WHERE r.deleted = 0 AND f.state = 'present' AND f.damage IS NULL AND r.origin_node = ?
               AND NOT EXISTS (SELECT 1 FROM recording_confirmations c WHERE c.id = r.id)
             """, [.text(identity.nodeID)], { $0.int64(0) }) ?? 0)
     }
@@ -228,7 +262,7 @@ extension Replica {
         outcome.applied += 1
         if change.stamp.deleted, local?.stamp.deleted == false, let file = try recordingFile(id: change.id), file.state != .removed {
             try setRecordingFile(id: change.id, state: .removed, sha256: file.sha256, received: 0)
-            outcome.recordingsToRemove.append((change.id, recording.fileName))
+            outcome.recordingsToRemove.append((change.id, recording.storageName))
         }
     }
 }

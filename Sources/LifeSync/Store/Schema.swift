@@ -169,6 +169,20 @@ enum Schema {
             revoked_at TEXT NOT NULL
         );
         """,
+        // 8: where a received recording's bytes came from (so they are not offered back), kept
+        // apart from confirmations, which only a receiver's verified CONFIRM earns; and why a
+        // local copy cannot be sent (damaged or missing), so it is shown and not offered again.
+        // A receiver used to record its sender as a confirmation: such rows name the recording's
+        // origin, which never confirms its own recording, and move to `received_from`.
+        """
+        ALTER TABLE recording_files ADD COLUMN received_from TEXT;
+        ALTER TABLE recording_files ADD COLUMN damage TEXT;
+        UPDATE recording_files SET received_from = (
+            SELECT c.node_id FROM recording_confirmations c JOIN recordings r ON r.id = c.id
+            WHERE c.id = recording_files.id AND c.node_id = r.origin_node);
+        DELETE FROM recording_confirmations
+        WHERE node_id = (SELECT r.origin_node FROM recordings r WHERE r.id = recording_confirmations.id);
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

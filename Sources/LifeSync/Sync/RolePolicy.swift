@@ -44,10 +44,23 @@ public struct RolePolicy: Sendable, Equatable {
     /// phones mirror to macs, nothing goes to a watch.
     public func offersRecordings(to peer: Hello) -> Bool {
         guard peer.capabilities.contains(.recordings), peer.capabilities.contains(.receivesRecordings) else { return false }
-        switch role {
-        case .watch: return peer.role == .phone
-        case .phone, .mac: return peer.role != .watch
+        return Self.recordingBytesFlow(from: role, to: peer.role)
+    }
+
+    /// Between which roles recording bytes go at all (both sides transferring recordings).
+    static func recordingBytesFlow(from sender: Role, to receiver: Role) -> Bool {
+        switch sender {
+        case .watch: return receiver == .phone
+        case .phone, .mac: return receiver != .watch
         }
+    }
+
+    /// Whether anything can move between this node and a peer of `peerRole`, either way:
+    /// entries to whichever side takes them, recording bytes where roles allow. Two watches that
+    /// take no entries have nothing to exchange, however often they meet.
+    public func exchangesAnything(withPeer peerRole: Role, peerReceivesEntries: Bool) -> Bool {
+        capabilities(transfersRecordings: false).contains(.receivesEntries) || peerReceivesEntries
+            || Self.recordingBytesFlow(from: role, to: peerRole) || Self.recordingBytesFlow(from: peerRole, to: role)
     }
 
     /// Whether this node takes recording bytes at all.

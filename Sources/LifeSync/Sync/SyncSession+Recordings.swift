@@ -24,18 +24,38 @@ extension SyncSession {
     func offerNext(now: Int64, actions: inout [SessionAction]) {
         guard state == .open, open?.outgoing == nil, mayOfferRecordings, let storage, let peer else { return }
         guard let candidates = try? replica.recordingsToOffer(peerNodeID: peer.nodeID) else { return }
-        let retryAfter = configuration.transfer.retryDelay
         // Only once the peer holds the recording's metadata: a receiver takes bytes only for a
         // recording it knows, and checks them against that metadata.
         guard let recording = candidates.first(where: { candidate in
-            (open?.failedRecordings[candidate.id] ?? nil).map { now - $0 >= retryAfter } ?? true && open?.claimedByPeer.contains(candidate.id) != true
-                && storage.exists(candidate.fileName) && peerHoldsMetadata(of: candidate.id)
+            (open?.failedRecordings[candidate.id] ?? nil).map { now >= $0 } ?? true && open?.claimedByPeer.contains(candidate.id) != true
+                && holdsCopy(of: candidate, in: storage, actions: &actions) && peerHoldsMetadata(of: candidate.id)
         }) else { return }
         open?.failedRecordings[recording.id] = nil
         open?.outgoing = OutgoingTransfer(recording: recording, now: now)
         lastSent = now
         actions.append(.send(Message.offer(Offer(recordingID: recording.id, fileName: recording.fileName, mediaType: recording.mediaType,
                                                   size: recording.size, chunkSize: configuration.transfer.chunkSize, sha256: recording.sha256)).encoded()))
+    }
+
+    /// Whether our copy of `recording` is there; a copy the replica says it holds and storage
+    /// lacks is marked damaged, so `recordings` says why it is not sent.
+    func holdsCopy(of recording: Recording, in storage: RecordingStorage, actions: inout [SessionAction]) -> Bool {
+        guard !storage.exists(recording.storageName) else { return true }
+        noteDamaged(recording.id, reason: "local copy is missing", actions: &actions)
+        return false
+    }
+
+    func noteDamaged(_ id: String, reason: String, actions: inout [SessionAction]) {
+        try? replica.markRecordingDamaged(id: id, reason: reason)
+        actions.append(.event(.recordingFailed(id: id, reason: "damaged: \(reason); not offered until it is repaired or attached again", sending: true)))
+    }
+
+    /// Offers `id` again later, waiting twice as long after each failure in this session (the
+    /// retry delay, then up to 32 times it): a peer that keeps refusing it is asked less and less.
+    func retryLater(_ id: String, now: Int64) {
+        let failures = (open?.failureCounts[id] ?? 0) + 1
+        open?.failureCounts[id] = failures
+        open?.failedRecordings[id] = now + configuration.transfer.retryDelay << Int64(min(failures - 1, 5))
     }
 
     /// Whether the peer is known to hold the version of the recording's metadata we hold.
@@ -48,7 +68,7 @@ extension SyncSession {
     func abandonStalledTransfer(now: Int64, actions: inout [SessionAction]) {
         guard let transfer = open?.outgoing, transfer.isStalled(now: now, timeout: configuration.transfer.stallTimeout) else { return }
         open?.outgoing = nil
-        open?.failedRecordings[transfer.id] = now
+        retryLater(transfer.id, now: now)
         actions.append(.event(.recordingFailed(id: transfer.id, reason: "no progress for \((now - transfer.lastProgress) / 1000) s", sending: true)))
         offerNext(now: now, actions: &actions)
     }
@@ -71,12 +91,16 @@ extension SyncSession {
             if !frames.isEmpty { lastSent = now }
             actions += frames.map { .send($0) }
         } catch {
-            // Our own copy is unreadable or damaged: give it up for the session, keep it pending.
-            open?.failedRecordings[transfer.id] = now
+            // Our own copy is unreadable (tried again later) or damaged (not offered again).
+            retryLater(transfer.id, now: now)
             open?.outgoing = nil
             actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.storageFailure.rawValue,
                                                  message: "sender cannot read its copy: \(error)").encoded()))
-            actions.append(.event(.recordingFailed(id: transfer.id, reason: "cannot read the local copy: \(error)", sending: true)))
+            if let damaged = error as? LocalCopyDamaged {
+                noteDamaged(transfer.id, reason: damaged.reason, actions: &actions)
+            } else {
+                actions.append(.event(.recordingFailed(id: transfer.id, reason: "cannot read the local copy: \(error)", sending: true)))
+            }
             offerNext(now: now, actions: &actions)
             return
         }
@@ -92,7 +116,7 @@ extension SyncSession {
         let confirmation = transfer.confirmation(of: digest)
         guard confirmation != .mismatch else {
             // A confirmation that does not match proves nothing: the recording stays pending.
-            open?.failedRecordings[id] = now
+            retryLater(id, now: now)
             actions.append(.event(.recordingFailed(id: id, reason: "the confirmation's checksum does not match", sending: true)))
             offerNext(now: now, actions: &actions)
             return
@@ -108,10 +132,11 @@ extension SyncSession {
         do {
             try replica.recordConfirmation(id: id, nodeID: peer.nodeID, role: peer.role, sha256: transfer.recording.sha256)
         } catch {
-            open?.failedRecordings[id] = now
+            retryLater(id, now: now)
             actions.append(.event(.recordingFailed(id: id, reason: "could not record the confirmation: \(error)", sending: true)))
             return
         }
+        open?.failureCounts[id] = nil
         actions.append(.event(.recordingConfirmed(id: id)))
         // The only automatic removal there is: a watch's copy, once a phone has proved it holds
         // it — by acknowledging bytes this session sent, up to the end (the last chunk's running
@@ -123,10 +148,10 @@ extension SyncSession {
     }
 
     private func removeWatchCopy(_ recording: Recording, actions: inout [SessionAction]) {
-        guard let storage, storage.exists(recording.fileName) else { return }
+        guard let storage, storage.exists(recording.storageName) else { return }
         do {
             try replica.setRecordingFile(id: recording.id, state: .removed, sha256: recording.sha256, received: 0)
-            try storage.remove(recording.fileName)
+            try storage.remove(recording.storageName)
             actions.append(.event(.recordingCopyRemoved(id: recording.id)))
         } catch {
             actions.append(.event(.recordingFailed(id: recording.id, reason: "could not remove the watch copy: \(error)", sending: true)))
@@ -143,7 +168,7 @@ extension SyncSession {
         }
         if let transfer = open?.outgoing, transfer.id == id {
             open?.outgoing = nil
-            open?.failedRecordings[id] = now
+            retryLater(id, now: now)
             actions.append(.event(.recordingFailed(id: id, reason: "peer refused (\(TransferFailure.name(code))): \(text)", sending: true)))
             offerNext(now: now, actions: &actions)
         } else if open?.incoming?.id == id {
@@ -175,9 +200,7 @@ extension SyncSession {
         guard offer.size <= configuration.transfer.maximumSize else {
             return refuse(.tooLarge, "\(offer.size) bytes exceed the maximum \(configuration.transfer.maximumSize)")
         }
-        guard Recording.isSafeFileName(offer.fileName, id: offer.recordingID) else {
-            return refuse(.badName, "file name must be {id}.{ext}, got \"\(offer.fileName.prefix(80))\"")
-        }
+        if let problem = Recording.fileNameProblem(offer.fileName) { return refuse(.badName, "file name " + problem) }
         let sha = offer.sha256
         // Bytes are taken only for a recording whose metadata replicated here, and only the bytes
         // it names: a peer cannot substitute content, nor make us store what nobody attached.
@@ -188,7 +211,7 @@ extension SyncSession {
         guard known.recording.sha256 == sha, known.recording.size == offer.size, known.recording.fileName == offer.fileName else {
             return refuse(.metadataMismatch, "the offer (\(offer.size) bytes, \(sha.hex.prefix(16))…) does not match the recording's metadata (\(known.recording.size) bytes, \(known.recording.sha256.hex.prefix(16))…)")
         }
-        if let file = try? replica.recordingFile(id: offer.recordingID), file.state == .present, storage.exists(offer.fileName) {
+        if let file = try? replica.recordingFile(id: offer.recordingID), file.state == .present, storage.exists(known.recording.storageName) {
             // A verified file is never overwritten. The offer is no proof that the offerer holds
             // the bytes (anyone can copy metadata), so it earns no confirmation here: when we
             // offer it the file, its own CONFIRM is the proof.
@@ -275,9 +298,9 @@ extension SyncSession {
             computed = digest
         }
         do {
-            try replica.setRecordingFile(id: transfer.id, state: .present, sha256: computed, received: transfer.offer.size)
-            // The sender holds these very bytes: they came from it. No need to offer them back.
-            if let peer { try replica.recordConfirmation(id: transfer.id, nodeID: peer.nodeID, role: peer.role, sha256: computed) }
+            // Where they came from, so they are not offered back; not a confirmation: the sender
+            // proved nothing to us, it only sent bytes (and may have dropped them since).
+            try replica.setRecordingFile(id: transfer.id, state: .present, sha256: computed, received: transfer.offer.size, receivedFrom: peer?.nodeID)
         } catch {
             actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.storageFailure.rawValue,
                                                  message: "cannot record the file: \(error)").encoded()))

@@ -76,9 +76,10 @@ struct OpenSession {
     /// The recording being received, and the one being sent (one of each at a time).
     var incoming: IncomingTransfer?
     var outgoing: OutgoingTransfer?
-    /// Recordings whose transfer failed in this session, with when: offered again after the
-    /// retry delay.
+    /// Recordings whose transfer failed in this session, with when they may be offered again
+    /// (`retryLater`), and how often each failed in a row.
     var failedRecordings: [String: Int64] = [:]
+    var failureCounts: [String: Int] = [:]
     /// Recordings the peer said it holds already (a CONFIRM with no bytes of ours behind it): not
     /// offered again in this session, but not recorded as confirmed either — that takes bytes
     /// delivered (a claim costs nothing, even under another node's name).

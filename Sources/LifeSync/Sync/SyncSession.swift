@@ -160,8 +160,7 @@ public final class SyncSession {
                 // Retries that are due and were not offered have nothing to wait for: the next
                 // offer (after a transfer, a batch, a reconnection) considers them anyway. Kept,
                 // their time would sit in the past in `nextDeadline` and spin the driver.
-                let retryDelay = configuration.transfer.retryDelay
-                open?.failedRecordings = open?.failedRecordings.filter { now - $0.value < retryDelay } ?? [:]
+                open?.failedRecordings = open?.failedRecordings.filter { now < $0.value } ?? [:]
                 if !actions.isEmpty { return actions }
             }
             if now - lastReceived > configuration.idleTimeout {
@@ -183,7 +182,7 @@ public final class SyncSession {
         case .open(let session):
             if session.windowUnfilled { return lastSent }
             // A retry waits for the transfer under way to end, which `offerNext` follows up on.
-            let retry = session.outgoing == nil ? session.failedRecordings.values.min().map { $0 + configuration.transfer.retryDelay } : nil
+            let retry = session.outgoing == nil ? session.failedRecordings.values.min() : nil
             let stall = session.outgoing.map { $0.lastProgress + configuration.transfer.stallTimeout + 1 }
             return [lastReceived + configuration.idleTimeout + 1, lastSent + configuration.keepaliveInterval, retry, stall].compactMap { $0 }.min()
         }

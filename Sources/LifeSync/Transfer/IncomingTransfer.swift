@@ -97,7 +97,7 @@ struct IncomingTransfer {
         }
         do {
             try storage.syncTemporary(id)
-            try storage.promoteTemporary(id, to: offer.fileName)
+            try storage.promoteTemporary(id, to: Recording.storageName(id: id, fileName: offer.fileName))
         } catch {
             storage.discardTemporary(id)
             return .failed("\(error)")

@@ -80,7 +80,7 @@ struct OutgoingTransfer {
                 try readAndHash(into: data, from: storage)
                 let digest = hasher.digestSoFar()
                 if hashed == size && digest != recording.sha256 {
-                    throw RecordingStorageError("the local copy no longer matches its SHA-256 (it reads as \(digest.hex))")
+                    throw LocalCopyDamaged(reason: "local copy does not match its checksum (it reads as \(digest.hex.prefix(16))…)")
                 }
                 return digest.bytes
             })
@@ -92,8 +92,8 @@ struct OutgoingTransfer {
 
     /// Fills `buffer` with the bytes after what the hash covers and feeds them to it.
     private mutating func readAndHash(into buffer: UnsafeMutableRawBufferPointer, from storage: RecordingStorage) throws {
-        let got = try storage.read(recording.fileName, offset: hashed, into: buffer)
-        guard got == buffer.count else { throw RecordingStorageError("the file is shorter than its metadata says") }
+        let got = try storage.read(recording.storageName, offset: hashed, into: buffer)
+        guard got == buffer.count else { throw LocalCopyDamaged(reason: "local copy is shorter than its metadata says (\(hashed + UInt64(got)) of \(recording.size) bytes)") }
         hasher.update(UnsafeRawBufferPointer(buffer))
         hashed += UInt64(got)
     }
@@ -116,4 +116,11 @@ struct OutgoingTransfer {
 
     /// Whether the receiver has not moved the transfer on for longer than `timeout` ms.
     func isStalled(now: Int64, timeout: Int64) -> Bool { now - lastProgress > timeout }
+}
+
+/// This node's own copy of a recording is not the one it attached: sending it could only fail,
+/// so it is marked damaged (`Replica.markRecordingDamaged`) rather than offered again and again.
+struct LocalCopyDamaged: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { reason }
 }

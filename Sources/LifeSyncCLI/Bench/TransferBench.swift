@@ -27,7 +27,7 @@ enum TransferBench {
         var passes: [Double] = []
         for _ in 0..<3 {
             let hashStart = MonotonicClock.seconds()
-            let (_, baseline) = try hashFile(storage.path(of: recording.fileName))
+            let (_, baseline) = try hashFile(storage.path(of: recording.storageName))
             passes.append(MonotonicClock.seconds() - hashStart)
             precondition(baseline == sha.hex)
         }
@@ -37,7 +37,7 @@ enum TransferBench {
         var copies: [Double] = []
         for _ in 0..<3 {
             let copyStart = MonotonicClock.seconds()
-            try durableCopy(storage.path(of: recording.fileName), to: directory + "/copy.m4a")
+            try durableCopy(storage.path(of: recording.storageName), to: directory + "/copy.m4a")
             copies.append(MonotonicClock.seconds() - copyStart)
             unlink(directory + "/copy.m4a")
         }
@@ -57,7 +57,7 @@ enum TransferBench {
         }
         let seconds = MonotonicClock.seconds() - start
         let rss = SyncBench.peakResidentMebibytes(phoneProcess.pid)
-        let received = try FileRecordingStorage(replicaPath: phonePath).path(of: recording.fileName)
+        let received = try FileRecordingStorage(replicaPath: phonePath).path(of: recording.storageName)
         let copy = try hashFile(received).1
         precondition(copy == sha.hex, "bench transfer: the phone's copy differs")
         _ = phone

@@ -40,16 +40,21 @@ extension LifeSyncCommandLine {
             let replica = try context.openReplica(arguments)
             let storage = replica.path == ":memory:" ? nil : try? FileRecordingStorage(replicaPath: replica.path)
             let statuses = try replica.recordingStatuses()
+            // A download is live only while a serve holds the replica; a killed one left its last
+            // progress behind, which then says interrupted rather than transferring.
+            let served = replica.path != ":memory:" && ServeLock.holder(replicaPath: replica.path) != nil
+            func state(_ status: RecordingStatus) -> String { status.file == .partial && !status.deleted && !served ? "interrupted" : status.state }
             if arguments.flag("--json") {
                 context.console.print(JSONValue.array(statuses.map { status in
                     let r = status.recording
-                    let path = status.file == .present ? (try? storage?.path(of: r.fileName)).flatMap { $0 } : nil
+                    let path = status.file == .present ? (try? storage?.path(of: r.storageName)).flatMap { $0 } : nil
                     return .object([
                         ("id", .string(r.id)), ("file_name", .string(r.fileName)), ("size", .number(Double(r.size))),
                         ("sha256", .string(r.sha256.hex)), ("media_type", .string(r.mediaType)),
                         ("entry_id", r.entryID.map(JSONValue.string) ?? .null), ("origin", .string(r.originNode)),
-                        ("state", .string(status.state)), ("path", path.map(JSONValue.string) ?? .null),
+                        ("state", .string(state(status))), ("path", path.map(JSONValue.string) ?? .null),
                         ("confirmed_by", .array(status.confirmedBy.map { .string($0.nodeID) })),
+                        ("received_from", status.receivedFrom.map(JSONValue.string) ?? .null),
                         ("progress", .object([("bytes", .number(Double(status.file == .present ? r.size : status.received))),
                                               ("total", .number(Double(r.size)))])),
                     ])
@@ -59,9 +64,12 @@ extension LifeSyncCommandLine {
             if statuses.isEmpty { context.console.print("no recordings") }
             for status in statuses {
                 let r = status.recording
-                var line = "\(r.id)  \(r.fileName)  \(r.size) bytes  \(r.mediaType)  \(status.state)"
-                if status.file == .partial { line += " (\(status.received * 100 / max(r.size, 1))%)" }
+                var line = "\(r.id)  \(r.fileName)  \(r.size) bytes  \(r.mediaType)  \(state(status))"
+                if status.file == .partial && !status.deleted {
+                    line += " (\(status.received * 100 / max(r.size, 1))%" + (served ? ")" : " as last seen; resumes when served)")
+                }
                 if !status.confirmedBy.isEmpty { line += "  confirmed by \(status.confirmedBy.map(\.nodeID).joined(separator: ", "))" }
+                if let from = status.receivedFrom { line += "  received from \(from)" }
                 context.console.print(line)
                 context.console.print("    sha256 \(r.sha256.hex)")
             }

@@ -71,18 +71,54 @@ struct ReplicaStatus {
         recordings = try replica.recordingStatuses()
         servedBy = replica.path == ":memory:" ? nil : ServeLock.holder(replicaPath: replica.path)
         trusted = Dictionary(try replica.trustedPeers().map { ($0.nodeID, $0.fingerprint) }, uniquingKeysWith: { a, _ in a })
+        now = replica.now
         // What each peer still lacks, computed now from its last known vector (the serving node
-        // may be stopped, and writes may have happened since it saved the row).
+        // may be stopped, and writes may have happened since it saved the row), as the role
+        // policy owes it (a stopped node's `--receive-entries` is not known: the default).
         let own = try replica.ownOrigins()
-        let watch = replica.identity.role == .watch
-        peers = try replica.peers().map { peer in
+        policy = RolePolicy(role: replica.identity.role)
+        peers = try replica.peers().map { [policy, trusted] peer in
             var peer = peer
-            peer.pending = peer.role == .watch ? 0 : try replica.pendingCount(above: peer.vector, allowed: { !watch || own.contains($0) })
+            let receives = peer.role.isFullReplica
+            peer.pending = trusted[peer.nodeID] == nil || !policy.exchangesAnything(withPeer: peer.role, peerReceivesEntries: receives) ? 0
+                : try replica.pendingCount(above: peer.vector, allowed: { policy.owes(origin: $0, own: own, peerReceivesEntries: receives) })
             return peer
         }
     }
 
-    var pendingTotal: Int { peers.map(\.pending).max() ?? 0 }
+    var now: Timestamp
+    var policy: RolePolicy
+
+    var pendingTotal: Int { peers.filter(showsPending).map(\.pending).max() ?? 0 }
+
+    /// Pending means something only for a trusted peer something can move to.
+    func showsPending(_ peer: PeerStatus) -> Bool { trusted[peer.nodeID] != nil && exchanges(with: peer) }
+
+    func exchanges(with peer: PeerStatus) -> Bool {
+        policy.exchangesAnything(withPeer: peer.role, peerReceivesEntries: peer.role.isFullReplica)
+    }
+
+    /// The peer's state as it can be claimed now: a live state only while a serve holds the
+    /// replica (a killed one left its last word in the row); otherwise disconnected, with what
+    /// was last seen and how long ago.
+    func state(of peer: PeerStatus) -> String {
+        guard exchanges(with: peer) else { return "nothing to exchange (\(identity.role.rawValue) ↔ \(peer.role.rawValue))" }
+        guard servedBy == nil, peer.state != .disconnected else { return peer.state.rawValue }
+        return "disconnected (last seen \(peer.state.rawValue)" + (peer.lastSeen.map { " " + age(since: $0) } ?? "") + ")"
+    }
+
+    func age(since then: Timestamp) -> String {
+        let seconds = max(0, (now.millisecondsSince1970 - then.millisecondsSince1970) / 1000)
+        let text = seconds < 120 ? "\(seconds) s" : seconds < 7_200 ? "\(seconds / 60) min" : seconds < 172_800 ? "\(seconds / 3600) h" : "\(seconds / 86_400) days"
+        return text + " ago"
+    }
+
+    /// A partial download, in words: live while served, else interrupted as last seen.
+    func transferText(_ status: RecordingStatus) -> String {
+        let percent = status.received * 100 / max(status.recording.size, 1)
+        return servedBy == nil ? "\(status.recording.id) interrupted at \(percent)% (as last seen; resumes when served)"
+                               : "\(status.recording.id) \(percent)% received"
+    }
 
     /// Every session of protocol version 2 is TLS 1.3 with the peer's pinned key: a peer's
     /// last handshake (`last_connected`) is when it last proved that key.
@@ -114,11 +150,20 @@ struct ReplicaStatus {
                 ("total", .number(Double(recordings.filter { !$0.deleted }.count))),
                 ("pending", .number(Double(recordings.filter { $0.state == "pending" }.count))),
                 ("transferring", .array(recordings.filter { $0.file == .partial }.map {
-                    .object([("id", .string($0.recording.id)), ("received", .number(Double($0.received))), ("size", .number(Double($0.recording.size)))])
+                    .object([("id", .string($0.recording.id)), ("received", .number(Double($0.received))), ("size", .number(Double($0.recording.size))),
+                             ("live", .bool(servedBy != nil))])
                 })),
             ])),
             ("peers", .array(peers.map { peer in
                 guard case .object(var members) = peer.json else { return peer.json }
+                members = members.map { key, value in
+                    switch key {
+                    case "state": (key, .string(exchanges(with: peer) ? servedBy == nil ? PeerStatus.State.disconnected.rawValue : peer.state.rawValue : "nothing_to_exchange"))
+                    case "pending": (key, showsPending(peer) ? value : .null)
+                    default: (key, value)
+                    }
+                }
+                members += [("last_seen_state", .string(peer.state.rawValue)), ("last_seen", peer.lastSeen.map { .string($0.iso8601) } ?? .null)]
                 members += securityMembers(of: peer)
                 return .object(members)
             })),
@@ -143,12 +188,13 @@ struct ReplicaStatus {
         }
         let live = recordings.filter { !$0.deleted }
         lines.append("recordings  \(live.count), \(live.filter { $0.state == "pending" }.count) pending"
-                     + live.filter { $0.file == .partial }.map { ", \($0.recording.id) \($0.received * 100 / max($0.recording.size, 1))% received" }.joined())
+                     + live.filter { $0.file == .partial }.map { ", " + transferText($0) }.joined())
         lines.append("serving     " + (servedBy.map { "yes (lifesync serve, process \($0))" } ?? "no (no lifesync serve has this replica open)"))
         lines.append(peers.isEmpty ? "peers:      none met yet" : servedBy == nil ? "peers (as last seen; not being served now):" : "peers:")
         for peer in peers {
             let last = peer.lastSync.map { "last sync \($0.iso8601)" } ?? "never synced"
-            lines.append("  \(peer.nodeID) \(peer.role.rawValue) \(peer.address) \(peer.direction) \(peer.state.rawValue), \(last), sent \(peer.entriesSent), received \(peer.entriesReceived), pending \(peer.pending)")
+            lines.append("  \(peer.nodeID) \(peer.role.rawValue) \(peer.address) \(peer.direction) \(state(of: peer)), \(last), sent \(peer.entriesSent), "
+                         + "received \(peer.entriesReceived)" + (showsPending(peer) ? ", pending \(peer.pending)" : ""))
             lines.append("    " + securityLine(of: peer))
         }
         return lines

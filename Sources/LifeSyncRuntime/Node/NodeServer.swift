@@ -50,7 +50,8 @@ public final class NodeServer: @unchecked Sendable {
 
     /// Binds the listening socket (if `listen` is given) so the port is known before `run`.
     /// Recordings live in a folder beside the replica (`<replica>.recordings`); temporary files
-    /// of downloads that can no longer resume are removed here (see `removeOrphanedTemporaries`).
+    /// of downloads that can no longer resume are removed here (see `removeOrphanedTemporaries`),
+    /// and copies marked damaged that check out again are offered again.
     /// The node's key is `key`, or the one beside the replica (`<replica>.key`, made on first
     /// use); an in-memory replica without `key` gets one for this run only.
     /// LAN discovery runs when `configuration.discovery` is on and the listener is not on
@@ -76,6 +77,8 @@ public final class NodeServer: @unchecked Sendable {
                 log("removed \(removed.count) orphaned temporary file(s) from \(storage.incoming): \(removed.prefix(8).joined(separator: ", "))"
                     + (removed.count > 8 ? ", …" : ""))
             }
+            let restored = try replica.recheckDamagedRecordings(in: storage)
+            if !restored.isEmpty { log("\(restored.count) recording(s) marked damaged check out again and are offered again: \(restored.prefix(8).joined(separator: ", "))") }
         }
         core = NodeCore(replica: replica, configuration: configuration, random: SystemRandom(), now: MonotonicClock.milliseconds(), storage: storage)
         self.log = log
