@@ -124,7 +124,7 @@ extension Replica {
     /// the weight decides, the edit would lose to what it replaced. Skipping numbers costs
     /// nothing: gaps in an origin's log read as superseded writes.
     func nextSequence(above: UInt64 = 0) throws -> UInt64 {
-        var floor = Int64(above)
+        var floor = Int64(clamping: above)  // a vector entry is bounded by maximumSequence where it entered
         if max(try currentSequence(), above) >= Message.Limits.maximumSequence {
             try startIncarnation()
             floor = 0  // the claim was about the old incarnation
