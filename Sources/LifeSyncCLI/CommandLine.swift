@@ -36,7 +36,7 @@ struct Command: Sendable {
 public enum LifeSyncCommandLine {
     static var commands: [Command] {
         [initCommand, addCommand, importCommand, getCommand, updateCommand, deleteCommand, listCommand,
-         exportCommand, statsCommand, statusCommand, conflictsCommand, attachCommand, recordingsCommand, serveCommand, idCommand, pairCommand, trustCommand, untrustCommand, peersCommand, demoCommand, simulateCommand, benchCommand]
+         exportCommand, statsCommand, statusCommand, conflictsCommand, attachCommand, recordingsCommand, serveCommand, keysCommand, idCommand, pairCommand, trustCommand, untrustCommand, peersCommand, demoCommand, simulateCommand, benchCommand]
     }
 
     static var overview: String {
