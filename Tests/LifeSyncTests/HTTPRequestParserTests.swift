@@ -150,6 +150,21 @@ import Testing
         #expect(parser.next() == .failed(error))
     }
 
+    /// A CR before the request line is judged by what follows it, however the bytes are split
+    /// (the fuzzer's second find: fed byte by byte, the CR used to be skipped unseen).
+    @Test func aBareCRBeforeTheRequestLineIsRefusedFedWholeOrByteByByte() throws {
+        let text = Array("\r\u{0B}GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        var whole = HTTPRequestParser(), split = HTTPRequestParser()
+        whole.append(text)
+        var last = HTTPRequestParser.Event.needMore
+        for byte in text where !split.hasFailed {
+            split.append([byte])
+            last = split.next()
+        }
+        #expect(whole.next() == .failed(HTTPError(400, "a bare CR before the request line")))
+        #expect(last == .failed(HTTPError(400, "a bare CR before the request line")))
+    }
+
     @Test func absoluteFormTargetsUseTheirPath() throws {
         guard case .request(let request) = Self.events("GET http://node:8080/api/status?x=1 HTTP/1.1\r\nHost: node\r\n\r\n").first else {
             Issue.record("no request"); return

@@ -17,8 +17,12 @@ extension HTTPRequestParser {
         // Empty lines before a request line are ignored (RFC 9112 §2.2: some clients send a CRLF
         // after a POST body).
         while consumed < buffer.count, buffer[consumed] == Self.cr || buffer[consumed] == Self.lf {
-            if buffer[consumed] == Self.cr && consumed + 1 < buffer.count && buffer[consumed + 1] != Self.lf {
-                throw HTTPError(400, "a bare CR before the request line")
+            if buffer[consumed] == Self.cr {
+                // What follows a CR decides; until it is in, nothing is consumed (so the outcome
+                // does not depend on how the bytes were split).
+                guard consumed + 1 < buffer.count else { return nil }
+                guard buffer[consumed + 1] == Self.lf else { throw HTTPError(400, "a bare CR before the request line") }
+                consumed += 1
             }
             consumed += 1
         }
