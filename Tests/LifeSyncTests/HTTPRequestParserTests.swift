@@ -165,6 +165,21 @@ import Testing
         #expect(last == .failed(HTTPError(400, "a bare CR before the request line")))
     }
 
+    /// A chunk-size line of exactly the bound is taken however it arrives (the fuzzer's third
+    /// find: byte by byte, its CR without the LF used to count as one byte too many).
+    @Test func aChunkLineAtTheBoundIsTakenByteByByte() throws {
+        let head = "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let line = "1;" + String(repeating: "e", count: Self.small.chunkLineBytes - 2)
+        let text = Array((head + line + "\r\na\r\n0\r\n\r\n").utf8)
+        var parser = HTTPRequestParser(limits: Self.small)
+        var requests: [HTTPRequest] = []
+        for byte in text {
+            parser.append([byte])
+            if case .request(let request) = parser.next() { requests.append(request) }
+        }
+        #expect(requests.map(\.body) == [Array("a".utf8)], "\(parser.next())")
+    }
+
     @Test func absoluteFormTargetsUseTheirPath() throws {
         guard case .request(let request) = Self.events("GET http://node:8080/api/status?x=1 HTTP/1.1\r\nHost: node\r\n\r\n").first else {
             Issue.record("no request"); return

@@ -150,7 +150,8 @@ extension HTTPRequestParser {
             switch step {
             case .sizeLine:
                 guard let lineEnd = findCRLF(from: consumed) else {
-                    if buffer.count - consumed > limits.chunkLineBytes { throw HTTPError(413, "a chunk-size line is longer than \(limits.chunkLineBytes) bytes") }
+                    // The line and its CR may be in, waiting for the LF: only more than that is over.
+                    if buffer.count - consumed > limits.chunkLineBytes + 1 { throw HTTPError(413, "a chunk-size line is longer than \(limits.chunkLineBytes) bytes") }
                     return false
                 }
                 guard lineEnd - consumed <= limits.chunkLineBytes else { throw HTTPError(413, "a chunk-size line is longer than \(limits.chunkLineBytes) bytes") }
