@@ -2,7 +2,7 @@
 # Builds and runs one libFuzzer target of LifeSync (see Tests/Fuzz/README.md).
 #
 #   Tests/Fuzz/run.sh TARGET [SECONDS] [LIBFUZZER_ARGS...]
-#   TARGET: frame | session | session-nohello | entry | discovery        SECONDS: default 60
+#   TARGET: frame | session | session-nohello | entry | discovery | http     SECONDS: default 60
 #
 # Environment: FUZZ_BUILD (build folder, default <repo>/.build-fuzz), FUZZ_WORK (corpora and
 # crashes, default /tmp/lifesync-fuzz), FUZZ_OPT (-O or -Onone, default -O), FUZZ_MAX_LEN,
@@ -27,7 +27,8 @@ case "$target" in
                      defines=(-D FUZZ_NO_HELLO) ;;
     entry)           sources=("$here/Targets/EntryFuzz.swift");   max_len=16384 ;;
     discovery)       sources=("$here/Targets/DiscoveryFuzz.swift"); max_len=256 ;;
-    *) echo "usage: $0 frame|session|session-nohello|entry|discovery [SECONDS] [LIBFUZZER_ARGS...]" >&2; exit 2 ;;
+    http)            sources=("$here/Targets/HTTPFuzz.swift");    max_len=8192 ;;
+    *) echo "usage: $0 frame|session|session-nohello|entry|discovery|http [SECONDS] [LIBFUZZER_ARGS...]" >&2; exit 2 ;;
 esac
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "SECONDS must be a whole number, got '$seconds'" >&2; exit 2; }
 max_len="${FUZZ_MAX_LEN:-$max_len}"

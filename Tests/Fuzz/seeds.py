@@ -8,6 +8,7 @@ byte varies so that the cut points and session setups vary; see the targets' hea
 session-nohello also gets each HELLO vector followed by each BATCH vector.
 entry: the entry JSON of every change in the batch vectors, canonical and loosely written.
 discovery: the datagrams of discovery.json as they are (no control byte).
+http: a control byte, then hand-written requests (keep-alive, chunked, 100-continue, malformed).
 """
 import glob
 import json
@@ -54,6 +55,22 @@ def main():
         }
         for name, members in extras.items():
             put("hand-" + name, ("{" + base + "," + members + "}").encode())
+    elif target == "http":
+        body = b'{"timestamp":"2026-11-22T08:30:00Z","category":"note","data":{"text":"hi","tags":["a"]}}'
+        requests = {
+            "get": b"GET /api/entries?since=2026-11-22&limit=5&search=buy+gro%C3%A7eries HTTP/1.1\r\nHost: n\r\n"
+                   b"Authorization: Bearer lsk_0123\r\n\r\n",
+            "post": b"POST /api/entries?atomic=true HTTP/1.1\r\nHost: n\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body,
+            "chunked": b"PUT /api/entries/x HTTP/1.1\r\nHost: n\r\nTransfer-Encoding: chunked\r\nIf-Match: \"e\"\r\n\r\n"
+                       b"5;ext=1\r\nhello\r\n0\r\nTrailer: t\r\n\r\n",
+            "continue": b"POST / HTTP/1.1\r\nHost: n\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok",
+            "pipelined": b"HEAD /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET http://n/b?x HTTP/1.1\r\nHost: n\r\n"
+                         b"Connection: close\r\n\r\n",
+            "malformed": b"\r\nGET /%zz HTTP/1.1\r\nHost: n\r\n folded\r\n\r\n",
+        }
+        for n, (name, request) in enumerate(sorted(requests.items())):
+            put(name, bytes([(n * 53 + 17) % 256]) + request)
     elif target == "discovery":
         for v in vectors:
             if v["name"].startswith("discovery_"):

@@ -98,26 +98,33 @@ public final class RawPeer {
     /// Reads frames until the peer closes or `seconds` pass. Returns the decoded messages and
     /// whether the connection was closed by the node.
     public func readUntilClosed(seconds: Double = 5) -> (messages: [Message], closed: Bool) {
+        let (bytes, closed) = readBytes(seconds: seconds)
         var decoder = FrameDecoder()
         var messages: [Message] = []
+        if let frames = try? decoder.feed(bytes[...]) {
+            for frame in frames { if let m = try? Message.decode(type: frame.type, payload: frame.payload) { messages.append(m) } }
+        }
+        return (messages, closed)
+    }
+
+    /// Reads bytes until the peer closes, `enough` says so, or `seconds` pass; and whether it closed.
+    public func readBytes(seconds: Double, until enough: ([UInt8]) -> Bool = { _ in false }) -> (bytes: [UInt8], closed: Bool) {
+        var received: [UInt8] = []
         let deadline = MonotonicClock.seconds() + seconds
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        while MonotonicClock.seconds() < deadline {
+        while MonotonicClock.seconds() < deadline && !enough(received) {
             let outcome: StreamRead = buffer.withUnsafeMutableBytes { space in
                 if let stream { return stream.read(into: space) }
                 let n = recv(fd, space.baseAddress, space.count, 0)
                 return n > 0 ? .bytes(n) : (n < 0 && (errno == EAGAIN || errno == EINTR) ? .wouldBlock : .ended)
             }
             switch outcome {
-            case .bytes(let got):
-                if let frames = try? decoder.feed(buffer[0..<got]) {
-                    for frame in frames { if let m = try? Message.decode(type: frame.type, payload: frame.payload) { messages.append(m) } }
-                }
+            case .bytes(let got): received += buffer[0..<got]
             case .wouldBlock: wait(for: Int16(POLLIN), milliseconds: 20)
-            case .ended: return (messages, true)
+            case .ended: return (received, true)
             }
         }
-        return (messages, false)
+        return (received, false)
     }
 
     /// Reads for `seconds` and returns what arrived, without waiting for a close.

@@ -38,26 +38,42 @@ extension Replica {
     }
 
     /// Applies an RFC 7396 merge patch to an entry and writes the result as a new version.
-    /// The `id` cannot be patched.
+    /// The `id` cannot be patched. `check` sees the current version inside the transaction and
+    /// may throw to refuse the write (an HTTP If-Match).
     @discardableResult
-    public func update(id: String, patch: JSONValue) throws -> LogEntry {
+    public func update(id: String, patch: JSONValue, check: (VersionStamp) throws -> Void = { _ in }) throws -> LogEntry {
+        try rewrite(id: id, check: check) { MergePatch.apply(patch, to: $0.json) }
+    }
+
+    /// Replaces an entry whole with `json` (absent fields take their defaults, as for `add`).
+    @discardableResult
+    public func replace(id: String, with json: JSONValue, check: (VersionStamp) throws -> Void = { _ in }) throws -> LogEntry {
+        try rewrite(id: id, check: check) { _ in
+            guard case .object(let members) = json, json["id"] == nil else { return json }
+            return .object([("id", .string(id))] + members)
+        }
+    }
+
+    /// Writes what `change` makes of the live entry `id` as its new version.
+    private func rewrite(id: String, check: (VersionStamp) throws -> Void, _ change: (LogEntry) -> JSONValue) throws -> LogEntry {
         try writeTransaction {
             guard let current = try storedVersion(id: id), current.place == .live else { throw ReplicaError.notFound(id: id) }
-            let before = try entry(id: id)
-            let patched = MergePatch.apply(patch, to: before.json)
-            guard patched["id"] == .string(id) else {
+            try check(current.stamp)
+            let changed = change(try entry(id: id))
+            guard case .object = changed, changed["id"] == .string(id) else {
                 throw ReplicaError.invalid(ValidationError(field: "id", reason: "cannot be changed by an update"))
             }
-            let after = try Replica.validate(patched, defaults: entryDefaults())
+            let after = try Replica.validate(changed, defaults: entryDefaults())
             try writeLocal(id: id, entry: after, previous: current)
             return after
         }
     }
 
     /// Deletes an entry: a tombstone that replicates and stays.
-    public func delete(id: String) throws {
+    public func delete(id: String, check: (VersionStamp) throws -> Void = { _ in }) throws {
         try writeTransaction {
             guard let current = try storedVersion(id: id), current.place == .live else { throw ReplicaError.notFound(id: id) }
+            try check(current.stamp)
             try writeLocal(id: id, entry: nil, previous: current)
         }
     }

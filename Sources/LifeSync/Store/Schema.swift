@@ -183,6 +183,16 @@ enum Schema {
         DELETE FROM recording_confirmations
         WHERE node_id = (SELECT r.origin_node FROM recordings r WHERE r.id = recording_confirmations.id);
         """,
+        // 9: keys of the HTTP API (the LifeLog document's api_keys): only each key's SHA-256 is
+        // kept; local to this node, never replicated (see Replica+APIKeys).
+        """
+        CREATE TABLE api_keys (
+            key_hash TEXT PRIMARY KEY NOT NULL,
+            name TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL,
+            last_used TEXT
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -20,6 +20,8 @@ extension LifeSyncCommandLine {
                 OptionSpec(name: "--fallback-ms", kind: .value, valueName: "MS", help: "retry interval while something is pending (default 300000)"),
                 OptionSpec(name: "--reconnect-max-ms", kind: .value, valueName: "MS", help: "cap of the reconnect backoff (default 30000)"),
                 OptionSpec(name: "--log", kind: .value, valueName: "FILE", help: "append the log lines to FILE instead of printing them"),
+                OptionSpec(name: "--http", kind: .value, valueName: "[HOST:]PORT", help: "serve the LifeLog HTTP API (a bare port: on 127.0.0.1)"),
+                OptionSpec(name: "--http-insecure", kind: .flag, help: "allow --http on a non-loopback address without TLS (keys and journal in clear)"),
             ],
             details: """
             Writes made with other lifesync commands to the same replica while it serves are noticed and
@@ -28,6 +30,9 @@ extension LifeSyncCommandLine {
             --no-discovery, a node listening on a non-loopback address announces itself by UDP broadcast
             (port 21047) on the interfaces it listens on and learns where its trusted peers are; nodes it
             does not trust are listed by lifesync peers, never dialled. A loopback listener announces nothing.
+            --http serves the LifeLog HTTP API (lifesync keys create NAME makes the bearer keys) from the
+            same loop; off by default. It speaks plain HTTP, so an address other than loopback is refused
+            unless --http-insecure (HTTPS with the node's key is not built yet).
             The node prints one line per meaningful event, or appends it to --log FILE (for a node run in
             the background); errors that stop it still go to stderr. SIGINT or SIGTERM shuts down cleanly.
             Example: lifesync serve --db phone.sqlite --listen 127.0.0.1:7002 --peer 127.0.0.1:7003
@@ -36,8 +41,9 @@ extension LifeSyncCommandLine {
             let replica = try context.openReplica(arguments)
             let configuration = try nodeConfiguration(arguments)
             let trustedAddresses = try replica.trustedPeers().contains { !$0.addresses.isEmpty }
-            guard arguments.value("--listen") != nil || !configuration.peers.isEmpty || trustedAddresses else {
-                throw CLIError.usage("give --listen HOST:PORT, --peer HOST:PORT, or both (or trust a peer with an address)", command: arguments.spec)
+            let http = try httpAddress(arguments)
+            guard arguments.value("--listen") != nil || !configuration.peers.isEmpty || trustedAddresses || http != nil else {
+                throw CLIError.usage("give --listen HOST:PORT, --peer HOST:PORT, --http PORT, or several (or trust a peer with an address)", command: arguments.spec)
             }
             for peer in configuration.peers { _ = try SocketAddress(parsing: peer) }
             let lock: ServeLock
@@ -51,6 +57,14 @@ extension LifeSyncCommandLine {
                 if let file { file.write(stamped) } else { console.print(stamped) }
             }
             let server = try NodeServer(replica: replica, configuration: configuration, listen: arguments.value("--listen"), name: role, log: say)
+            if let http {
+                let address = try server.serveHTTP(on: http.address.description)
+                if http.insecure {
+                    console.error("warning: the HTTP API on \(address) is plain HTTP: anyone on the network path can read the bearer keys and the entries")
+                }
+                let line = "HTTP API on http://\(address)/api/ (lifesync keys list shows the keys)"
+                if let file { file.write(line) } else { console.print(line) }
+            }
             signal(SIGINT) { _ in stopSignal = 1 }
             signal(SIGTERM) { _ in stopSignal = 1 }
             // A parent may have left these blocked (test runners do); a node must always stop on them.
@@ -66,6 +80,26 @@ extension LifeSyncCommandLine {
             say("[\(role)] stopped")
             return 0
         })
+
+    /// `--http`: `HOST:PORT` or a bare port (loopback). Plain HTTP off loopback only when asked.
+    static func httpAddress(_ arguments: ParsedArguments) throws -> (address: SocketAddress, insecure: Bool)? {
+        guard let text = arguments.value("--http") else {
+            if arguments.flag("--http-insecure") { throw CLIError.usage("--http-insecure needs --http HOST:PORT", command: arguments.spec) }
+            return nil
+        }
+        let address: SocketAddress
+        do { address = try SocketAddress(parsing: UInt16(text) != nil ? "127.0.0.1:\(text)" : text) } catch {
+            throw CLIError.usage("--http: \(error)", command: arguments.spec)
+        }
+        let loopback = address.host == "localhost" || address.host == "::1" || address.host.hasPrefix("127.")
+        if !loopback {
+            guard arguments.flag("--http-insecure") else {
+                throw CLIError.refused("--http \(address) is not a loopback address: the API would carry keys and entries in clear text. "
+                                       + "Bind 127.0.0.1 (and reach it through an SSH tunnel or a TLS proxy), or accept that with --http-insecure")
+            }
+        }
+        return (address, !loopback)
+    }
 
     static func nodeConfiguration(_ arguments: ParsedArguments) throws -> NodeConfiguration {
         if let listen = arguments.value("--listen") { _ = try SocketAddress(parsing: listen) }

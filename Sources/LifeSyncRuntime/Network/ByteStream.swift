@@ -20,6 +20,21 @@ public protocol ByteStream: AnyObject {
 
 extension ByteStream {
     public var hasBufferedInput: Bool { false }
+
+    /// Reads until the stream would block, ends, or `buffer` is full: how many bytes came, and
+    /// whether the stream ended.
+    func readAvailable(into buffer: inout [UInt8]) -> (filled: Int, ended: Bool) {
+        var filled = 0
+        while filled < buffer.count {
+            let outcome = buffer.withUnsafeMutableBytes { read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) }
+            switch outcome {
+            case .bytes(let count): filled += count
+            case .wouldBlock: return (filled, false)
+            case .ended: return (filled, true)
+            }
+        }
+        return (filled, false)
+    }
 }
 
 public enum StreamRead: Equatable {

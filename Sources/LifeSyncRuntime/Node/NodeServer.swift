@@ -45,6 +45,8 @@ public final class NodeServer: @unchecked Sendable {
     private let statsLock = Lock()
     /// The UDP port of LAN discovery (`Announcement.port`; see `NodeDiscovery`).
     let discoveryPort: UInt16
+    /// The LifeLog HTTP API, when served (`serveHTTP`): another participant of `run`'s loop.
+    public internal(set) var http: HTTPServer?
     /// The connections of this round's interests, in their order, after the listener if polled.
     private var polled: (listener: Bool, connections: [PeerConnection]) = (false, [])
 
@@ -124,7 +126,7 @@ public final class NodeServer: @unchecked Sendable {
     /// Runs until `requestStop()` or `externalStop()` returns true, then closes every peer cleanly.
     public func run(externalStop: () -> Bool = { false }) {
         let discovery = NodeDiscovery.make(for: self, port: discoveryPort)
-        let loop = PollLoop(participants: [self] + (discovery.map { [$0] } ?? []))
+        let loop = PollLoop(participants: [self] + (discovery.map { [$0] } ?? []) + (http.map { [$0] } ?? []))
         execute(core.start(now: MonotonicClock.milliseconds()))
         while !shouldStop && !externalStop() {
             loop.runOnce(maximumWait: 100)
@@ -138,6 +140,7 @@ public final class NodeServer: @unchecked Sendable {
         for connection in connections.values { connection.stream.close() }
         connections.removeAll()
         if listener >= 0 { close(listener); listener = -1 }
+        http?.stop()
     }
 
     /// One round of a poll loop with this server as its only participant (`run`'s loop).
@@ -174,15 +177,7 @@ public final class NodeServer: @unchecked Sendable {
     /// that arrived while the last one was being stored then reach the session together, and it
     /// commits them together.
     private func read(_ connection: PeerConnection, now: Int64) {
-        var filled = 0, ended = false
-        reading: while filled < readBuffer.count {
-            let outcome = readBuffer.withUnsafeMutableBytes { connection.stream.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) }
-            switch outcome {
-            case .bytes(let count): filled += count
-            case .wouldBlock: break reading
-            case .ended: ended = true; break reading
-            }
-        }
+        let (filled, ended) = connection.stream.readAvailable(into: &readBuffer)
         if filled > 0 { execute(core.received(connection: connection.id, bytes: readBuffer[0..<filled], now: now)) }
         if ended, connections[connection.id] != nil { closeNow(connection, now: now) }
     }

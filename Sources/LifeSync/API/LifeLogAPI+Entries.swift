@@ -1,0 +1,103 @@
+/// `GET /api/entries` (the document's filters) and `POST /api/entries` (one entry or a batch).
+extension LifeLogAPI {
+    func listEntries(_ request: HTTPRequest) throws -> HTTPResponse {
+        try Self.refuseParameters(request, allowed: ["since", "until", "category", "source", "tag", "search", "limit", "offset"])
+        var query = EntryQuery()
+        query.since = try Self.time(request, "since", endOfDay: false)
+        query.until = try Self.time(request, "until", endOfDay: true)
+        query.category = request.parameter("category")
+        query.source = request.parameter("source")
+        query.tag = request.parameter("tag")
+        query.search = request.parameter("search")
+        query.limit = try Self.integer(request, "limit", default: EntryQuery.defaultLimit, range: 0...Self.maximumLimit)
+        query.offset = try Self.integer(request, "offset", default: 0, range: 0...Int(Int32.max))
+        return .json(200, .array(try replica.entries(matching: query).map(\.json)))
+    }
+
+    /// An ISO 8601 instant, or a bare `YYYY-MM-DD` meaning that UTC day's start (`since`) or its
+    /// last millisecond (`until`), so `?since=2026-11-22&until=2026-11-22` is that whole day.
+    static func time(_ request: HTTPRequest, _ name: String, endOfDay: Bool) throws(HTTPError) -> Timestamp? {
+        guard let text = request.parameter(name) else { return nil }
+        let bareDate = text.utf8.count == 10 && !text.contains("T")
+        do {
+            let time = try Timestamp(iso8601: bareDate ? text + "T00:00:00Z" : text)
+            return bareDate && endOfDay ? Timestamp(millisecondsSince1970: time.millisecondsSince1970 + 86_399_999) : time
+        } catch {
+            throw HTTPError(400, "\(name): not an ISO 8601 time with zone nor a date YYYY-MM-DD (\(error.reason)): '\(text.prefix(60))'")
+        }
+    }
+
+    static func integer(_ request: HTTPRequest, _ name: String, default value: Int, range: ClosedRange<Int>) throws(HTTPError) -> Int {
+        guard let text = request.parameter(name) else { return value }
+        guard let number = Int(text), range.contains(number) else {
+            throw HTTPError(400, "\(name): expected a whole number in \(range.lowerBound)…\(range.upperBound), got '\(text.prefix(40))'")
+        }
+        return number
+    }
+
+    /// One entry (an object) or a batch (an array). Each item is validated like `lifesync add`
+    /// (absent fields take this node's defaults); a batch answers a status per item, and with
+    /// `?atomic=true` writes all or nothing.
+    func postEntries(_ request: HTTPRequest, wrote: inout Bool) throws -> HTTPResponse {
+        try Self.refuseParameters(request, allowed: ["atomic"])
+        let atomic: Bool
+        switch request.parameter("atomic") {
+        case nil, "false", "0": atomic = false
+        case "true", "1", "": atomic = true
+        case let other?: throw HTTPError(400, "atomic: expected true or false, got '\(other.prefix(40))'")
+        }
+        let body = try JSONValue.parse(bytes: request.body)
+        let items: [JSONValue]
+        let batch: Bool
+        switch body {
+        case .array(let array):
+            guard !array.isEmpty else { throw HTTPError(400, "the batch is empty") }
+            guard array.count <= Self.maximumBatch else { throw HTTPError(413, "the batch has \(array.count) entries; at most \(Self.maximumBatch) are accepted") }
+            (items, batch) = (array, true)
+        case .object:
+            (items, batch) = ([body], false)
+        default:
+            throw HTTPError(400, "the body must be an entry (a JSON object) or an array of entries")
+        }
+        // As `lifesync add` takes them: LifeLog's own forms too, so the Drafts action's bare
+        // `UUID.make()` becomes the same `lifelog_…` ID here as on every way in.
+        let defaults = replica.addDefaults()
+        let validated = items.map { item in
+            Result { () throws(ValidationError) in try LogEntry.validated(from: item, defaults: defaults) }
+        }
+        let outcomes = try replica.addBatch(validated, atomic: atomic)
+        wrote = outcomes.contains(.created)
+        if !batch {
+            switch outcomes[0] {
+            case .created: return .json(201, Self.result(of: validated[0], outcomes[0], index: nil))
+            case .alreadyPresent: return .json(200, Self.result(of: validated[0], outcomes[0], index: nil))
+            case .refused(let error): return Self.invalid(error)
+            case .notWritten: preconditionFailure("one entry is never held back by another")
+            }
+        }
+        let count = { (wanted: (BatchOutcome) -> Bool) in Double(outcomes.filter(wanted).count) }
+        let refused = count { if case .refused = $0 { return true } else { return false } }
+        let summary = JSONValue.object([
+            ("created", .number(count { $0 == .created })),
+            ("already_present", .number(count { $0 == .alreadyPresent })),
+            ("refused", .number(refused)),
+            ("atomic", .bool(atomic)),
+            ("results", .array(zip(validated, outcomes).enumerated().map { Self.result(of: $1.0, $1.1, index: $0) })),
+        ])
+        return .json(refused == 0 ? 200 : atomic ? 400 : 207, summary)
+    }
+
+    private static func result(of item: Result<LogEntry, ValidationError>, _ outcome: BatchOutcome, index: Int?) -> JSONValue {
+        var members: [(String, JSONValue)] = index.map { [("index", .number(Double($0)))] } ?? []
+        if case .success(let entry) = item { members.append(("id", .string(entry.id))) }
+        switch outcome {
+        case .created: members.append(("status", .string("created")))
+        case .alreadyPresent: members.append(("status", .string("already present")))
+        case .notWritten: members.append(("status", .string("not written (atomic batch with refused items)")))
+        case .refused(let error):
+            members += [("status", .string("refused")), ("field", .string(error.field)), ("reason", .string(error.reason)),
+                        ("error", .string(error.description))]
+        }
+        return .object(members)
+    }
+}

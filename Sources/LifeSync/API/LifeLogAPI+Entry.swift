@@ -1,0 +1,87 @@
+/// `GET/PUT/PATCH/DELETE /api/entries/:id`, with an ETag per stored version and If-Match, so
+/// two clients editing one entry cannot overwrite each other unseen (412 for the second).
+extension LifeLogAPI {
+    /// Why a conditional write was refused: the entry changed since the client read it.
+    struct PreconditionFailed: Error { var message: String }
+
+    /// A strong ETag naming the stored version (its origin and sequence), not the content.
+    static func etag(_ stamp: VersionStamp) -> String {
+        "\"" + SHA256.hash(Array("\(stamp.origin):\(stamp.sequence)".utf8)).hex.prefix(32) + "\""
+    }
+
+    /// Whether an `If-Match` / `If-None-Match` list names `etag` (`*` names any).
+    static func matches(_ header: String, _ etag: String) -> Bool {
+        header.split(separator: ",").map { $0.withoutOptionalWhitespace }.contains { $0 == "*" || $0 == etag }
+    }
+
+    func getEntry(_ id: String, _ request: HTTPRequest) throws -> HTTPResponse {
+        try Self.refuseParameters(request, allowed: [])
+        let entry = try replica.entry(id: id)
+        guard let stamp = try replica.versionStamp(id: id) else { throw ReplicaError.notFound(id: id) }
+        let etag = Self.etag(stamp)
+        if let wanted = request.headers["If-None-Match"], Self.matches(wanted, etag) {
+            var response = HTTPResponse(status: 304)
+            response.headers.add("ETag", etag)
+            return response
+        }
+        var response = HTTPResponse.json(200, entry.json)
+        response.headers.add("ETag", etag)
+        return response
+    }
+
+    /// PUT replaces the entry whole; PATCH applies a merge patch (RFC 7396), as `lifesync update`.
+    func changeEntry(_ id: String, _ request: HTTPRequest, wrote: inout Bool) throws -> HTTPResponse {
+        try Self.refuseParameters(request, allowed: [])
+        let body = try JSONValue.parse(bytes: request.body)
+        let check = condition(request)
+        let entry: LogEntry
+        if request.method == "PUT" {
+            guard case .object = body else { throw HTTPError(400, "the body must be an entry (a JSON object)") }
+            entry = try replica.replace(id: id, with: body, check: check)
+        } else {
+            entry = try replica.update(id: id, patch: body, check: check)
+        }
+        wrote = true
+        var response = HTTPResponse.json(200, entry.json)
+        if let stamp = try replica.versionStamp(id: id) { response.headers.add("ETag", Self.etag(stamp)) }
+        return response
+    }
+
+    /// A tombstone that replicates, as `lifesync delete`.
+    func deleteEntry(_ id: String, _ request: HTTPRequest, wrote: inout Bool) throws -> HTTPResponse {
+        try Self.refuseParameters(request, allowed: [])
+        try replica.delete(id: id, check: condition(request))
+        wrote = true
+        return .json(200, .object([("id", .string(id)), ("deleted", .bool(true))]))
+    }
+
+    /// The If-Match test, run on the stored version inside the write's transaction.
+    private func condition(_ request: HTTPRequest) -> (VersionStamp) throws -> Void {
+        guard let wanted = request.headers["If-Match"] else { return { _ in } }
+        return { stamp in
+            let current = Self.etag(stamp)
+            guard Self.matches(wanted, current) else {
+                throw PreconditionFailed(message: "If-Match \(wanted.prefix(100)) does not match the entry's current version \(current); GET it again")
+            }
+        }
+    }
+
+    /// The node as `/api/status` shows it: identity, counts, vector, and the live peers.
+    func status() throws -> JSONValue {
+        let identity = replica.identity
+        let origins = try replica.knownOrigins()
+        var members: [(String, JSONValue)] = [
+            ("node_id", .string(identity.nodeID)),
+            ("role", .string(identity.role.rawValue)),
+            ("incarnation", .string(identity.incarnation)),
+            ("entries", .number(Double(try replica.liveEntryCount()))),
+            ("tombstones", .number(Double(try replica.tombstoneCount()))),
+            ("vector", .object(origins.filter { $0.sequence > 0 }.map { ($0.origin, .number(Double($0.sequence))) })),
+        ]
+        if let node {
+            members.append(("pending", .number(Double(node.pendingCount))))
+            members.append(("peers", .array(node.peerStatuses.map(\.json))))
+        }
+        return .object(members)
+    }
+}

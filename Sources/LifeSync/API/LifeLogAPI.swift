@@ -1,0 +1,144 @@
+/// The LifeLog document's HTTP API over a replica: a request goes in, a response comes out.
+/// It knows nothing of sockets (the runtime's HTTP server feeds it); it reads and writes the
+/// replica like `lifesync` commands do, so a write over HTTP is a local write that replicates.
+///
+/// Every `/api/*` route needs `Authorization: Bearer <key>` (`lifesync keys create`); every
+/// response carries CORS headers as the document's Hono app sets them (`cors()` defaults), and
+/// any OPTIONS request is a preflight answered 204 before authentication.
+///
+/// ```swift
+/// let api = LifeLogAPI(replica: replica)
+/// let (response, wrote) = api.handle(request)
+/// if wrote { nodeCore.localWrite(now: now) }   // push to peers after the debounce
+/// ```
+public final class LifeLogAPI {
+    public let replica: Replica
+    /// The running node, for live peers and pending counts in `/api/status` (nil: a replica
+    /// served without sync, as in tests).
+    public let node: NodeCore?
+    /// The most entries one `GET /api/entries` returns, and one POST takes.
+    public static let maximumLimit = 1_000
+    public static let maximumBatch = 10_000
+
+    public init(replica: Replica, node: NodeCore? = nil) {
+        self.replica = replica
+        self.node = node
+    }
+
+    /// The response to `request`, and whether entries were written (the caller tells the node).
+    public func handle(_ request: HTTPRequest) -> (response: HTTPResponse, wroteEntries: Bool) {
+        var wrote = false
+        var response: HTTPResponse
+        if request.method == "OPTIONS" {
+            response = preflight(request)
+        } else {
+            do {
+                response = try route(request, wrote: &wrote)
+            } catch let error as HTTPError {
+                response = .error(error)
+            } catch {
+                response = Self.response(for: error)
+            }
+        }
+        response.headers.set("Access-Control-Allow-Origin", "*")
+        return (response, wrote)
+    }
+
+    /// Hono's `cors()` preflight: every method it allows, the headers the browser asked for.
+    private func preflight(_ request: HTTPRequest) -> HTTPResponse {
+        var response = HTTPResponse(status: 204)
+        response.headers.add("Access-Control-Allow-Methods", "GET,HEAD,PUT,POST,DELETE,PATCH")
+        if let asked = request.headers["Access-Control-Request-Headers"] {
+            response.headers.add("Access-Control-Allow-Headers", asked)
+            response.headers.add("Vary", "Access-Control-Request-Headers")
+        }
+        return response
+    }
+
+    private func route(_ request: HTTPRequest, wrote: inout Bool) throws -> HTTPResponse {
+        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        guard segments.first == "api" else { throw HTTPError(404, "no route \(request.path.prefix(200)); the API is under /api/") }
+        try authenticate(request)
+        let method = request.method == "HEAD" ? "GET" : request.method
+        switch Array(segments.dropFirst()) {
+        case ["entries"]:
+            switch method {
+            case "GET": return try listEntries(request)
+            case "POST": return try postEntries(request, wrote: &wrote)
+            default: throw Self.notAllowed(request, allowed: "GET, HEAD, POST")
+            }
+        case ["entries", "stats"]:
+            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
+            try Self.refuseParameters(request, allowed: [])
+            return .json(200, try replica.stats().json)
+        case let path where path.count == 2 && path[0] == "entries" && !path[1].isEmpty:
+            switch method {
+            case "GET": return try getEntry(path[1], request)
+            case "PUT", "PATCH": return try changeEntry(path[1], request, wrote: &wrote)
+            case "DELETE": return try deleteEntry(path[1], request, wrote: &wrote)
+            default: throw Self.notAllowed(request, allowed: "GET, HEAD, PUT, PATCH, DELETE")
+            }
+        case ["status"]:
+            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
+            try Self.refuseParameters(request, allowed: [])
+            return .json(200, try status())
+        default:
+            throw HTTPError(404, "no route \(request.path.prefix(200))")
+        }
+    }
+
+    /// `Authorization: Bearer <key>` naming a key this node holds.
+    private func authenticate(_ request: HTTPRequest) throws {
+        guard let header = request.headers["Authorization"] else {
+            throw Self.unauthorized("missing Authorization: Bearer <key> (make a key with: lifesync keys create NAME)")
+        }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw Self.unauthorized("the Authorization header must be Bearer <key>") }
+        guard try replica.authenticateAPIKey(parts[1].withoutOptionalWhitespace) != nil else {
+            throw Self.unauthorized("the key is not valid on this node (unknown or revoked)")
+        }
+    }
+
+    struct Unauthorized: Error { var message: String }
+
+    private static func unauthorized(_ message: String) -> Unauthorized { Unauthorized(message: message) }
+
+    static func notAllowed(_ request: HTTPRequest, allowed: String) -> HTTPError {
+        HTTPError(405, "\(request.method) is not allowed on \(request.path.prefix(200)); allowed: \(allowed)")
+    }
+
+    /// A query parameter this route does not know is refused, as an unknown JSON field is: a
+    /// typo (`?categroy=`) must not silently widen a query.
+    static func refuseParameters(_ request: HTTPRequest, allowed: Set<String>) throws(HTTPError) {
+        if let unknown = request.query.first(where: { !allowed.contains($0.name) }) {
+            let known = allowed.isEmpty ? "this route takes none" : "known: " + allowed.sorted().joined(separator: ", ")
+            throw HTTPError(400, "unknown query parameter '\(unknown.name.prefix(40))' (\(known))")
+        }
+    }
+
+    /// The answer to a refusal from the store or the validator: the same words as the CLI's.
+    static func response(for error: Error) -> HTTPResponse {
+        switch error {
+        case let error as Unauthorized:
+            var response = HTTPResponse.error(401, error.message)
+            response.headers.add("WWW-Authenticate", "Bearer")
+            return response
+        case let error as PreconditionFailed:
+            return .error(412, error.message)
+        case ReplicaError.notFound(let id):
+            return .error(404, "no entry with id \(id)")
+        case ReplicaError.invalid(let validation):
+            return invalid(validation)
+        case let validation as ValidationError:
+            return invalid(validation)
+        case let parse as JSONParseError:
+            return .error(400, "the body is not JSON: \(parse)")
+        default:
+            return .error(500, "\(error)")
+        }
+    }
+
+    static func invalid(_ error: ValidationError) -> HTTPResponse {
+        .json(400, .object([("error", .string(error.description)), ("field", .string(error.field)), ("reason", .string(error.reason))]))
+    }
+}

@@ -1,0 +1,75 @@
+/// One key of the HTTP API as `lifesync keys list` shows it: never the key itself, which is
+/// printed once when made and stored only as its SHA-256.
+public struct APIKeyRecord: Equatable, Sendable {
+    public var name: String
+    /// The first hex digits of the key's SHA-256, to tell keys apart.
+    public var hashPrefix: String
+    public var createdAt: Timestamp
+    public var lastUsed: Timestamp?
+
+    public var json: JSONValue {
+        .object([("name", .string(name)), ("key_sha256_prefix", .string(hashPrefix)), ("created_at", .string(createdAt.iso8601)),
+                 ("last_used", lastUsed.map { .string($0.iso8601) } ?? .null)])
+    }
+}
+
+/// The HTTP API's bearer keys (table `api_keys`, the LifeLog document's). A key is `lsk_` and 64
+/// hex digits of the replica's random source (256 bits): guessing one is hopeless, so a plain
+/// SHA-256 (no salt, no stretching) is what stands in for it at rest.
+extension Replica {
+    static let apiKeyPrefix = "lsk_"
+
+    /// Makes a key called `name` and returns it: the only time it is ever seen.
+    public func createAPIKey(name: String) throws -> String {
+        try Replica.validateKeyName(name)
+        let key = Replica.apiKeyPrefix + (0..<4).map { _ in
+            let value = random.nextUInt64()
+            return Hex.encode((0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) })
+        }.joined()
+        try database.transaction {
+            if try database.firstRow("SELECT 1 FROM api_keys WHERE name = ?", [.text(name)], { _ in true }) != nil {
+                throw ReplicaError.invalid(ValidationError(field: "name", reason: "a key called \"\(name)\" exists; revoke it first or pick another name"))
+            }
+            try database.run("INSERT INTO api_keys (key_hash, name, created_at) VALUES (?, ?, ?)",
+                             [.text(SHA256.hash(Array(key.utf8)).hex), .text(name), .text(now.iso8601)])
+        }
+        return key
+    }
+
+    public func apiKeys() throws -> [APIKeyRecord] {
+        try database.rows("SELECT name, key_hash, created_at, last_used FROM api_keys ORDER BY name") { row in
+            APIKeyRecord(name: row.string(0), hashPrefix: String(row.string(1).prefix(12)),
+                         createdAt: try Timestamp(iso8601: row.string(2)),
+                         lastUsed: row.isNull(3) ? nil : try Timestamp(iso8601: row.string(3)))
+        }
+    }
+
+    /// Removes the key called `name`; requests bearing it are refused from then on.
+    public func revokeAPIKey(name: String) throws {
+        guard try database.firstRow("DELETE FROM api_keys WHERE name = ? RETURNING name", [.text(name)], { $0.string(0) }) != nil else {
+            throw ReplicaError.invalid(ValidationError(field: "name", reason: "no key called \"\(name)\" (lifesync keys list shows them)"))
+        }
+    }
+
+    /// The name of the key `presented` is, or nil. Its `last_used` is set to now, at most once a
+    /// minute (a request is not a write transaction each).
+    public func authenticateAPIKey(_ presented: String) throws -> String? {
+        guard presented.hasPrefix(Replica.apiKeyPrefix), presented.utf8.count <= 128 else { return nil }
+        let hash = SHA256.hash(Array(presented.utf8)).hex
+        guard let (name, lastUsed) = try database.firstRow("SELECT name, last_used FROM api_keys WHERE key_hash = ?", [.text(hash)], {
+            ($0.string(0), $0.isNull(1) ? nil : $0.string(1))
+        }) else { return nil }
+        let now = self.now
+        if lastUsed.flatMap({ try? Timestamp(iso8601: $0) }).map({ now.millisecondsSince1970 - $0.millisecondsSince1970 >= 60_000 }) ?? true {
+            try database.run("UPDATE api_keys SET last_used = ? WHERE key_hash = ?", [.text(now.iso8601), .text(hash)])
+        }
+        return name
+    }
+
+    static func validateKeyName(_ name: String) throws(ReplicaError) {
+        guard !name.isEmpty, name.count <= 64, name.utf8.count <= 256,
+              !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalid(ValidationError(field: "name", reason: "must be 1 to 64 characters without control characters"))
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import LifeSync
+
+/// One HTTP client of the node: its socket, its protocol state, and the output queued for it.
+final class HTTPClient {
+    let stream: TCPStream
+    let remote: String
+    var connection: HTTPConnection
+    /// Output not yet written; `sent` bytes of it went.
+    private(set) var output: [UInt8] = []
+    private var sent = 0
+    /// A pipelined request held back while the output is over its bound.
+    var waiting: HTTPRequest?
+    /// Close once the output has left.
+    var closing = false
+    /// When output last moved (or was queued onto an empty queue).
+    var lastProgress: Int64
+
+    init(stream: TCPStream, remote: String, connection: HTTPConnection, now: Int64) {
+        self.stream = stream
+        self.remote = remote
+        self.connection = connection
+        lastProgress = now
+    }
+
+    var queued: Int { output.count - sent }
+
+    func enqueue(_ bytes: [UInt8], now: Int64) {
+        if queued == 0 { lastProgress = now }
+        output += bytes
+    }
+
+    enum Flush { case drained, blocked, failed }
+
+    func flush(now: Int64) -> Flush {
+        while sent < output.count {
+            let outcome = output.withUnsafeBytes { stream.write(UnsafeRawBufferPointer(rebasing: $0[sent...])) }
+            switch outcome {
+            case .wrote(let count):
+                sent += count
+                lastProgress = now
+            case .wouldBlock: return .blocked
+            case .failed: return .failed
+            }
+        }
+        output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
+        sent = 0
+        return .drained
+    }
+}

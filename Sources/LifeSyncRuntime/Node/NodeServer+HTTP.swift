@@ -1,0 +1,15 @@
+import LifeSync
+
+extension NodeServer {
+    /// Serves the LifeLog HTTP API on `address` from this node's poll loop (call before `run`);
+    /// writes made over it are local writes the node pushes to its peers. Returns where it
+    /// listens (what port 0 became).
+    @discardableResult
+    public func serveHTTP(on address: String, limits: HTTPServer.Limits = HTTPServer.Limits()) throws -> String {
+        precondition(http == nil, "one HTTP server per node")
+        let server = try HTTPServer(listen: try SocketAddress(parsing: address), api: LifeLogAPI(replica: core.replica, node: core),
+                                    limits: limits, log: log) { [unowned self] now in execute(core.localWrite(now: now)) }
+        http = server
+        return server.listeningAddress
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Glibc
+import LifeSync
+@testable import LifeSyncRuntime
+import Testing
+import TestSupport
+
+/// What HTTP clients can make a node hold (`HTTPServer.Limits`): connections over the cap, a
+/// client that sends half a request, one that sends nothing. Small limits and timeouts; every
+/// wait bounded.
+@Suite(.serialized) struct HTTPServerLimitTests {
+    /// A node serving only HTTP on a thread, with `limits`; stopped when the test ends.
+    final class Served {
+        let server: NodeServer
+        let port: UInt16
+        private let thread: Thread
+        private let done = DispatchSemaphore(value: 0)
+
+        init(limits: HTTPServer.Limits) throws {
+            let replica = try Replica.create(path: ":memory:", role: .phone, clock: SystemClock(), random: SystemRandom())
+            server = try NodeServer(replica: replica, configuration: NodeConfiguration(), listen: nil) { _ in }
+            let address = try server.serveHTTP(on: "127.0.0.1:0", limits: limits)
+            port = try #require(UInt16(address.split(separator: ":").last ?? ""))
+            let (server, done) = (server, done)
+            thread = Thread { server.run(); done.signal() }
+            thread.start()
+        }
+
+        deinit {
+            server.requestStop()
+            _ = done.wait(timeout: .now() + 10)
+        }
+    }
+
+    static func request(_ peer: RawPeer, _ text: String) -> String {
+        peer.send(Array(text.utf8))
+        let (bytes, _) = peer.readBytes(seconds: 10) { String(decoding: $0, as: UTF8.self).contains("\r\n\r\n{") && $0.last == UInt8(ascii: "\n") }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aConnectionOverTheCapIsAnswered503AndTheOthersKeepWorking() throws {
+        var limits = HTTPServer.Limits()
+        limits.maximumConnections = 2
+        let node = try Served(limits: limits)
+        let get = "GET /api/status HTTP/1.1\r\nHost: n\r\n\r\n"
+        let first = try RawPeer(port: node.port, tls: false), second = try RawPeer(port: node.port, tls: false)
+        #expect(Self.request(first, get).hasPrefix("HTTP/1.1 401 "))
+        #expect(Self.request(second, get).hasPrefix("HTTP/1.1 401 "))
+        let third = try RawPeer(port: node.port, tls: false)
+        let (refused, closed) = third.readBytes(seconds: 10)
+        let text = String(decoding: refused, as: UTF8.self)
+        #expect(closed && text.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n") && text.contains("the limit is 2"), "\(text)")
+        // The two open ones still work (keep-alive), and a slot freed is taken again.
+        #expect(Self.request(first, get).hasPrefix("HTTP/1.1 401 "))
+        _ = consume second
+        var served = false
+        for _ in 0..<50 where !served {
+            let again = try RawPeer(port: node.port, tls: false)
+            served = Self.request(again, get).hasPrefix("HTTP/1.1 401 ")
+            if !served { usleep(50_000) }
+        }
+        #expect(served, "a freed slot was never taken again")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aSlowRequestGets408AndASilentConnectionIsClosed() throws {
+        var limits = HTTPServer.Limits()
+        limits.timeouts.request = 200
+        limits.timeouts.idle = 200
+        let node = try Served(limits: limits)
+        let slow = try RawPeer(port: node.port, tls: false)
+        slow.send(Array("GET /api/status HTTP/1.1\r\nHo".utf8))
+        let (answer, closed) = slow.readBytes(seconds: 10)
+        let text = String(decoding: answer, as: UTF8.self)
+        #expect(closed && text.hasPrefix("HTTP/1.1 408 Request Timeout\r\n") && text.contains("Connection: close"), "\(text)")
+        let silent = try RawPeer(port: node.port, tls: false)
+        let (nothing, silentClosed) = silent.readBytes(seconds: 10)
+        #expect(silentClosed && nothing.isEmpty)
+    }
+}
