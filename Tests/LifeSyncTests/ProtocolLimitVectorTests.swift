@@ -35,6 +35,10 @@ import TestSupport
                 }
             }
             out.reserveCapacity(out.count + bytes.count * times)
+            guard !counters.isEmpty else {
+                if bytes.count == 1 { out += [UInt8](repeating: bytes[0], count: times) } else { for _ in 0..<times { out += bytes } }
+                continue
+            }
             for i in 0..<times {
                 var copy = bytes
                 for counter in counters {
