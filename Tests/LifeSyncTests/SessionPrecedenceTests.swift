@@ -1,4 +1,5 @@
 import LifeSync
+import LifeSyncSimulation
 import Testing
 import TestSupport
 
@@ -69,5 +70,25 @@ import TestSupport
         let after = link.sent.filter { $0.from == .a }.map(\.message.type).suffix(2)
         #expect(Array(after) == [.batch, .caughtUp], "the phone's last frames: \(after)")
         #expect(link.a.nextDeadline == 5_000 + SessionConfiguration().keepaliveInterval)
+    }
+
+    /// PROTOCOL.md §5.9.8, last row: ACCEPT, CHUNK, CONFIRM and FAILURE naming no transfer of the
+    /// receiver are ignored — at a node that stores recordings and at one that does not.
+    @Test(arguments: [false, true])
+    func recordingMessagesNamingNoTransferAreIgnored(withStorage: Bool) throws {
+        let replica = try ReplicaFixtures.replica(role: .phone, seed: 47)
+        let session = SyncSession(replica: replica, configuration: .init(), now: 0, storage: withStorage ? MemoryRecordingStorage() : nil)
+        let peer = FakePeer(facing: session)
+        peer.hello()
+        #expect(session.state == .open)
+        let before = peer.replies.count
+        let id = Identifier.make(role: .watch, random: SeededRandom(seed: 48))
+        let digest = SHA256.hash([1, 2, 3])
+        peer.send(.accept(recordingID: id, offset: 4))
+        peer.send(.chunk(Chunk(recordingID: id, offset: 0, sha256: digest, data: [1, 2, 3])))
+        peer.send(.confirm(recordingID: id, sha256: digest))
+        peer.send(.failure(recordingID: id, code: TransferFailure.storageFailure.rawValue, message: "gone"))
+        #expect(peer.replies.count == before, "answered with \(peer.replies.suffix(from: before))")
+        #expect(session.state == .open && !peer.closed)
     }
 }
