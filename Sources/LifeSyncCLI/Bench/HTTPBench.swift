@@ -103,11 +103,15 @@ enum HTTPBench {
             ("GET /api/entries p50", ours.percentile(0.50) * 1000, "ms"),
             ("GET /api/entries p99", ours.percentile(0.99) * 1000, "ms"),
         ]
+        for (i, question) in questions.enumerated() {
+            figures.append(("  p50 \(question.name)", ours.percentile(0.50, query: i) * 1000, "ms"))
+        }
         if let rival {
             figures += [
                 ("datasette requests/s", rival.requestsPerSecond, "req/s"),
                 ("datasette p50", rival.percentile(0.50) * 1000, "ms"),
                 ("datasette p99", rival.percentile(0.99) * 1000, "ms"),
+            ] + questions.enumerated().map { i, question in ("  datasette p50 \(question.name)", rival.percentile(0.50, query: i) * 1000, "ms") } + [
                 ("ratio lifesync / datasette req/s", ours.requestsPerSecond / rival.requestsPerSecond, "x"),
             ]
         }
@@ -136,13 +140,16 @@ enum HTTPBench {
 /// Several keep-alive clients on their own threads, each asking `requests` questions in turn;
 /// every answer must be 200.
 struct LoadRun {
-    var latencies: [Double]
+    /// Each answer's time, with the index of the question asked.
+    var samples: [(query: Int, seconds: Double)]
     var seconds: Double
 
-    var requestsPerSecond: Double { Double(latencies.count) / seconds }
+    var requestsPerSecond: Double { Double(samples.count) / seconds }
 
-    func percentile(_ p: Double) -> Double {
-        let sorted = latencies.sorted()
+    /// The `p` quantile of every answer's time, or of one question's (`query`).
+    func percentile(_ p: Double, query: Int? = nil) -> Double {
+        let sorted = samples.filter { query == nil || $0.query == query }.map(\.seconds).sorted()
+        guard !sorted.isEmpty else { return .nan }
         return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
     }
 
@@ -158,15 +165,16 @@ struct LoadRun {
             group.enter()
             Thread.detachNewThread {
                 defer { group.leave() }
-                var mine: [Double] = []
+                var mine: [(query: Int, seconds: Double)] = []
                 mine.reserveCapacity(requests)
                 do {
                     let connection = try BenchHTTPClient(port: port)
                     for i in 0..<requests {
                         let before = MonotonicClock.seconds()
-                        let (status, body) = try connection.request("GET", targets[(client + i) % targets.count], headers: headers)
+                        let query = (client + i) % targets.count
+                        let (status, body) = try connection.request("GET", targets[query], headers: headers)
                         guard status == 200, body.count > 2 else { throw BenchHTTPClient.Failure(description: "answer \(status), \(body.count) bytes") }
-                        mine.append(MonotonicClock.seconds() - before)
+                        mine.append((query, MonotonicClock.seconds() - before))
                     }
                 } catch {
                     results.fail("\(error)")
@@ -176,19 +184,19 @@ struct LoadRun {
         }
         guard group.wait(timeout: .now() + 600) == .success else { throw CLIError.refused("bench http: the clients did not finish within 10 minutes") }
         let seconds = MonotonicClock.seconds() - start
-        let (latencies, failure) = results.collected
+        let (samples, failure) = results.collected
         if let failure { throw CLIError.refused("bench http: a client failed: \(failure)") }
-        return LoadRun(latencies: latencies, seconds: seconds)
+        return LoadRun(samples: samples, seconds: seconds)
     }
 
     /// What the client threads hand back, under a lock.
     final class Results: @unchecked Sendable {
         private let lock = NSLock()
-        private var latencies: [Double] = []
+        private var samples: [(query: Int, seconds: Double)] = []
         private var failure: String?
 
-        func add(_ mine: [Double]) { lock.lock(); latencies += mine; lock.unlock() }
+        func add(_ mine: [(query: Int, seconds: Double)]) { lock.lock(); samples += mine; lock.unlock() }
         func fail(_ reason: String) { lock.lock(); failure = failure ?? reason; lock.unlock() }
-        var collected: ([Double], String?) { lock.lock(); defer { lock.unlock() }; return (latencies, failure) }
+        var collected: ([(query: Int, seconds: Double)], String?) { lock.lock(); defer { lock.unlock() }; return (samples, failure) }
     }
 }
