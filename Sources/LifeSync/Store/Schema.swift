@@ -193,6 +193,16 @@ enum Schema {
             last_used TEXT
         );
         """,
+        // 10: a filtered page (`list --category`, `GET /api/entries?source=…`) is newest first;
+        // with the time in the index, SQLite reads the newest rows of that category or source
+        // and stops at the page's end, instead of sorting every match (0.7 s over 100k rows).
+        // The names stay the LifeLog document's.
+        """
+        DROP INDEX idx_category;
+        CREATE INDEX idx_category ON entries(category, timestamp DESC);
+        DROP INDEX idx_source;
+        CREATE INDEX idx_source ON entries(source, timestamp DESC);
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -6,10 +6,12 @@ extension LifeSyncCommandLine {
     static let benchCommand = Command(
         spec: CommandSpec(
             name: "bench", summary: "measure throughput against a raw baseline in the same run",
-            positionals: ["import|sync|transfer|handshake"],
+            positionals: ["import|sync|transfer|handshake|http"],
             options: [OptionSpec(name: "--count", kind: .value, valueName: "N", help: "entries to generate (default 100000)"),
                       OptionSpec(name: "--size-mib", kind: .value, valueName: "N", help: "transfer: recording size in MiB (default 1024)"),
                       OptionSpec(name: "--cycles", kind: .value, valueName: "N", help: "handshake: connect/handshake/close cycles (default 1000)"),
+                      OptionSpec(name: "--clients", kind: .value, valueName: "N", help: "http: concurrent keep-alive readers (default 16)"),
+                      OptionSpec(name: "--requests", kind: .value, valueName: "N", help: "http: requests per reader (default 200)"),
                       OptionSpec(name: "--dir", kind: .value, valueName: "DIR", help: "where to put the bench databases (default: a temporary folder)"),
                       CommandSpec.jsonFlag],
             details: """
@@ -27,6 +29,11 @@ extension LifeSyncCommandLine {
                      certificates, HELLO both ways, close); prints the median, p90 and max cycle, the first and
                      last 100 cycles' medians and the node's RSS (VmRSS) after 100 and after N cycles, and a
                      verdict against the targets (median under 10 ms; flat RSS and cycle time).
+            http     POSTs N entries to a `lifesync serve --http` node in batches of 1,000 next to `lifesync import`
+                     of the same entries (the process) and raw SQLite inserts; then --clients keep-alive readers
+                     ask filtered GET /api/entries pages (category, time range, text, source) --requests times
+                     each: requests/s, p50 and p99. With `datasette` on the PATH, the same questions go to
+                     Datasette serving the same replica file read-only (-i), and the ratio is printed.
             """),
         run: { arguments, context in
             let which = arguments.positional(0)!
@@ -49,8 +56,13 @@ extension LifeSyncCommandLine {
                 let cycles = try arguments.integer("--cycles", default: 1_000, range: 1...1_000_000)
                 let report = try HandshakeBench.run(cycles: cycles, directory: dir)
                 context.console.print(arguments.flag("--json") ? report.json.prettyText : report.text)
+            case "http":
+                let clients = try arguments.integer("--clients", default: 16, range: 1...256)
+                let requests = try arguments.integer("--requests", default: 200, range: 1...100_000)
+                let report = try HTTPBench.run(count: count, clients: clients, requests: requests, directory: dir)
+                context.console.print(arguments.flag("--json") ? report.json.prettyText : report.text)
             default:
-                throw CLIError.usage("unknown benchmark '\(which)' (available: import, sync, transfer, handshake)", command: arguments.spec)
+                throw CLIError.usage("unknown benchmark '\(which)' (available: import, sync, transfer, handshake, http)", command: arguments.spec)
             }
             return 0
         })
