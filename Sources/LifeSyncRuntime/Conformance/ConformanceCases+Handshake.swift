@@ -36,9 +36,10 @@ extension ConformanceCases {
             defer { connection.close() }
             _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [], vector: target.knownVector, minimum: 1, maximum: 3))
             _ = try target.expectHello(on: connection)
+            // Any PONG shows the session is open (its nonce is session.ping-pong's business).
             _ = connection.send(.ping(nonce: 2))
-            try target.waitFor("PONG 2 in a session of versions 1…3", on: connection) { message in
-                if case .pong(2) = message { return true }
+            try target.waitFor("a PONG in a session of versions 1…3", on: connection) { message in
+                if case .pong = message { return true }
                 return nil
             }
             return .pass(nil)
@@ -121,7 +122,7 @@ extension ConformanceCases {
             defer { second.close() }
             try target.expectError(.duplicateConnection, on: first, after: "a second session from the same node")
             _ = second.send(.ping(nonce: 8))
-            try target.waitFor("PONG 8 on the session that was kept", on: second) { if case .pong(8) = $0 { return true }; return nil }
+            try target.waitFor("a PONG on the session that was kept", on: second) { if case .pong = $0 { return true }; return nil }
             return .pass(nil)
         },
     ]
