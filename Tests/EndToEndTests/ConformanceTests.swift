@@ -25,7 +25,7 @@ import TestSupport
     }
 
     static func conformance(_ arguments: [String], runner: ServeNode) throws -> LifeSyncBinary.Result {
-        try LifeSyncBinary.run(["conformance", "--db", runner.db, "--timeout", "5"] + arguments, timeout: 120)
+        try LifeSyncBinary.run(["conformance", "--db", runner.db] + (arguments.contains("--timeout") ? [] : ["--timeout", "5"]) + arguments, timeout: 120)
     }
 
     /// The case IDs of a `--json` report whose result is `verdict`.
@@ -92,6 +92,24 @@ import TestSupport
         // The failure names what was expected and shows the frames around it.
         let detail = ((report["cases"] as? [[String: Any]]) ?? []).first { $0["id"] as? String == "framing.unknown-type" }?["detail"] as? String ?? ""
         #expect(detail.contains("expected ERROR unknown_type (3), got ERROR malformed (1)") && detail.contains("< 0000001e07"), "\(detail)")
+    }
+
+    /// The timer cases wait for the node's own keepalive (15 s) and handshake timeout (10 s):
+    /// run alone, under --strict, as a CI would for a node that keeps the defaults.
+    @Test(.timeLimit(.minutes(2)))
+    func timersKeepTheirDefaults() throws {
+        let group = ServeGroup()
+        defer { group.stopAll() }
+        let node = try group.node("node", role: "phone")
+        let runner = try group.node("runner", role: "mac")
+        try node.start()
+        let run = try Self.conformance(["--target", node.address, "--section", "7.7", "--strict", "--timeout", "20"], runner: runner)
+        #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+        #expect(run.stdout.contains("PASS 7.7 timers.keepalive") && run.stdout.contains("PASS 7.7 timers.handshake-timeout"), "\(run.stdout)")
+        #expect(run.stdout.hasSuffix("2 passed, 0 failed, 0 skipped\n"), "\(run.stdout)")
+        // With the default --timeout they are skipped, not failed.
+        let short = try Self.conformance(["--target", node.address, "--section", "7.7"], runner: runner)
+        #expect(short.status == 0 && short.stdout.contains("0 passed, 0 failed, 2 skipped"), "\(short.stdout)")
     }
 
     @Test(.timeLimit(.minutes(2)))

@@ -16,7 +16,7 @@ extension LifeSyncCommandLine {
                 OptionSpec(name: "--timeout", kind: .value, valueName: "S", help: "the longest wait of any one step, in seconds (default 5)"),
                 CommandSpec.jsonFlag,
                 OptionSpec(name: "--junit", kind: .value, valueName: "FILE", help: "also write a JUnit XML report to FILE"),
-                OptionSpec(name: "--list", kind: .flag, help: "list the cases and exit"),
+                OptionSpec(name: "--list", kind: .flag, help: "list the cases and exit (with --listen: the dialler's cases)"),
             ],
             details: """
             Pair the runner with the node under test first, both ways, as any two nodes:
@@ -32,7 +32,8 @@ extension LifeSyncCommandLine {
         run: { arguments, context in
             let sections = arguments.all("--section")
             if arguments.flag("--list") {
-                for c in ConformanceRunner.select(sections: sections) {
+                let listed = arguments.value("--listen") == nil ? ConformanceCases.all : ConformanceCases.client
+                for c in ConformanceRunner.select(sections: sections, from: listed) {
                     context.console.print("\(c.section) \(c.id)\(c.level == .should ? " (should)" : "") — \(c.expectation)")
                 }
                 return 0
