@@ -72,6 +72,13 @@ import TestSupport
         #expect(failures.isEmpty)
         #expect(total == lines.filter { ["PASS ", "FAIL ", "SKIP ", "WARN "].contains(String($0.prefix(5))) }.count)
         #expect(node.isRunning, "the node stopped under the runner: \(node.allOutput)")
+
+        // Run again: the runner's origins are the same, their sequences continue where the
+        // node holds them, and the node's table of origins does not grow.
+        let origins = try #require(node.scalar("SELECT count(*) FROM replica_vector"))
+        let again = try Self.conformance(["--target", node.address, "--section", "7.4", "--section", "8"], runner: runner)
+        #expect(again.status == 0 && again.stdout.contains(" 0 failed, 0 skipped"), "\(again.stdout)")
+        #expect(node.scalar("SELECT count(*) FROM replica_vector") == origins)
     }
 
     @Test(.timeLimit(.minutes(3)))

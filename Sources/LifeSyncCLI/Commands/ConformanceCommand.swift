@@ -23,8 +23,8 @@ extension LifeSyncCommandLine {
               lifesync trust "$(lifesync id --db runner.sqlite)" --db node.sqlite
               lifesync trust "$(lifesync id --db node.sqlite)" --db runner.sqlite
             Each case opens its own connections. The runner writes test entries (IDs conformance_…)
-            and tombstones under origins drawn fresh for each run and owned by its node ID: point it
-            at a node whose replica you can spare. One line per case (PASS, FAIL with the frames
+            and tombstones under three origins of its own node ID, the same every run: point it at a
+            node whose replica you can spare. One line per case (PASS, FAIL with the frames
             around the failure in hex, SKIP with the reason, WARN for a SHOULD-level deviation), then
             `N passed, M failed, K skipped`. Exit 0 when nothing failed, 1 otherwise.
             Example: lifesync conformance --db runner.sqlite --target 127.0.0.1:7002 --section 7.4

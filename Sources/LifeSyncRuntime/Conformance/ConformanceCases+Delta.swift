@@ -3,9 +3,11 @@ import LifeSync
 /// Delta sync (§5.2–5.4, §7.4–7.6): what the target sends, what it takes, and that an ACK means
 /// the batch is stored. Every write is the runner's, under origins fresh for the run.
 extension ConformanceCases {
-    /// `count` new entries of `origin`, sequences from `first`.
-    static func entries(_ target: ConformanceTarget, origin: String, count: Int, first: UInt64 = 1) -> [EncodedChange] {
-        (0..<count).map { i in target.change(id: target.newEntryID(), origin: origin, sequence: first + UInt64(i), text: "conformance \(i)") }
+    /// `count` new entries of `origin`, at its next sequences.
+    static func entries(_ target: ConformanceTarget, origin: String, count: Int) -> [EncodedChange] {
+        target.sequences(origin, count: count).enumerated().map { i, sequence in
+            target.change(id: target.newEntryID(), origin: origin, sequence: sequence, text: "conformance \(i)")
+        }
     }
 
     /// What the target sent back for `changes` must be them, unchanged: the same stamp and the
@@ -69,20 +71,22 @@ extension ConformanceCases {
         },
         ConformanceCase("7.4", "delta.push-read-back", "a BATCH of the runner's writes is acknowledged, and a later session reads them back unchanged") { target in
             try target.requireReceivesEntries()
-            let origin = target.newOrigin()
+            let origin = target.origin, before = target.position(of: origin)
             let sent = entries(target, origin: origin, count: 3)
             let (connection, _) = try target.open()
             try target.push(sent, on: connection)
             connection.close()
             let (again, hello) = try target.open()
             again.close()
-            guard hello.vector[origin] == 3 else { throw ConformanceFailure("after ACK, the target's next HELLO says \(origin) up to \(hello.vector[origin]), not 3 (§7.4)") }
-            if let problem = try expectUnchanged(sent, in: target.readBack([origin])) { throw ConformanceFailure(problem) }
+            guard hello.vector[origin] == before + 3 else {
+                throw ConformanceFailure("after ACK, the target's next HELLO says \(origin) up to \(hello.vector[origin]), not \(before + 3) (§7.4)")
+            }
+            if let problem = try expectUnchanged(sent, in: target.readBack([origin: before])) { throw ConformanceFailure(problem) }
             return .pass(nil)
         },
         ConformanceCase("5.3", "delta.ack-counts", "an ACK counts the changes that became current: all of a new batch, none of the same batch again", level: .should) { target in
             try target.requireReceivesEntries()
-            let sent = entries(target, origin: target.newOrigin(), count: 3)
+            let sent = entries(target, origin: target.origin, count: 3)
             let (connection, _) = try target.open()
             defer { connection.close() }
             let first = try target.push(sent, id: 1, on: connection)
@@ -94,9 +98,9 @@ extension ConformanceCases {
         ConformanceCase("5.2", "delta.origin-owner-named", "relayed origins keep their owner: the target's origin table names the runner's node for the runner's origin", level: .should) { target in
             try target.requireReceivesEntries()
             guard target.firstHello.role != .watch else { throw ConformanceSkip("a watch relays no other node's writes (§7.3)") }
-            let origin = target.newOrigin()
+            let origin = target.origin, before = target.position(of: origin)
             try target.pushAll([entries(target, origin: origin, count: 1)])
-            let pulled = try target.readBack([origin])
+            let pulled = try target.readBack([origin: before])
             guard let owner = pulled.owners[origin] else { return .fail("the read-back's origin table leaves the owner of \(origin) empty") }
             guard owner.nodeID == target.runner.nodeID, owner.role == target.runner.role else {
                 return .fail("the origin table names \(owner.nodeID ?? "") (\(owner.role?.rawValue ?? "")) for \(origin), owned by \(target.runner.nodeID)")
@@ -105,10 +109,10 @@ extension ConformanceCases {
         },
         ConformanceCase("7.4", "delta.window-acks-in-order", "four BATCHes sent back to back are acknowledged in order, each after it was stored") { target in
             try target.requireReceivesEntries()
-            let origin = target.newOrigin()
+            let origin = target.origin, before = target.position(of: origin)
             let (connection, _) = try target.open()
             defer { connection.close() }
-            let groups = (0..<4).map { i in entries(target, origin: origin, count: 2, first: UInt64(2 * i + 1)) }
+            let groups = (0..<4).map { _ in entries(target, origin: origin, count: 2) }
             for (i, group) in groups.enumerated() { _ = connection.send(target.batch(UInt64(i + 1), group)) }
             var acked: [UInt64] = []
             try target.waitFor("ACKs 1…4", on: connection) { message -> Bool? in
@@ -116,15 +120,14 @@ extension ConformanceCases {
                 return acked.count == 4 ? true : nil
             }
             guard acked == [1, 2, 3, 4] else { throw ConformanceFailure("ACKs \(acked), expected [1, 2, 3, 4]", connection) }
-            if let problem = try expectUnchanged(groups.flatMap { $0 }, in: target.readBack([origin])) { throw ConformanceFailure(problem) }
+            if let problem = try expectUnchanged(groups.flatMap { $0 }, in: target.readBack([origin: before])) { throw ConformanceFailure(problem) }
             return .pass(nil)
         },
         ConformanceCase("3.1", "delta.batch-at-limit", "a BATCH of exactly 10 000 changes is accepted and acknowledged") { target in
             try target.requireReceivesEntries()
-            let origin = target.newOrigin()
             // Tombstones of new IDs: the smallest valid changes, stored like writes (§8).
-            let changes = (0..<Message.Limits.maximumChangesPerBatch).map { i in
-                target.change(id: target.newEntryID(), origin: origin, sequence: UInt64(i + 1), deleted: true)
+            let changes = target.sequences(target.origin, count: Message.Limits.maximumChangesPerBatch).map { sequence in
+                target.change(id: target.newEntryID(), origin: target.origin, sequence: sequence, deleted: true)
             }
             let (connection, _) = try target.open()
             defer { connection.close() }
@@ -133,9 +136,9 @@ extension ConformanceCases {
         },
         ConformanceCase("3.1", "delta.batch-over-limit", "a BATCH of 10 001 changes is refused with ERROR malformed, and nothing of it is stored") { target in
             try target.requireReceivesEntries()
-            let origin = target.newOrigin()
-            let changes = (0...Message.Limits.maximumChangesPerBatch).map { i in
-                target.change(id: target.newEntryID(), origin: origin, sequence: UInt64(i + 1), deleted: true)
+            let origin = target.origin, held = try target.refreshVector()[origin]
+            let changes = target.sequences(origin, count: Message.Limits.maximumChangesPerBatch + 1).map { sequence in
+                target.change(id: target.newEntryID(), origin: origin, sequence: sequence, deleted: true)
             }
             let (connection, _) = try target.open()
             defer { connection.close() }
@@ -143,12 +146,14 @@ extension ConformanceCases {
             try target.expectError(.malformed, on: connection, after: "a BATCH of 10 001 changes")
             let (again, hello) = try target.open()
             again.close()
-            guard hello.vector[origin] == 0 else { throw ConformanceFailure("after refusing it, the target holds \(origin) up to \(hello.vector[origin])") }
+            guard hello.vector[origin] == held else {
+                throw ConformanceFailure("after refusing it, the target holds \(origin) up to \(hello.vector[origin]), not \(held)")
+            }
             return .pass(nil)
         },
         ConformanceCase("5.2.3", "delta.invalid-change", "a BATCH with one invalid entry among valid ones is refused with ERROR invalid_change; nothing of it is acknowledged or stored") { target in
             try target.requireReceivesEntries()
-            let origin = target.newOrigin()
+            let origin = target.origin, held = try target.refreshVector()[origin]
             var changes = entries(target, origin: origin, count: 3)
             // The middle one has a latitude of 91 (§5.2.3: −90 … 90).
             changes[1].payload = target.entryJSON(id: changes[1].id, text: "latitude 91", extra: "\"location\":{\"latitude\":91,\"longitude\":0},")
@@ -161,7 +166,9 @@ extension ConformanceCases {
                 case .message(.error(let code, _)) where code == ErrorCode.invalidChange.rawValue:
                     let (again, hello) = try target.open()
                     again.close()
-                    guard hello.vector[origin] == 0 else { throw ConformanceFailure("the target stored part of a refused batch: it holds \(origin) up to \(hello.vector[origin])") }
+                    guard hello.vector[origin] == held else {
+                        throw ConformanceFailure("the target stored part of a refused batch: it holds \(origin) up to \(hello.vector[origin]), not \(held)")
+                    }
                     try target.expectStillServing(after: "an invalid change")
                     return .pass(nil)
                 case .message(.hello), .message(.caughtUp), .message(.batch): continue
@@ -172,34 +179,37 @@ extension ConformanceCases {
         },
         ConformanceCase("5.2.1", "delta.seq-above-through", "a change above its batch's through is refused with ERROR invalid_change") { target in
             try target.requireReceivesEntries()
-            let origin = target.newOrigin()
+            let origin = target.origin
             let changes = entries(target, origin: origin, count: 2)
-            return try refusedInSession(target, target.batch(1, changes, through: VersionVector([(origin, 1)])), .invalidChange,
-                                        "a BATCH whose change \(origin):2 is above through \(origin):1")
+            let first = changes[0].stamp.sequence
+            return try refusedInSession(target, target.batch(1, changes, through: VersionVector([(origin, first)])), .invalidChange,
+                                        "a BATCH whose change \(origin):\(first + 1) is above through \(origin):\(first)")
         },
         ConformanceCase("7.4", "delta.resume-after-cut", "a batch cut mid-frame stores nothing; sent again it is stored once, and a duplicate delivery changes nothing") { target in
             try target.requireReceivesEntries()
-            let origin = target.newOrigin()
+            let origin = target.origin, held = try target.refreshVector()[origin], before = target.position(of: origin)
             let sent = entries(target, origin: origin, count: 5)
             let frame = target.batch(1, sent)
             let (cut, _) = try target.open()
             _ = cut.send(Array(frame[0..<(frame.count / 2)]))
             cut.cut()
             let (second, hello) = try target.open()
-            guard hello.vector[origin] == 0 else { throw ConformanceFailure("a half-sent batch was stored: the target holds \(origin) up to \(hello.vector[origin])", second) }
+            guard hello.vector[origin] == held else {
+                throw ConformanceFailure("a half-sent batch was stored: the target holds \(origin) up to \(hello.vector[origin]), not \(held)", second)
+            }
             try target.push(sent, on: second)
             second.close()
             // The same batch again, as a sender does when it never saw the ACK (§7.4: applying twice is harmless).
             let (third, _) = try target.open()
             try target.push(sent, on: third)
             third.close()
-            if let problem = try expectUnchanged(sent, in: target.readBack([origin])) { throw ConformanceFailure(problem) }
+            if let problem = try expectUnchanged(sent, in: target.readBack([origin: before])) { throw ConformanceFailure(problem) }
             return .pass(nil)
         },
         ConformanceCase("7.6", "delta.sync-request", "SYNC_REQUEST with a vector lacking an origin makes the target send that origin's writes again, then CAUGHT_UP") { target in
             try target.requireReceivesEntries()
             guard target.firstHello.role != .watch else { throw ConformanceSkip("a watch sends no other node's writes (§7.3)") }
-            let origin = target.newOrigin()
+            let origin = target.origin, before = target.position(of: origin)
             let sent = entries(target, origin: origin, count: 2)
             try target.pushAll([sent])
             let (connection, _) = try target.open(vector: try target.refreshVector())
@@ -209,10 +219,10 @@ extension ConformanceCases {
                 throw ConformanceFailure("the target sent \(origin)'s writes to a peer whose HELLO claimed them", connection)
             }
             var claim = target.knownVector
-            claim[origin] = 0
+            claim[origin] = before
             _ = connection.send(.syncRequest(vector: claim))
             var again = try target.pull(on: connection, firstBatchID: UInt64(first.batches + 1))
-            again.changes = again.changes.filter { $0.stamp.origin == origin }
+            again.changes = again.changes.filter { $0.stamp.origin == origin && $0.stamp.sequence > before }
             if let problem = try expectUnchanged(sent, in: again) { throw ConformanceFailure("after SYNC_REQUEST: " + problem, connection) }
             return .pass(nil)
         },

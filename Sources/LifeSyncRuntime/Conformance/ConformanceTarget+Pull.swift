@@ -47,16 +47,16 @@ extension ConformanceTarget {
         }
     }
 
-    /// A new session that claims everything the target last said it holds except `origins`:
-    /// the target sends exactly its current versions of those origins' writes (and whatever
-    /// else is new since), and the pull keeps those of `origins`.
-    func readBack(_ origins: Set<String>) throws -> Pulled {
+    /// A new session that claims everything the target last said it holds, but of each origin
+    /// of `since` only up to the sequence given: the target sends exactly its current versions
+    /// of those origins' later writes (and whatever else is new since), and the pull keeps those.
+    func readBack(_ since: [String: UInt64]) throws -> Pulled {
         var claim = knownVector
-        for origin in origins { claim[origin] = 0 }
+        for (origin, sequence) in since { claim[origin] = sequence }
         let (connection, _) = try open(vector: claim)
         defer { connection.close() }
         var pulled = try pull(on: connection)
-        pulled.changes = pulled.changes.filter { origins.contains($0.stamp.origin) }
+        pulled.changes = pulled.changes.filter { change in since[change.stamp.origin].map { change.stamp.sequence > $0 } ?? false }
         return pulled
     }
 
@@ -68,8 +68,9 @@ extension ConformanceTarget {
         return hello.vector
     }
 
-    /// The version of entry `id` the target holds now, by pulling the origins that may hold it.
-    func current(_ id: String, origins: Set<String>) throws -> Change? {
-        try readBack(origins).change(id: id)
+    /// The version of entry `id` the target holds now, by pulling the origins that may hold it
+    /// from where they stood before it was written.
+    func current(_ id: String, since: [String: UInt64]) throws -> Change? {
+        try readBack(since).change(id: id)
     }
 }

@@ -3,9 +3,9 @@ import LifeSync
 
 /// The node under test as the cases see it: where it is, who the runner is to it, and the steps
 /// every case is made of (connect, say HELLO, push, pull, expect an ERROR). The runner holds no
-/// replica state between runs: the entries it writes are under origins drawn fresh for the run
-/// (`newOrigin`), owned by the runner's node ID, so every run starts from sequence 1 and no
-/// two runs can clash.
+/// replica state between runs: it writes under three origins of its own node
+/// (`ConformanceTarget+Origins.swift`) and takes up their sequences where the target's HELLO
+/// says it holds them.
 public final class ConformanceTarget {
     public let address: SocketAddress
     let tls: TLSContext
@@ -28,7 +28,9 @@ public final class ConformanceTarget {
     var pending: (connection: ProbeConnection, hello: Hello)?
     /// What one client case leaves the next (`--listen` cases run in order on the dialler's sessions).
     var held: ProbeConnection?
-    var clientOrigin: String?
+    var clientAcked: (origin: String, sequence: UInt64)?
+    /// Per origin of the runner, the last sequence handed out this run (`sequences`).
+    var issued: [String: UInt64] = [:]
 
     init(address: SocketAddress, tls: TLSContext, runner: ReplicaIdentity, trusted: TrustedPeer, firstHello: Hello,
          timeout: Double, random: RandomSource, wallClock: WallClock, listener: Int32?) {
@@ -214,12 +216,6 @@ public final class ConformanceTarget {
     }
 
     // MARK: What the runner writes
-
-    /// A fresh origin (incarnation) of the runner's node for this run; sorted pairs come from
-    /// `newOrigins`.
-    public func newOrigin() -> String { Identifier.uuidV4(random: random) }
-
-    public func newOrigins(_ count: Int) -> [String] { (0..<count).map { _ in newOrigin() }.sorted() }
 
     public func newEntryID() -> String { "conformance_" + Identifier.uuidV4(random: random) }
 
