@@ -47,4 +47,6 @@ public struct PlantedBugs: OptionSet, Sendable, Hashable {
     public static let reversedOriginTieBreak = PlantedBugs(rawValue: 1 << 6)
     /// A frame of an unknown type is refused as `malformed` instead of `unknown_type`.
     public static let unknownTypeAsMalformed = PlantedBugs(rawValue: 1 << 7)
+    /// Every CHUNK sent carries a running digest with its last byte flipped.
+    public static let wrongChunkDigest = PlantedBugs(rawValue: 1 << 8)
 }

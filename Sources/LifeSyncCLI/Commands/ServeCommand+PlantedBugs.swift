@@ -12,6 +12,7 @@ enum ServePlantedBugs {
         ("pong-wrong-nonce", .pongWrongNonce),
         ("reversed-tie-break", .reversedOriginTieBreak),
         ("unknown-type-as-malformed", .unknownTypeAsMalformed),
+        ("wrong-chunk-digest", .wrongChunkDigest),
     ]
     static var table: [(String, PlantedBugs)] { PlantedBugNames.table + wire }
 
