@@ -112,7 +112,7 @@ final class ServeNode {
 
     /// Starts `serve`, listening on a fresh free port (or the previous one with `samePort`), and
     /// waits until it prints that it serves. A port someone else grabbed meanwhile is retried.
-    func start(peers: [String] = [], listen: Bool = true, samePort: Bool = false, extra: [String] = []) throws {
+    func start(peers: [String] = [], listen: Bool = true, samePort: Bool = false, extra: [String] = [], environment added: [String: String] = [:]) throws {
         precondition(!isRunning, "\(name) is already running")
         self.peers = peers
         listens = listen
@@ -126,6 +126,7 @@ final class ServeNode {
             for peer in peers { arguments += ["--peer", peer] }
             var environment = ProcessInfo.processInfo.environment
             environment.removeValue(forKey: "LIFESYNC_DB")
+            environment.merge(added) { _, new in new }
             let process = try Subprocess(LifeSyncBinary.path, arguments + extra, environment: environment,
                                          standardOutput: outFile, standardError: errFile)
             self.process = process

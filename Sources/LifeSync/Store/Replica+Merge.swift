@@ -124,6 +124,18 @@ extension Replica {
         try? database.run("PRAGMA wal_checkpoint(PASSIVE)")
     }
 
+    /// The merge rule, or with the planted bug `reversedOriginTieBreak` (test-only) the origin
+    /// tie-break the wrong way round.
+    private func plantedDecision(_ decision: MergeDecision, local: VersionStamp, remote: VersionStamp) -> MergeDecision {
+        guard plantedBugs.contains(.reversedOriginTieBreak), local.hlc == remote.hlc, local.vector.weight == remote.vector.weight,
+              local.origin != remote.origin else { return decision }
+        switch decision {
+        case .keepLocal(let conflict): return .takeRemote(conflict: conflict)
+        case .takeRemote(let conflict): return .keepLocal(conflict: conflict)
+        case .identical: return decision
+        }
+    }
+
     func merge(_ change: Change, into outcome: inout ApplyOutcome, writer: inout RecordWriter) throws {
         guard let local = try storedVersion(id: change.id) else {
             if try storeUnlessClashing(change, outcome: &outcome, { try writer.store(id: change.id, entry: change.entry, stamp: change.stamp, previous: nil) }) != nil {
@@ -131,7 +143,7 @@ extension Replica {
             }
             return
         }
-        switch Merge.decide(local: local.stamp, remote: change.stamp) {
+        switch plantedDecision(Merge.decide(local: local.stamp, remote: change.stamp), local: local.stamp, remote: change.stamp) {
         case .identical:
             if local.stamp.hlc != change.stamp.hlc || local.stamp.deleted != change.stamp.deleted {
                 // The same (origin, sequence) with another stamp: not the write we hold.

@@ -40,4 +40,13 @@ public struct PlantedBugs: OptionSet, Sendable, Hashable {
     /// A sender deletes a recording everywhere (a replicated tombstone, its file removed) when a
     /// receiver's FAILURE says `deleted`: a peer's word taken as a user delete.
     public static let trustsFailureDeleted = PlantedBugs(rawValue: 1 << 4)
+    /// A PONG carries the PING's nonce plus one. For the conformance runner's proof that it can
+    /// fail (`LIFESYNC_PLANTED_BUGS`, test-only), as are the two below.
+    public static let pongWrongNonce = PlantedBugs(rawValue: 1 << 5)
+    /// At equal HLCs and vector weights the smaller origin wins the merge, not the greater.
+    public static let reversedOriginTieBreak = PlantedBugs(rawValue: 1 << 6)
+    /// A frame of an unknown type is refused as `malformed` instead of `unknown_type`.
+    public static let unknownTypeAsMalformed = PlantedBugs(rawValue: 1 << 7)
+    /// Every CHUNK sent carries a running digest with its last byte flipped.
+    public static let wrongChunkDigest = PlantedBugs(rawValue: 1 << 8)
 }

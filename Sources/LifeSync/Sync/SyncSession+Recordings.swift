@@ -87,7 +87,12 @@ extension SyncSession {
     func sendChunks(now: Int64, actions: inout [SessionAction]) {
         guard var transfer = open?.outgoing, transfer.accepted, let storage else { return }
         do {
-            let frames = try transfer.fill(chunkSize: configuration.transfer.chunkSize, window: configuration.transfer.window, from: storage)
+            var frames = try transfer.fill(chunkSize: configuration.transfer.chunkSize, window: configuration.transfer.window, from: storage)
+            if configuration.plantedBugs.contains(.wrongChunkDigest) {
+                // The digest's last byte: after length, type, the ID's str16 and the offset (§5.9.3).
+                let at = 4 + 1 + 2 + transfer.id.utf8.count + 8 + 31
+                for i in frames.indices { frames[i][at] ^= 0xFF }
+            }
             if !frames.isEmpty { lastSent = now }
             actions += frames.map { .send($0) }
         } catch {

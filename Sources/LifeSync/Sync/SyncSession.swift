@@ -283,7 +283,8 @@ public final class SyncSession {
             pump(now: now, actions: &actions)
         case .ping(let nonce):
             lastSent = now
-            actions.append(.send(Message.pong(nonce: nonce).encoded()))
+            let answered = configuration.plantedBugs.contains(.pongWrongNonce) ? nonce &+ 1 : nonce
+            actions.append(.send(Message.pong(nonce: answered).encoded()))
         case .pong:
             break
         case .error(let code, let text):
@@ -358,6 +359,8 @@ public final class SyncSession {
 
     func fail(_ error: WireError) -> [SessionAction] {
         guard state != .closed else { return [] }
+        var error = error
+        if configuration.plantedBugs.contains(.unknownTypeAsMalformed), error.code == .unknownType { error.code = .malformed }
         enterClosed()
         return [.event(.protocolError(error)),
                 .send(Message.error(code: error.code.rawValue, message: error.message).encoded()),

@@ -39,7 +39,13 @@ extension LifeSyncCommandLine {
             """),
         run: { arguments, context in
             let replica = try context.openReplica(arguments)
-            let configuration = try nodeConfiguration(arguments)
+            var configuration = try nodeConfiguration(arguments)
+            let planted = try ServePlantedBugs.parse(context.environment)
+            if !planted.isEmpty {
+                context.console.error("WARNING: \(ServePlantedBugs.variable) is set: this node runs with deliberate protocol defects (test-only). Never use it with data you keep.")
+                configuration.session.plantedBugs = planted
+                replica.plantedBugs = planted
+            }
             let trustedAddresses = try replica.trustedPeers().contains { !$0.addresses.isEmpty }
             let http = try httpAddress(arguments)
             guard arguments.value("--listen") != nil || !configuration.peers.isEmpty || trustedAddresses || http != nil else {

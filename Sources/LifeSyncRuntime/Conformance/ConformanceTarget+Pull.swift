@@ -1,0 +1,76 @@
+import LifeSync
+
+/// Taking changes from the target: the receiving half of delta sync (§7.4), as a client that
+/// applies everything it is sent (in memory) and acknowledges each batch as it arrives.
+extension ConformanceTarget {
+    /// What one pull delivered.
+    public struct Pulled {
+        public var changes: [Change] = []
+        public var batches = 0
+        /// The join of every batch's `through`.
+        public var through = VersionVector()
+        /// The vector of the CAUGHT_UP that ended the pull.
+        public var caughtUp = VersionVector()
+        /// Every origin-table entry that named an owner.
+        public var owners: [String: OriginInfo] = [:]
+
+        func change(id: String) -> Change? { changes.last { $0.id == id } }
+    }
+
+    /// Reads BATCHes, acknowledging each, until CAUGHT_UP. Batch IDs must count from 1 (§5.2),
+    /// and every change must be covered by its batch's `through` (§5.2.1).
+    func pull(on connection: ProbeConnection, firstBatchID: UInt64 = 1, limit: Int = 1_000_000) throws -> Pulled {
+        var pulled = Pulled()
+        return try waitFor("CAUGHT_UP after the target's batches", on: connection) { message in
+            switch message {
+            case .batch(let batch):
+                let due = firstBatchID + UInt64(pulled.batches)
+                guard batch.id == due else {
+                    throw ConformanceFailure("BATCH \(batch.id) where BATCH \(due) was due: batch IDs count from 1 per connection, +1 per BATCH (§5.2)", connection)
+                }
+                for change in batch.changes where change.stamp.sequence > batch.through[change.stamp.origin] {
+                    throw ConformanceFailure("BATCH \(batch.id) sends \(change.id) at \(change.stamp.origin):\(change.stamp.sequence) above its through (\(batch.through[change.stamp.origin])) (§5.2.1)", connection)
+                }
+                pulled.batches += 1
+                pulled.changes += batch.changes
+                pulled.through = pulled.through.joined(with: batch.through)
+                for info in batch.origins where info.nodeID != nil { pulled.owners[info.origin] = info }
+                guard pulled.changes.count <= limit else { throw ConformanceFailure("more than \(limit) changes pulled", connection) }
+                _ = connection.send(.ack(Ack(batchID: batch.id, applied: UInt32(batch.changes.count), conflicts: 0)))
+                return nil
+            case .caughtUp(let vector):
+                pulled.caughtUp = vector
+                return pulled
+            default:
+                return nil
+            }
+        }
+    }
+
+    /// A new session that claims everything the target last said it holds, but of each origin
+    /// of `since` only up to the sequence given: the target sends exactly its current versions
+    /// of those origins' later writes (and whatever else is new since), and the pull keeps those.
+    func readBack(_ since: [String: UInt64]) throws -> Pulled {
+        var claim = knownVector
+        for (origin, sequence) in since { claim[origin] = sequence }
+        let (connection, _) = try open(vector: claim)
+        defer { connection.close() }
+        var pulled = try pull(on: connection)
+        pulled.changes = pulled.changes.filter { change in since[change.stamp.origin].map { change.stamp.sequence > $0 } ?? false }
+        return pulled
+    }
+
+    /// What the target holds now, by its HELLO on a session that asks for nothing.
+    @discardableResult
+    func refreshVector() throws -> VersionVector {
+        let (connection, hello) = try open(vector: VersionVector(), capabilities: [])
+        connection.close()
+        return hello.vector
+    }
+
+    /// The version of entry `id` the target holds now, by pulling the origins that may hold it
+    /// from where they stood before it was written.
+    func current(_ id: String, since: [String: UInt64]) throws -> Change? {
+        try readBack(since).change(id: id)
+    }
+}
