@@ -16,6 +16,8 @@ public final class LifeLogAPI {
     /// The running node, for live peers and pending counts in `/api/status` (nil: a replica
     /// served without sync, as in tests).
     public let node: NodeCore?
+    /// The running node's counters for `GET /metrics` (nil: only the replica's gauges).
+    public var metrics: (() -> NodeMetrics)?
     /// The most entries one `GET /api/entries` returns, and one POST takes.
     public static let maximumLimit = 1_000
     public static let maximumBatch = 10_000
@@ -57,9 +59,15 @@ public final class LifeLogAPI {
 
     private func route(_ request: HTTPRequest, wrote: inout Bool) throws -> HTTPResponse {
         let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        let method = request.method == "HEAD" ? "GET" : request.method
+        if segments == ["metrics"] {
+            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
+            try authenticate(request)
+            try Self.refuseParameters(request, allowed: [])
+            return try metricsText()
+        }
         guard segments.first == "api" else { throw HTTPError(404, "no route \(request.path.prefix(200)); the API is under /api/") }
         try authenticate(request)
-        let method = request.method == "HEAD" ? "GET" : request.method
         switch Array(segments.dropFirst()) {
         case ["entries"]:
             switch method {

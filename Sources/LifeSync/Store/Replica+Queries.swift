@@ -79,6 +79,16 @@ extension Replica {
         Int(try database.firstRow("SELECT count(*) FROM tombstones", [], { $0.int64(0) }) ?? 0)
     }
 
+    /// Losing versions kept in the conflicts table (`lifesync conflicts`).
+    public func conflictCount() throws -> Int {
+        Int(try database.firstRow("SELECT count(*) FROM conflicts", [], { $0.int64(0) }) ?? 0)
+    }
+
+    /// Recordings not deleted, whether or not their bytes are here.
+    public func recordingCount() throws -> Int {
+        Int(try database.firstRow("SELECT count(*) FROM recordings WHERE deleted = 0", [], { $0.int64(0) }) ?? 0)
+    }
+
     /// The stored version of a record (live or deleted), for status and tests.
     public func versionStamp(id: String) throws -> VersionStamp? {
         try storedVersion(id: id)?.stamp

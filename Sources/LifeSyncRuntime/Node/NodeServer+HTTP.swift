@@ -7,7 +7,9 @@ extension NodeServer {
     @discardableResult
     public func serveHTTP(on address: String, limits: HTTPServer.Limits = HTTPServer.Limits()) throws -> String {
         precondition(http == nil, "one HTTP server per node")
-        let server = try HTTPServer(listen: try SocketAddress(parsing: address), api: LifeLogAPI(replica: core.replica, node: core),
+        let api = LifeLogAPI(replica: core.replica, node: core)
+        api.metrics = { [unowned self] in metrics }
+        let server = try HTTPServer(listen: try SocketAddress(parsing: address), api: api,
                                     limits: limits, log: log) { [unowned self] now in execute(core.localWrite(now: now)) }
         http = server
         return server.listeningAddress
