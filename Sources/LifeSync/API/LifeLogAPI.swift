@@ -18,6 +18,8 @@ public final class LifeLogAPI {
     public let node: NodeCore?
     /// The running node's counters for `GET /metrics` (nil: only the replica's gauges).
     public var metrics: (() -> NodeMetrics)?
+    /// Recording files on disk, for `/api/recordings` (nil: uploads are refused, no paths shown).
+    public var recordingUploads: RecordingUploads?
     /// The most entries one `GET /api/entries` returns, and one POST takes.
     public static let maximumLimit = 1_000
     public static let maximumBatch = 10_000
@@ -86,6 +88,15 @@ public final class LifeLogAPI {
             case "DELETE": return try deleteEntry(path[1], request, wrote: &wrote)
             default: throw Self.notAllowed(request, allowed: "GET, HEAD, PUT, PATCH, DELETE")
             }
+        case ["recordings"]:
+            switch method {
+            case "GET": return try listRecordings(request)
+            case "POST": return try uploadRecording(request, wrote: &wrote)
+            default: throw Self.notAllowed(request, allowed: "GET, HEAD, POST")
+            }
+        case ["conflicts"]:
+            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
+            return try listConflicts(request)
         case ["status"]:
             guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
             try Self.refuseParameters(request, allowed: [])

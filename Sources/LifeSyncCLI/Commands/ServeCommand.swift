@@ -21,6 +21,7 @@ extension LifeSyncCommandLine {
                 OptionSpec(name: "--reconnect-max-ms", kind: .value, valueName: "MS", help: "cap of the reconnect backoff (default 30000)"),
                 OptionSpec(name: "--log", kind: .value, valueName: "FILE", help: "append the log lines to FILE instead of printing them"),
                 OptionSpec(name: "--http", kind: .value, valueName: "[HOST:]PORT", help: "serve the LifeLog HTTP API (a bare port: on 127.0.0.1)"),
+                OptionSpec(name: "--http-max-upload", kind: .value, valueName: "BYTES", help: "the largest recording POST /api/recordings takes (default 10000000)"),
                 OptionSpec(name: "--http-insecure", kind: .flag, help: "allow --http on a non-loopback address without TLS (keys and journal in clear)"),
             ],
             details: """
@@ -42,6 +43,14 @@ extension LifeSyncCommandLine {
             let configuration = try nodeConfiguration(arguments)
             let trustedAddresses = try replica.trustedPeers().contains { !$0.addresses.isEmpty }
             let http = try httpAddress(arguments)
+            var httpLimits = HTTPServer.Limits()
+            if let text = arguments.value("--http-max-upload") {
+                guard let bytes = Int(text), (1...HTTPServer.Limits.uploadCeiling).contains(bytes) else {
+                    throw CLIError.usage("--http-max-upload: expected a number of bytes in 1…\(HTTPServer.Limits.uploadCeiling), got '\(text.prefix(40))'",
+                                         command: arguments.spec)
+                }
+                httpLimits.maximumUpload = bytes
+            }
             guard arguments.value("--listen") != nil || !configuration.peers.isEmpty || trustedAddresses || http != nil else {
                 throw CLIError.usage("give --listen HOST:PORT, --peer HOST:PORT, --http PORT, or several (or trust a peer with an address)", command: arguments.spec)
             }
@@ -58,7 +67,7 @@ extension LifeSyncCommandLine {
             }
             let server = try NodeServer(replica: replica, configuration: configuration, listen: arguments.value("--listen"), name: role, log: say)
             if let http {
-                let address = try server.serveHTTP(on: http.address.description)
+                let address = try server.serveHTTP(on: http.address.description, limits: httpLimits)
                 if http.insecure {
                     console.error("warning: the HTTP API on \(address) is plain HTTP: anyone on the network path can read the bearer keys and the entries")
                 }
@@ -84,7 +93,9 @@ extension LifeSyncCommandLine {
     /// `--http`: `HOST:PORT` or a bare port (loopback). Plain HTTP off loopback only when asked.
     static func httpAddress(_ arguments: ParsedArguments) throws -> (address: SocketAddress, insecure: Bool)? {
         guard let text = arguments.value("--http") else {
-            if arguments.flag("--http-insecure") { throw CLIError.usage("--http-insecure needs --http HOST:PORT", command: arguments.spec) }
+            for option in ["--http-insecure", "--http-max-upload"] where arguments.flag(option) {
+                throw CLIError.usage("\(option) needs --http HOST:PORT", command: arguments.spec)
+            }
             return nil
         }
         let address: SocketAddress

@@ -9,6 +9,10 @@ extension NodeServer {
         precondition(http == nil, "one HTTP server per node")
         let api = LifeLogAPI(replica: core.replica, node: core)
         api.metrics = { [unowned self] in metrics }
+        if core.replica.path != ":memory:" {
+            api.recordingUploads = FileRecordingUploads(storage: try FileRecordingStorage(replicaPath: core.replica.path), replica: core.replica,
+                                                        signer: tls.key, random: SystemRandom())
+        }
         let server = try HTTPServer(listen: try SocketAddress(parsing: address), api: api,
                                     limits: limits, log: log) { [unowned self] now in execute(core.localWrite(now: now)) }
         http = server
