@@ -59,18 +59,30 @@ public final class LifeLogAPI {
         return response
     }
 
-    private func route(_ request: HTTPRequest, wrote: inout Bool) throws -> HTTPResponse {
-        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
-        let method = request.method == "HEAD" ? "GET" : request.method
-        if segments == ["metrics"] {
-            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
-            try authenticate(request)
-            try Self.refuseParameters(request, allowed: [])
+    private func route(_ incoming: HTTPRequest, wrote: inout Bool) throws -> HTTPResponse {
+        let segments = incoming.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        let method = incoming.method == "HEAD" ? "GET" : incoming.method
+        switch segments {
+        case ["dashboard"]:
+            // The page holds no data: it asks for the key and every call it makes needs it.
+            guard method == "GET" else { throw Self.notAllowed(incoming, allowed: "GET, HEAD") }
+            try Self.refuseParameters(incoming, allowed: [])
+            return Self.dashboardPage()
+        case ["metrics"]:
+            guard method == "GET" else { throw Self.notAllowed(incoming, allowed: "GET, HEAD") }
+            _ = try authenticate(incoming, segments: segments)
+            try Self.refuseParameters(incoming, allowed: [])
             return try metricsText()
+        default:
+            break
         }
-        guard segments.first == "api" else { throw HTTPError(404, "no route \(request.path.prefix(200)); the API is under /api/") }
-        try authenticate(request)
+        guard segments.first == "api" else { throw HTTPError(404, "no route \(incoming.path.prefix(200)); the API is under /api/ (and /dashboard, /metrics)") }
+        let (request, keyHash) = try authenticate(incoming, segments: segments)
         switch Array(segments.dropFirst()) {
+        case ["media-token"]:
+            guard method == "POST" else { throw Self.notAllowed(request, allowed: "POST") }
+            guard let keyHash else { throw Self.unauthorized("a media token is made only for a request bearing the key") }
+            return try makeMediaToken(request, keyHash: keyHash)
         case ["entries"]:
             switch method {
             case "GET": return try listEntries(request)
@@ -106,16 +118,33 @@ public final class LifeLogAPI {
         }
     }
 
-    /// `Authorization: Bearer <key>` naming a key this node holds.
-    private func authenticate(_ request: HTTPRequest) throws {
+    /// The one place a request proves who it is: `Authorization: Bearer <key>` naming a key
+    /// this node holds, or — only on the two routes browsers must reach without headers
+    /// (`takesMediaToken`) — a media token as `?token=` (see LifeLogAPI+MediaToken). Returns the
+    /// request without its token parameter (the routes know nothing of it) and the hash of the
+    /// key presented (nil for a token).
+    private func authenticate(_ request: HTTPRequest, segments: [String]) throws -> (HTTPRequest, keyHash: String?) {
         guard let header = request.headers["Authorization"] else {
+            if let token = request.parameter("token") {
+                guard Self.takesMediaToken(request, segments: segments) else {
+                    throw Self.unauthorized("?token= is taken only on GET of /api/changes/stream and /api/recordings/ID/content; send Authorization: Bearer <key>")
+                }
+                guard try mediaTokenIsValid(token) else {
+                    throw Self.unauthorized("the token is expired, not one of this node's, or its key was revoked; make another with POST /api/media-token")
+                }
+                var request = request
+                request.query.removeAll { $0.name == "token" }
+                return (request, nil)
+            }
             throw Self.unauthorized("missing Authorization: Bearer <key> (make a key with: lifesync keys create NAME)")
         }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw Self.unauthorized("the Authorization header must be Bearer <key>") }
-        guard try replica.authenticateAPIKey(parts[1].withoutOptionalWhitespace) != nil else {
+        let key = parts[1].withoutOptionalWhitespace
+        guard try replica.authenticateAPIKey(key) != nil else {
             throw Self.unauthorized("the key is not valid on this node (unknown or revoked)")
         }
+        return (request, SHA256.hash(Array(key.utf8)).hex)
     }
 
     struct Unauthorized: Error { var message: String }
