@@ -17,7 +17,7 @@ extension LifeLogAPI {
     static func takesMediaToken(_ request: HTTPRequest, segments: [String]) -> Bool {
         guard request.method == "GET" || request.method == "HEAD" else { return false }
         return segments == ["api", "changes", "stream"]
-            || (segments.count == 5 && segments[0] == "api" && segments[1] == "recordings" && !segments[2].isEmpty && segments[4] == "content")
+            || (segments.count == 4 && segments[0] == "api" && segments[1] == "recordings" && !segments[2].isEmpty && segments[3] == "content")
     }
 
     static func mediaToken(keyHash: String, expires: Int64) -> String {
