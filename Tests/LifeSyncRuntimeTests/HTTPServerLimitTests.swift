@@ -16,8 +16,10 @@ import TestSupport
         private let thread: Thread
         private let done = DispatchSemaphore(value: 0)
 
-        init(limits: HTTPServer.Limits) throws {
+        /// `prepare` runs on the replica before the node's thread starts (which then owns it).
+        init(limits: HTTPServer.Limits, prepare: (Replica) throws -> Void = { _ in }) throws {
             let replica = try Replica.create(path: ":memory:", role: .phone, clock: SystemClock(), random: SystemRandom())
+            try prepare(replica)
             server = try NodeServer(replica: replica, configuration: NodeConfiguration(), listen: nil) { _ in }
             let address = try server.serveHTTP(on: "127.0.0.1:0", limits: limits)
             port = try #require(UInt16(address.split(separator: ":").last ?? ""))
@@ -77,5 +79,43 @@ import TestSupport
         let silent = try RawPeer(port: node.port, tls: false)
         let (nothing, silentClosed) = silent.readBytes(seconds: 10)
         #expect(silentClosed && nothing.isEmpty)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func eventStreamsOverTheCapAreAnswered503AndAFreedSlotIsTaken() throws {
+        var limits = HTTPServer.Limits()
+        limits.maximumEventStreams = 2
+        var key = ""
+        let node = try Served(limits: limits) { replica in
+            key = try replica.createAPIKey(name: "test")
+            _ = try replica.add(json: ReplicaFixtures.entryJSON(text: "one"))
+        }
+        let stream = "GET /api/changes/stream HTTP/1.1\r\nHost: n\r\nAuthorization: Bearer \(key)\r\n\r\n"
+        func open() throws -> (RawPeer, String) {
+            let peer = try RawPeer(port: node.port, tls: false)
+            peer.send(Array(stream.utf8))
+            let (bytes, _) = peer.readBytes(seconds: 10) { text in
+                let s = String(decoding: text, as: UTF8.self)
+                return s.contains("\r\n\r\n") && (!s.hasPrefix("HTTP/1.1 200") || s.contains("event: change"))
+            }
+            return (peer, String(decoding: bytes, as: UTF8.self))
+        }
+        let (first, one) = try open()
+        let (second, two) = try open()
+        #expect(one.hasPrefix("HTTP/1.1 200 OK\r\n") && one.contains("Transfer-Encoding: chunked") && one.contains("data: {"), "\(one)")
+        #expect(two.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(two)")
+        let (_, three) = try open()
+        #expect(three.hasPrefix("HTTP/1.1 503 ") && three.contains("2 event streams are open"), "\(three)")
+        // Ordinary requests are not streams: they still work.
+        let plain = try RawPeer(port: node.port, tls: false)
+        #expect(Self.request(plain, "GET /api/status HTTP/1.1\r\nHost: n\r\nAuthorization: Bearer \(key)\r\n\r\n").hasPrefix("HTTP/1.1 200 "))
+        _ = consume first
+        var reopened = false
+        for _ in 0..<50 where !reopened {
+            reopened = try open().1.hasPrefix("HTTP/1.1 200 ")
+            if !reopened { usleep(50_000) }
+        }
+        #expect(reopened, "the slot of a stream whose client left was never freed")
+        _ = second
     }
 }
