@@ -159,4 +159,33 @@ import TestSupport
         #expect(beyond.status == 416 && beyond.headers["content-range"] == "bytes */100000")
         #expect(try api.curl.request("GET", "/api/recordings/rec_unknown/content").status == 404)
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theChangesCommandPrintsTheFeedAndFollowsIt() throws {
+        let api = try HTTPNode()
+        let first = try Self.post(api, "first")
+        let second = try Self.post(api, "second")
+        let listed = try LifeSyncBinary.run(["changes", "--json", "--db", api.node.db])
+        try #require(listed.status == 0, "\(listed.stderr)")
+        let items = listed.stdout.split(separator: "\n").compactMap { try? parseJSON(String($0)) as? [String: Any] }
+        let fromAPI = try #require(try api.curl.request("GET", "/api/changes").object["changes"] as? [[String: Any]])
+        #expect(items.compactMap { $0["id"] as? String } == [first, second] && items.count == fromAPI.count)
+        #expect(zip(items, fromAPI).allSatisfy { NSDictionary(dictionary: $0) == NSDictionary(dictionary: $1) }, "the CLI's items are the API's")
+        let cursor = try #require(items.first?["cursor"] as? String)
+        let after = try LifeSyncBinary.run(["changes", "--since", cursor, "--db", api.node.db])
+        #expect(after.status == 0 && after.stdout.hasPrefix(items[1]["cursor"] as? String ?? "?") && after.stdout.contains("\(second)  [note] second"),
+                "\(after.stdout)")
+        let refused = try LifeSyncBinary.run(["changes", "--since", "7-0badc0de", "--db", api.node.db])
+        #expect(refused.status == 1 && refused.stderr.contains("another replica"), "\(refused.stderr)")
+
+        let out = api.node.db + ".follow"
+        let follow = try Subprocess(LifeSyncBinary.path, ["changes", "--follow", "--since", cursor, "--db", api.node.db], standardOutput: out)
+        defer { _ = follow.kill(timeout: 5) }
+        let text = { (try? String(contentsOfFile: out, encoding: .utf8)) ?? "" }
+        #expect(eventually(timeout: 10, interval: 0.05) { text().contains(second) }, "\(text())")
+        try #require(try api.curl.request("DELETE", "/api/entries/\(first)").status == 200)
+        #expect(eventually(timeout: 10, interval: 0.05) { text().contains("\(first)  deleted 20") }, "\(text())")
+        follow.signal(SIGINT)
+        #expect(follow.wait(timeout: 10)?.exitStatus == 0, "changes --follow stops cleanly on SIGINT")
+    }
 }
