@@ -76,6 +76,14 @@ import TestSupport
         let liveState = try page.evaluate("document.querySelector('#live').textContent") as? String ?? "?"
         #expect(live, "the new entry never appeared; live state: \(liveState)")
 
+        #expect(liveState == "live", "the page follows the change stream (with its media token), not polling")
+
+        // The player loads the recording through the content route with the media token.
+        _ = try page.evaluate("{ const a = document.querySelector('#recordings audio'); a.preload = 'auto'; a.load(); } true")
+        let played = try page.waitUntil("document.querySelector('#recordings audio').duration > 0.9", timeout: 20)
+        let audioError = try page.evaluate("String(document.querySelector('#recordings audio').error && document.querySelector('#recordings audio').error.message)")
+        #expect(played, "the <audio> never loaded: \(audioError ?? "?")")
+
         let shot = directory.file("dashboard.png")
         try page.screenshot(to: shot)
         let png = try Data(contentsOf: URL(fileURLWithPath: shot))

@@ -26,13 +26,13 @@ import TestSupport
         func token() throws -> String {
             let made = try send("POST", "/api/media-token", key: key)
             #expect(made.status == 201)
-            guard case .object(let members) = try JSONValue.parse(bytes: made.body),
+            guard case .object(let members) = try JSONValue.parse(bytes: made.body.wholeBytes ?? []),
                   case .string(let token)? = members.first(where: { $0.0 == "token" })?.1 else { throw HTTPError(500, "no token") }
             return token
         }
     }
 
-    static func error(_ response: HTTPResponse) -> String { String(decoding: response.body, as: UTF8.self) }
+    static func error(_ response: HTTPResponse) -> String { String(decoding: response.body.wholeBytes ?? [], as: UTF8.self) }
 
     @Test func aTokenIsTakenOnlyOnTheTwoMediaRoutes() throws {
         let f = try Fixture()

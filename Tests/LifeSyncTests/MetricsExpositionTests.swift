@@ -45,7 +45,7 @@ import TestSupport
         let (response, _) = api.handle(request)
         #expect(response.status == 200)
         #expect(response.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8")
-        let text = String(decoding: response.body, as: UTF8.self)
+        let text = String(decoding: response.body.wholeBytes ?? [], as: UTF8.self)
         let (problems, samples) = PrometheusCheck.check(text)
         #expect(problems == [], "\(text)")
         func value(_ name: String, _ labels: [String: String] = [:]) -> Double? { samples.first { $0.name == name && $0.labels == labels }?.value }

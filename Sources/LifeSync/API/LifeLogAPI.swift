@@ -24,6 +24,9 @@ public final class LifeLogAPI {
     public static let maximumLimit = 1_000
     public static let maximumBatch = 10_000
 
+    /// Where the node keeps recording files (nil: none here, so no recording content is served).
+    public var recordingStorage: RecordingStorage? { node?.storage }
+
     public init(replica: Replica, node: NodeCore? = nil) {
         self.replica = replica
         self.node = node
@@ -109,6 +112,18 @@ public final class LifeLogAPI {
         case ["conflicts"]:
             guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
             return try listConflicts(request)
+        case ["changes"]:
+            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
+            return try listChanges(request)
+        case ["changes", "stream"]:
+            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
+            return try streamChanges(request)
+        case ["export"]:
+            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
+            return try export(request)
+        case let path where path.count == 3 && path[0] == "recordings" && !path[1].isEmpty && path[2] == "content":
+            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
+            return try recordingContent(path[1], request)
         case ["status"]:
             guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
             try Self.refuseParameters(request, allowed: [])
@@ -173,6 +188,8 @@ public final class LifeLogAPI {
             return response
         case let error as PreconditionFailed:
             return .error(412, error.message)
+        case let error as CursorRefused:
+            return .error(400, "since: \(error.description)")
         case ReplicaError.notFound(let id):
             return .error(404, "no entry with id \(id)")
         case ReplicaError.invalid(let validation):

@@ -193,6 +193,26 @@ enum Schema {
             last_used TEXT
         );
         """,
+        // 10: the change feed (`GET /api/changes`, `lifesync changes`): each entry ID once, at
+        // the local sequence of the last write this replica applied to it, local or from a peer.
+        // Triggers keep it, so no write path can forget it; AUTOINCREMENT never reuses a number,
+        // so a cursor only ever moves forward. Existing records are numbered oldest first.
+        """
+        CREATE TABLE change_feed (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE
+        );
+        INSERT INTO change_feed(id) SELECT id FROM (
+            SELECT id, hlc FROM entries UNION ALL SELECT id, hlc FROM tombstones) ORDER BY hlc, id;
+        CREATE TRIGGER change_feed_entry_insert AFTER INSERT ON entries BEGIN
+            DELETE FROM change_feed WHERE id = NEW.id; INSERT INTO change_feed(id) VALUES (NEW.id); END;
+        CREATE TRIGGER change_feed_entry_update AFTER UPDATE ON entries BEGIN
+            DELETE FROM change_feed WHERE id = NEW.id; INSERT INTO change_feed(id) VALUES (NEW.id); END;
+        CREATE TRIGGER change_feed_tombstone_insert AFTER INSERT ON tombstones BEGIN
+            DELETE FROM change_feed WHERE id = NEW.id; INSERT INTO change_feed(id) VALUES (NEW.id); END;
+        CREATE TRIGGER change_feed_tombstone_update AFTER UPDATE ON tombstones BEGIN
+            DELETE FROM change_feed WHERE id = NEW.id; INSERT INTO change_feed(id) VALUES (NEW.id); END;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

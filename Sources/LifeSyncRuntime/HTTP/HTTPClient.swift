@@ -12,6 +12,12 @@ final class HTTPClient {
     var waiting: HTTPRequest?
     /// Close once the output has left.
     var closing = false
+    /// The streamed body being produced, once the connection asked for it (`.pullBody`), and
+    /// how far a file body has been read.
+    var body: HTTPBody?
+    var fileRead: UInt64 = 0
+    /// The open-ended body has nothing more until the replica changes.
+    var awaitingChanges = false
     /// When output last moved (or was queued onto an empty queue).
     var lastProgress: Int64
 

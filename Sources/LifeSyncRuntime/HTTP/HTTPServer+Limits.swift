@@ -12,6 +12,15 @@ extension HTTPServer {
         public var maximumQueuedOutput = 4 << 20
         /// A client that reads none of its queued response for this long is dropped. Ms.
         public var writeStall: Int64 = 30_000
+        /// Open event streams (`/api/changes/stream`); one more is answered 503.
+        public var maximumEventStreams = 16
+        /// A streamed body is pulled only while less than this is queued for its client, in
+        /// pieces of about `bodyPieceSize`: what one stream can make the node hold.
+        public var streamQueueBound = 256 * 1024
+        public var bodyPieceSize = 64 * 1024
+        /// How often waiting event streams look for changes written by other processes (those
+        /// of this one, over HTTP or from peers, wake them at once). Ms.
+        public var changeCheckInterval: Int64 = 500
         /// What one request may be; an upload (`LifeLogAPI.uploadRoute`) has its own body bound,
         /// `maximumUpload`.
         public var request = HTTPLimits()

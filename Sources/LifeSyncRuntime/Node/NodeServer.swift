@@ -252,6 +252,7 @@ public final class NodeServer: @unchecked Sendable {
                 }
             case .event(let event):
                 log(event.logLine)
+                if case .received = event { http?.replicaChanged() }
             case .sessionEvent:
                 break
             }
