@@ -32,7 +32,8 @@ extension LifeSyncCommandLine {
             (port 21047) on the interfaces it listens on and learns where its trusted peers are; nodes it
             does not trust are listed by lifesync peers, never dialled. A loopback listener announces nothing.
             --http serves the LifeLog HTTP API (lifesync keys create NAME makes the bearer keys) from the
-            same loop; off by default. It speaks plain HTTP, so an address other than loopback is refused
+            same loop, with /metrics and the /dashboard page; off by default. --http-max-upload bounds a
+            recording uploaded with POST /api/recordings (default 10000000 bytes). It speaks plain HTTP, so an address other than loopback is refused
             unless --http-insecure (HTTPS with the node's key is not built yet).
             The node prints one line per meaningful event, or appends it to --log FILE (for a node run in
             the background); errors that stop it still go to stderr. SIGINT or SIGTERM shuts down cleanly.
@@ -71,7 +72,7 @@ extension LifeSyncCommandLine {
                 if http.insecure {
                     console.error("warning: the HTTP API on \(address) is plain HTTP: anyone on the network path can read the bearer keys and the entries")
                 }
-                let line = "HTTP API on http://\(address)/api/ (lifesync keys list shows the keys)"
+                let line = "HTTP API on http://\(address)/api/, dashboard on http://\(address)/dashboard (lifesync keys list shows the keys)"
                 if let file { file.write(line) } else { console.print(line) }
             }
             signal(SIGINT) { _ in stopSignal = 1 }
