@@ -162,9 +162,14 @@ import TestSupport
                 #expect(names.insert(vector.name).inserted, "\(vector): the name is used twice")
             }
         }
+        for vector in try ProtocolLimitVectorTests.load() {
+            #expect(names.insert(vector.name).inserted, "\(vector): the name is used twice")
+        }
         let present = try FileManager.default.contentsOfDirectory(atPath: Self.directory.path).filter { $0.hasSuffix(".json") }
-        // Vectors that are not frames are checked by their own tests (RecordingSignatureTests).
-        #expect(Set(present) == Set((Self.messageFiles + ["malformed", "discovery", "recording_signature", "pairing"]).map { $0 + ".json" }))
+        // The other files have tests of their own: RecordingSignatureTests, ProtocolLimitVectorTests,
+        // SessionTranscriptTests.
+        #expect(Set(present) == Set((Self.messageFiles + ["malformed", "discovery", "recording_signature", "pairing", "limits",
+                                                          "session_transcript"]).map { $0 + ".json" }))
     }
 
     /// The session does not encode a BATCH from `Change` values: it reads each entry's canonical

@@ -130,11 +130,13 @@ import TestSupport
                 #expect(link.run())
                 #expect(try phone.recordingStatuses().first?.receivedFrom == watchID)
             }
+            // Back to schema 7: step 8's columns out, and every later step's tables too.
             let db = try Database(path: path, create: false)
             try db.execute("""
                 INSERT INTO recording_confirmations SELECT id, received_from, 'watch', sha256, updated_at FROM recording_files;
                 ALTER TABLE recording_files DROP COLUMN damage;
                 ALTER TABLE recording_files DROP COLUMN received_from;
+                DROP TABLE api_keys;
                 PRAGMA user_version = 7;
                 """)
             let reopened = try Replica(path: path, clock: ManualClock(milliseconds: ReplicaFixtures.epoch), random: SeededRandom(seed: 1))

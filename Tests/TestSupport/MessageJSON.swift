@@ -117,7 +117,7 @@ public enum MessageJSON {
             members += [
                 ("recording_id", .string(id)),
                 ("code", .number(Double(code))),
-                ("code_name", errorName(code).map(JSONValue.string) ?? .null),
+                ("code_name", TransferFailure(rawValue: code).map { .string($0.wireName) } ?? .null),
                 ("message", .string(text)),
             ]
         }
@@ -136,15 +136,18 @@ public enum MessageJSON {
         return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
+    /// An entry change carries `entry`, a recording-metadata change (kind 0x02) `recording`:
+    /// the content as a JSON object, or null for a delete.
     static func changeJSON(_ change: Change) -> JSONValue {
         .object([
+            ("kind", .string(change.kind == .entry ? "entry" : "recording")),
             ("id", .string(change.id)),
             ("deleted", .bool(change.stamp.deleted)),
             ("origin", .string(change.stamp.origin)),
             ("seq", u64JSON(change.stamp.sequence)),
             ("hlc", hlcJSON(change.stamp.hlc)),
             ("vv", vectorJSON(change.stamp.vector)),
-            ("entry", change.entry?.json ?? .null),
+            change.kind == .entry ? ("entry", change.entry?.json ?? .null) : ("recording", change.recording?.json ?? .null),
         ])
     }
 
@@ -187,12 +190,22 @@ public enum MessageJSON {
             for item in try object.array("changes") {
                 let change = try Object(item, "changes[]")
                 let deleted = try change.bool("deleted")
-                let entryJSON = try change.value("entry")
-                let entry: LogEntry? = entryJSON == .null ? nil : try LogEntry.validatedComplete(from: entryJSON)
-                guard deleted == (entry == nil) else { throw FormatError("batch: a change has an entry exactly when it is not deleted") }
                 let stamp = VersionStamp(hlc: try hlc(change.value("hlc")), origin: try change.string("origin"),
                                          sequence: try u64(change.value("seq")), vector: try vector(change.value("vv")), deleted: deleted)
-                changes.append(Change(id: try change.string("id"), stamp: stamp, entry: entry))
+                switch try change.string("kind") {
+                case "entry":
+                    let entryJSON = try change.value("entry")
+                    let entry: LogEntry? = entryJSON == .null ? nil : try LogEntry.validatedComplete(from: entryJSON)
+                    guard deleted == (entry == nil) else { throw FormatError("batch: a change has an entry exactly when it is not deleted") }
+                    changes.append(Change(id: try change.string("id"), stamp: stamp, entry: entry))
+                case "recording":
+                    let metadata = try change.value("recording")
+                    let recording: Recording? = metadata == .null ? nil : try Recording.validated(from: metadata)
+                    guard deleted == (recording == nil) else { throw FormatError("batch: a change has metadata exactly when it is not deleted") }
+                    changes.append(Change(id: try change.string("id"), stamp: stamp, recording: recording))
+                case let other:
+                    throw FormatError("batch: unknown change kind \"\(other)\"")
+                }
             }
             return .batch(Batch(id: try u64(object.value("batch_id")), origins: origins, changes: changes,
                                 through: try vector(object.value("through"))))

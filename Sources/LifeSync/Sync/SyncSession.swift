@@ -100,8 +100,19 @@ public final class SyncSession {
         var actions: [SessionAction] = []
         var messages: [Message] = []
         var undecodable: WireError?
+        // An ERROR frame is never answered, even one that does not decode (PROTOCOL.md §7.1):
+        // the peer is closing anyway, and two sides answering each other's bad ERRORs would loop.
+        var undecodableIsError = false
         do {
-            for frame in try decoder.feed(bytes) { messages.append(try Message.decode(type: frame.type, payload: frame.payload)) }
+            for frame in try decoder.feed(bytes) {
+                do {
+                    messages.append(try Message.decode(type: frame.type, payload: frame.payload))
+                } catch {
+                    undecodable = error
+                    undecodableIsError = frame.type == MessageType.error.rawValue
+                    break
+                }
+            }
         } catch {
             undecodable = error
         }
@@ -120,7 +131,11 @@ public final class SyncSession {
                 }
                 try receiveBatches(batches, now: now, actions: &actions)
             }
-            if let undecodable, state != .closed { throw undecodable }
+            if let undecodable, state != .closed {
+                guard undecodableIsError else { throw undecodable }
+                enterClosed()
+                actions += [.event(.protocolError(undecodable)), .close(reason: "peer sent an ERROR that does not decode: \(undecodable)")]
+            }
         } catch let error as WireError {
             actions += fail(error)
         } catch {

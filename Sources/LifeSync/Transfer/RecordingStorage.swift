@@ -66,8 +66,25 @@ public enum TransferFailure: UInt16, Sendable {
     /// The OFFER's size, hash or file name differ from the recording's replicated metadata.
     case metadataMismatch = 10
 
+    /// The name PROTOCOL.md §5.9 gives the code (`checksum_mismatch`): what logs and the test
+    /// vectors show, so a FAILURE reads the same everywhere.
+    public var wireName: String {
+        switch self {
+        case .tooLarge: return "too_large"
+        case .badName: return "bad_name"
+        case .corruptChunk: return "corrupt_chunk"
+        case .checksumMismatch: return "checksum_mismatch"
+        case .storageFailure: return "storage_failure"
+        case .outOfOrder: return "out_of_order"
+        case .notAccepted: return "not_accepted"
+        case .deleted: return "deleted"
+        case .unknownRecording: return "unknown_recording"
+        case .metadataMismatch: return "metadata_mismatch"
+        }
+    }
+
     /// The code's name for logs; unknown codes by number.
     public static func name(_ code: UInt16) -> String {
-        TransferFailure(rawValue: code).map { "\($0)" } ?? "code \(code)"
+        TransferFailure(rawValue: code)?.wireName ?? "code \(code)"
     }
 }
