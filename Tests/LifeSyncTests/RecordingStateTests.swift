@@ -137,6 +137,9 @@ import TestSupport
                 ALTER TABLE recording_files DROP COLUMN damage;
                 ALTER TABLE recording_files DROP COLUMN received_from;
                 DROP TABLE api_keys;
+                DROP TRIGGER change_feed_entry_insert; DROP TRIGGER change_feed_entry_update;
+                DROP TRIGGER change_feed_tombstone_insert; DROP TRIGGER change_feed_tombstone_update;
+                DROP TABLE change_feed;
                 PRAGMA user_version = 7;
                 """)
             let reopened = try Replica(path: path, clock: ManualClock(milliseconds: ReplicaFixtures.epoch), random: SeededRandom(seed: 1))

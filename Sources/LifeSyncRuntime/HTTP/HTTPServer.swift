@@ -17,6 +17,8 @@ public final class HTTPServer {
     let log: (String) -> Void
     /// Entries were written over HTTP: the node pushes them after its debounce.
     let wrote: (Int64) -> Void
+    /// HTTPS: the node's key and certificate, no client certificate asked (nil: plain HTTP).
+    let tls: TLSContext?
     private var listener: Int32
     public let listeningAddress: String
     private var clients: [Int: HTTPClient] = [:]
@@ -30,7 +32,9 @@ public final class HTTPServer {
     private var seenChange: Int64 = -1
     private var nextChangeCheck: Int64 = 0
 
-    init(listen: SocketAddress, api: LifeLogAPI, limits: Limits, log: @escaping (String) -> Void, wrote: @escaping (Int64) -> Void) throws {
+    init(listen: SocketAddress, api: LifeLogAPI, limits: Limits, tls: TLSContext? = nil, log: @escaping (String) -> Void,
+         wrote: @escaping (Int64) -> Void) throws {
+        self.tls = tls
         listener = try Socket.listen(on: listen)
         listeningAddress = Socket.localAddress(listener)
         self.api = api
@@ -63,11 +67,14 @@ public final class HTTPServer {
             switch Socket.accept(listener) {
             case .none, .failed: return
             case .accepted(let fd, let remote, _):
-                let stream = TCPStream(fd: fd)
                 guard clients.count < limits.maximumConnections else {
                     // A clear answer, best effort: the socket is new, so its buffer takes it.
-                    let busy = HTTPResponse.error(503, "\(clients.count) HTTP connections open, the limit is \(limits.maximumConnections); retry shortly")
-                    _ = busy.encoded(keepAlive: false).withUnsafeBytes { stream.write($0) }
+                    // (Under HTTPS there is no channel for one before a handshake: closed.)
+                    let stream = TCPStream(fd: fd)
+                    if tls == nil {
+                        let busy = HTTPResponse.error(503, "\(clients.count) HTTP connections open, the limit is \(limits.maximumConnections); retry shortly")
+                        _ = busy.encoded(keepAlive: false).withUnsafeBytes { stream.write($0) }
+                    }
                     stream.close()
                     if refusalLoggedAt.map({ now - $0 >= 1_000 }) ?? true {
                         refusalLoggedAt = now
@@ -75,8 +82,11 @@ public final class HTTPServer {
                     }
                     continue
                 }
+                let secured: TLSStream?
+                do { secured = try tls?.stream(fd: fd, dialing: false) } catch { close(fd); continue }
+                let stream: any ByteStream = secured ?? TCPStream(fd: fd)
                 let connection = HTTPConnection(now: now, limits: limits.request, timeouts: limits.timeouts)
-                clients[nextID] = HTTPClient(stream: stream, remote: remote, connection: connection, now: now)
+                clients[nextID] = HTTPClient(stream: stream, tls: secured, remote: remote, connection: connection, now: now)
                 nextID += 1
             }
         }
@@ -203,6 +213,15 @@ extension HTTPServer: PollParticipant {
         for id in polled {
             let client = clients[id]!
             var events: Int16 = 0
+            if let tls = client.tls, !client.handshaken {
+                // The handshake, under the connection's idle timeout.
+                events = Int16(POLLIN) | (tls.wantsWritable ? Int16(POLLOUT) : 0)
+                if let due = client.connection.deadline { deadline = min(deadline ?? due, due) }
+                interests.append(PollLoop.Interest(fd: client.stream.fd, events: events))
+                continue
+            }
+            if client.tls?.wantsWritable == true { events |= Int16(POLLOUT) }
+            if client.stream.hasBufferedInput && client.waiting == nil && client.connection.readsInput { deadline = now }
             if !client.closing && client.waiting == nil && client.connection.readsInput { events |= Int16(POLLIN) }
             if client.body != nil && !client.awaitingChanges && client.queued < limits.streamQueueBound { deadline = now }
             if client.awaitingChanges { deadline = min(deadline ?? nextChangeCheck, nextChangeCheck) }
@@ -222,12 +241,23 @@ extension HTTPServer: PollParticipant {
         for (index, id) in polled.enumerated() {
             guard let client = clients[id] else { continue }
             let events = revents[index + 1]
+            if let tls = client.tls, !client.handshaken {
+                switch tls.handshake() {
+                case .done, .established: client.handshaken = true
+                case .inProgress:
+                    perform(client.connection.tick(now: now), on: client, now: now)
+                    if client.connection.isClosed { drop(id) }
+                    continue
+                case .failed: drop(id); continue
+                }
+            }
             if client.queued > 0 && events & (Int16(POLLOUT) | Int16(POLLERR) | Int16(POLLHUP)) != 0 {
                 if client.flush(now: now) == .failed { drop(id); continue }
                 serveWaiting(client, now: now)
             }
             pump(client, now: now)
-            if events & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 && !client.closing && client.waiting == nil {
+            if (events & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 || client.stream.hasBufferedInput)
+                && !client.closing && client.waiting == nil {
                 read(client, now: now)
             }
             perform(client.connection.tick(now: now), on: client, now: now)
