@@ -56,13 +56,13 @@ final class HTTPNode {
     let key: String
     let port: UInt16
 
-    init(role: String = "phone", listen: Bool = false, peers: [String] = []) throws {
+    init(role: String = "phone", listen: Bool = false, peers: [String] = [], extra: [String] = []) throws {
         node = try group.node("api", role: role)
         let created = try LifeSyncBinary.run(["keys", "create", "curl", "--db", node.db])
         guard created.status == 0 else { throw ServeError("keys create: \(created.stderr)") }
         key = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         port = try freeLoopbackPort()
-        try node.start(peers: peers, listen: listen, extra: ["--http", "\(port)"])
+        try node.start(peers: peers, listen: listen, extra: ["--http", "\(port)"] + extra)
     }
 
     var curl: Curl { Curl(base: "http://127.0.0.1:\(port)", key: key) }

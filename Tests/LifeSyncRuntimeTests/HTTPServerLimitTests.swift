@@ -15,10 +15,22 @@ import TestSupport
         let port: UInt16
         private let thread: Thread
         private let done = DispatchSemaphore(value: 0)
+        /// The node's log lines, written on its thread.
+        private let logLock = Lock()
+        private let logLines = LogLines()
+        var log: [String] { logLock.withLock { logLines.lines } }
 
-        init(limits: HTTPServer.Limits) throws {
+        final class LogLines: @unchecked Sendable {
+            var lines: [String] = []
+            func append(_ line: String) { lines.append(line) }
+        }
+
+        /// `prepare` runs on the replica before the node's thread starts (which then owns it).
+        init(limits: HTTPServer.Limits, prepare: (Replica) throws -> Void = { _ in }) throws {
             let replica = try Replica.create(path: ":memory:", role: .phone, clock: SystemClock(), random: SystemRandom())
-            server = try NodeServer(replica: replica, configuration: NodeConfiguration(), listen: nil) { _ in }
+            try prepare(replica)
+            let (lock, lines) = (logLock, logLines)
+            server = try NodeServer(replica: replica, configuration: NodeConfiguration(), listen: nil) { line in lock.withLock { lines.append(line) } }
             let address = try server.serveHTTP(on: "127.0.0.1:0", limits: limits)
             port = try #require(UInt16(address.split(separator: ":").last ?? ""))
             let (server, done) = (server, done)
@@ -77,5 +89,95 @@ import TestSupport
         let silent = try RawPeer(port: node.port, tls: false)
         let (nothing, silentClosed) = silent.readBytes(seconds: 10)
         #expect(silentClosed && nothing.isEmpty)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func eventStreamsOverTheCapAreAnswered503AndAFreedSlotIsTaken() throws {
+        var limits = HTTPServer.Limits()
+        limits.maximumEventStreams = 2
+        var key = ""
+        let node = try Served(limits: limits) { replica in
+            key = try replica.createAPIKey(name: "test")
+            _ = try replica.add(json: ReplicaFixtures.entryJSON(text: "one"))
+        }
+        let stream = "GET /api/changes/stream HTTP/1.1\r\nHost: n\r\nAuthorization: Bearer \(key)\r\n\r\n"
+        func open() throws -> (RawPeer, String) {
+            let peer = try RawPeer(port: node.port, tls: false)
+            peer.send(Array(stream.utf8))
+            let (bytes, _) = peer.readBytes(seconds: 10) { text in
+                let s = String(decoding: text, as: UTF8.self)
+                return s.contains("\r\n\r\n") && (!s.hasPrefix("HTTP/1.1 200") || s.contains("event: change"))
+            }
+            return (peer, String(decoding: bytes, as: UTF8.self))
+        }
+        let (first, one) = try open()
+        let (second, two) = try open()
+        #expect(one.hasPrefix("HTTP/1.1 200 OK\r\n") && one.contains("Transfer-Encoding: chunked") && one.contains("data: {"), "\(one)")
+        #expect(two.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(two)")
+        let (_, three) = try open()
+        #expect(three.hasPrefix("HTTP/1.1 503 ") && three.contains("2 event streams are open"), "\(three)")
+        // Ordinary requests are not streams: they still work.
+        let plain = try RawPeer(port: node.port, tls: false)
+        #expect(Self.request(plain, "GET /api/status HTTP/1.1\r\nHost: n\r\nAuthorization: Bearer \(key)\r\n\r\n").hasPrefix("HTTP/1.1 200 "))
+        _ = consume first
+        var reopened = false
+        for _ in 0..<50 where !reopened {
+            reopened = try open().1.hasPrefix("HTTP/1.1 200 ")
+            if !reopened { usleep(50_000) }
+        }
+        #expect(reopened, "the slot of a stream whose client left was never freed")
+        _ = second
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aClientThatStopsReadingAStreamedBodyIsDropped() throws {
+        var limits = HTTPServer.Limits()
+        limits.writeStall = 300
+        var key = ""
+        // About 9.5 MB of export: more than the loopback socket buffers hold, so the server's
+        // queue stops draining and only the pulled pieces wait in it.
+        let node = try Served(limits: limits) { replica in
+            key = try replica.createAPIKey(name: "test")
+            let text = String(repeating: "x", count: 1_500)
+            let defaults = replica.addDefaults()
+            let items = (0..<6_000).map { i in
+                Result { () throws(ValidationError) in
+                    try LogEntry.validated(from: ReplicaFixtures.entryJSON(text: "\(i) \(text)"), defaults: defaults)
+                }
+            }
+            _ = try replica.addBatch(items, atomic: true)
+        }
+        // A client with a small receive window that sends its request and reads nothing.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var size: Int32 = 4096
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = node.port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        try #require(connected == 0)
+        let request = Array("GET /api/export HTTP/1.1\r\nHost: n\r\nAuthorization: Bearer \(key)\r\n\r\n".utf8)
+        #expect(request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == request.count)
+        // The server gives up on it after the stall.
+        var dropped = false
+        for _ in 0..<200 where !dropped {
+            usleep(50_000)
+            dropped = node.log.contains { $0.contains("HTTP: dropped") && $0.contains("read none of its response") }
+        }
+        #expect(dropped, "a client that reads nothing kept its streamed response open: \(node.log)")
+        // And then the stream is over: reading what was buffered ends in a close or a reset.
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var total = 0
+        for _ in 0..<100_000 {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            total += count
+        }
+        #expect(total < 9_000_000, "the whole export arrived: \(total) bytes")
     }
 }

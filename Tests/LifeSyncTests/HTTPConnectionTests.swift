@@ -64,7 +64,8 @@ import Testing
         var response = HTTPResponse.error(404, "no entry with id x")
         response.headers.add("Access-Control-Allow-Origin", "*")
         let text = String(decoding: response.encoded(keepAlive: true), as: UTF8.self)
+        let body = try #require(response.body.wholeBytes)
         #expect(text == "HTTP/1.1 404 Not Found\r\nContent-Type: application/json; charset=utf-8\r\nAccess-Control-Allow-Origin: *\r\n"
-                + "Content-Length: \(response.body.count)\r\n\r\n" + String(decoding: response.body, as: UTF8.self))
+                + "Content-Length: \(body.count)\r\n\r\n" + String(decoding: body, as: UTF8.self))
     }
 }

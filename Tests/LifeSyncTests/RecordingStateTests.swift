@@ -137,6 +137,8 @@ import TestSupport
                 ALTER TABLE recording_files DROP COLUMN damage;
                 ALTER TABLE recording_files DROP COLUMN received_from;
                 DROP TABLE api_keys;
+                DROP INDEX idx_entries_feed; DROP INDEX idx_tombstones_feed;
+                ALTER TABLE entries DROP COLUMN feed_seq; ALTER TABLE tombstones DROP COLUMN feed_seq;
                 PRAGMA user_version = 7;
                 """)
             let reopened = try Replica(path: path, clock: ManualClock(milliseconds: ReplicaFixtures.epoch), random: SeededRandom(seed: 1))

@@ -38,7 +38,7 @@ public final class RawPeer {
         let deadline = MonotonicClock.seconds() + 5
         while true {
             switch stream.handshake() {
-            case .done: return
+            case .done, .established: return
             case .failed(let reason): throw RawPeerError("TLS handshake failed: \(reason)")
             case .inProgress:
                 guard MonotonicClock.seconds() < deadline else { throw RawPeerError("TLS handshake timed out") }

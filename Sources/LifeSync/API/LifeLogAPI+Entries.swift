@@ -1,17 +1,25 @@
 /// `GET /api/entries` (the document's filters) and `POST /api/entries` (one entry or a batch).
 extension LifeLogAPI {
     func listEntries(_ request: HTTPRequest) throws -> HTTPResponse {
-        try Self.refuseParameters(request, allowed: ["since", "until", "category", "source", "tag", "search", "limit", "offset"])
+        try Self.refuseParameters(request, allowed: Self.filterParameters.union(["limit", "offset"]))
+        var query = try Self.filter(request)
+        query.limit = try Self.integer(request, "limit", default: EntryQuery.defaultLimit, range: 0...Self.maximumLimit)
+        query.offset = try Self.integer(request, "offset", default: 0, range: 0...Int(Int32.max))
+        return .json(200, .array(try replica.entries(matching: query).map(\.json)))
+    }
+
+    /// The filters of `GET /api/entries`, shared by `GET /api/export`.
+    static let filterParameters: Set<String> = ["since", "until", "category", "source", "tag", "search"]
+
+    static func filter(_ request: HTTPRequest) throws(HTTPError) -> EntryQuery {
         var query = EntryQuery()
-        query.since = try Self.time(request, "since", endOfDay: false)
-        query.until = try Self.time(request, "until", endOfDay: true)
+        query.since = try time(request, "since", endOfDay: false)
+        query.until = try time(request, "until", endOfDay: true)
         query.category = request.parameter("category")
         query.source = request.parameter("source")
         query.tag = request.parameter("tag")
         query.search = request.parameter("search")
-        query.limit = try Self.integer(request, "limit", default: EntryQuery.defaultLimit, range: 0...Self.maximumLimit)
-        query.offset = try Self.integer(request, "offset", default: 0, range: 0...Int(Int32.max))
-        return .json(200, .array(try replica.entries(matching: query).map(\.json)))
+        return query
     }
 
     /// An ISO 8601 instant, or a bare `YYYY-MM-DD` meaning that UTC day's start (`since`) or its

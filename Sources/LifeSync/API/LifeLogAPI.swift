@@ -16,9 +16,16 @@ public final class LifeLogAPI {
     /// The running node, for live peers and pending counts in `/api/status` (nil: a replica
     /// served without sync, as in tests).
     public let node: NodeCore?
+    /// The running node's counters for `GET /metrics` (nil: only the replica's gauges).
+    public var metrics: (() -> NodeMetrics)?
+    /// Recording files on disk, for `/api/recordings` (nil: uploads are refused, no paths shown).
+    public var recordingUploads: RecordingUploads?
     /// The most entries one `GET /api/entries` returns, and one POST takes.
     public static let maximumLimit = 1_000
     public static let maximumBatch = 10_000
+
+    /// Where the node keeps recording files (nil: none here, so no recording content is served).
+    public var recordingStorage: RecordingStorage? { node?.storage }
 
     public init(replica: Replica, node: NodeCore? = nil) {
         self.replica = replica
@@ -55,12 +62,30 @@ public final class LifeLogAPI {
         return response
     }
 
-    private func route(_ request: HTTPRequest, wrote: inout Bool) throws -> HTTPResponse {
-        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
-        guard segments.first == "api" else { throw HTTPError(404, "no route \(request.path.prefix(200)); the API is under /api/") }
-        try authenticate(request)
-        let method = request.method == "HEAD" ? "GET" : request.method
+    private func route(_ incoming: HTTPRequest, wrote: inout Bool) throws -> HTTPResponse {
+        let segments = incoming.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        let method = incoming.method == "HEAD" ? "GET" : incoming.method
+        switch segments {
+        case ["dashboard"]:
+            // The page holds no data: it asks for the key and every call it makes needs it.
+            guard method == "GET" else { throw Self.notAllowed(incoming, allowed: "GET, HEAD") }
+            try Self.refuseParameters(incoming, allowed: [])
+            return Self.dashboardPage()
+        case ["metrics"]:
+            guard method == "GET" else { throw Self.notAllowed(incoming, allowed: "GET, HEAD") }
+            _ = try authenticate(incoming, segments: segments)
+            try Self.refuseParameters(incoming, allowed: [])
+            return try metricsText()
+        default:
+            break
+        }
+        guard segments.first == "api" else { throw HTTPError(404, "no route \(incoming.path.prefix(200)); the API is under /api/ (and /dashboard, /metrics)") }
+        let (request, keyHash) = try authenticate(incoming, segments: segments)
         switch Array(segments.dropFirst()) {
+        case ["media-token"]:
+            guard method == "POST" else { throw Self.notAllowed(request, allowed: "POST") }
+            guard let keyHash else { throw Self.unauthorized("a media token is made only for a request bearing the key") }
+            return try makeMediaToken(request, keyHash: keyHash)
         case ["entries"]:
             switch method {
             case "GET": return try listEntries(request)
@@ -78,6 +103,27 @@ public final class LifeLogAPI {
             case "DELETE": return try deleteEntry(path[1], request, wrote: &wrote)
             default: throw Self.notAllowed(request, allowed: "GET, HEAD, PUT, PATCH, DELETE")
             }
+        case ["recordings"]:
+            switch method {
+            case "GET": return try listRecordings(request)
+            case "POST": return try uploadRecording(request, wrote: &wrote)
+            default: throw Self.notAllowed(request, allowed: "GET, HEAD, POST")
+            }
+        case ["conflicts"]:
+            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
+            return try listConflicts(request)
+        case ["changes"]:
+            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
+            return try listChanges(request)
+        case ["changes", "stream"]:
+            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
+            return try streamChanges(request)
+        case ["export"]:
+            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
+            return try export(request)
+        case let path where path.count == 3 && path[0] == "recordings" && !path[1].isEmpty && path[2] == "content":
+            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
+            return try recordingContent(path[1], request)
         case ["status"]:
             guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
             try Self.refuseParameters(request, allowed: [])
@@ -87,16 +133,33 @@ public final class LifeLogAPI {
         }
     }
 
-    /// `Authorization: Bearer <key>` naming a key this node holds.
-    private func authenticate(_ request: HTTPRequest) throws {
+    /// The one place a request proves who it is: `Authorization: Bearer <key>` naming a key
+    /// this node holds, or — only on the two routes browsers must reach without headers
+    /// (`takesMediaToken`) — a media token as `?token=` (see LifeLogAPI+MediaToken). Returns the
+    /// request without its token parameter (the routes know nothing of it) and the hash of the
+    /// key presented (nil for a token).
+    private func authenticate(_ request: HTTPRequest, segments: [String]) throws -> (HTTPRequest, keyHash: String?) {
         guard let header = request.headers["Authorization"] else {
+            if let token = request.parameter("token") {
+                guard Self.takesMediaToken(request, segments: segments) else {
+                    throw Self.unauthorized("?token= is taken only on GET of /api/changes/stream and /api/recordings/ID/content; send Authorization: Bearer <key>")
+                }
+                guard try mediaTokenIsValid(token) else {
+                    throw Self.unauthorized("the token is expired, not one of this node's, or its key was revoked; make another with POST /api/media-token")
+                }
+                var request = request
+                request.query.removeAll { $0.name == "token" }
+                return (request, nil)
+            }
             throw Self.unauthorized("missing Authorization: Bearer <key> (make a key with: lifesync keys create NAME)")
         }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw Self.unauthorized("the Authorization header must be Bearer <key>") }
-        guard try replica.authenticateAPIKey(parts[1].withoutOptionalWhitespace) != nil else {
+        let key = parts[1].withoutOptionalWhitespace
+        guard try replica.authenticateAPIKey(key) != nil else {
             throw Self.unauthorized("the key is not valid on this node (unknown or revoked)")
         }
+        return (request, SHA256.hash(Array(key.utf8)).hex)
     }
 
     struct Unauthorized: Error { var message: String }
@@ -125,6 +188,8 @@ public final class LifeLogAPI {
             return response
         case let error as PreconditionFailed:
             return .error(412, error.message)
+        case let error as CursorRefused:
+            return .error(400, "since: \(error.description)")
         case ReplicaError.notFound(let id):
             return .error(404, "no entry with id \(id)")
         case ReplicaError.invalid(let validation):

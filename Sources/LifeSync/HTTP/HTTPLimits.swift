@@ -11,13 +11,25 @@ public struct HTTPLimits: Equatable, Sendable {
     public var bodyBytes = 4 << 20
     /// One chunk-size line of a chunked body, extensions included.
     public var chunkLineBytes = 1024
+    /// Routes whose body has its own bound instead of `bodyBytes`, by `"METHOD /path"`
+    /// (`"POST /api/recordings"`: an upload is bigger than any JSON a client sends).
+    public var bodyBytesByRoute: [String: Int] = [:]
 
     public init() {}
 
-    /// The most a parser keeps unconsumed: a full head and body plus the framing of a chunked
-    /// body, which can be no more than a chunk line per chunk byte would make it; a client that
-    /// needs more is refused with 413 before it gets there.
-    public var bufferedBytes: Int { headBytes + bodyBytes + 64 * 1024 }
+    /// The bound on the body of a request with this method and decoded path, and whose it is
+    /// (for the refusal's words).
+    public func bodyBytes(method: String, path: String) -> (bytes: Int, route: String?) {
+        let route = method + " " + path
+        guard let bytes = bodyBytesByRoute[route] else { return (bodyBytes, nil) }
+        precondition(bytes >= 0, "a body bound is a size")
+        return (bytes, route)
+    }
+
+    /// The most a parser keeps unconsumed: a full head and the largest body plus the framing of
+    /// a chunked body, which can be no more than a chunk line per chunk byte would make it; a
+    /// client that needs more is refused with 413 before it gets there.
+    public var bufferedBytes: Int { headBytes + max(bodyBytes, bodyBytesByRoute.values.max() ?? 0) + 64 * 1024 }
 }
 
 /// Why a request cannot be served as sent: the status to answer with and a sentence naming the

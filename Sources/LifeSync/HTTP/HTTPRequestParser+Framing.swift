@@ -161,8 +161,8 @@ extension HTTPRequestParser {
                       digits.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) }) else {
                     throw HTTPError(400, "a chunk size must be hex digits, got \"\(Self.printable(line))\"")
                 }
-                guard body.count + size <= limits.bodyBytes else {
-                    throw HTTPError(413, "the chunked body is over \(limits.bodyBytes) bytes; at most that is accepted")
+                guard size <= bodyBound - body.count else {
+                    throw HTTPError(413, "the chunked body is over \(bodyBound) bytes; at most that is accepted\(bodyBoundNamed)")
                 }
                 consumed = lineEnd + 2
                 step = size == 0 ? .trailers(bytes: 0) : .data(remaining: size)

@@ -61,6 +61,10 @@ public struct HTTPRequestParser: Sendable {
     /// linear time.
     var scanned = 0
     private var continueSent = false
+    /// The body bound of the request being read (`HTTPLimits.bodyBytes(method:path:)`), and the
+    /// words a refusal adds.
+    var bodyBound = 0
+    var bodyBoundNamed = ""
 
     public init(limits: HTTPLimits = HTTPLimits()) {
         self.limits = limits
@@ -155,6 +159,10 @@ public struct HTTPRequestParser: Sendable {
     /// After the head: decides how the body is framed (RFC 9112 §6.3), refusing what is
     /// ambiguous (both Content-Length and Transfer-Encoding: the request-smuggling shape).
     private mutating func begin(_ head: Head) throws(HTTPError) -> Event {
+        let path = (try? HTTPRequest.split(target: head.target).path) ?? head.target
+        let bound = limits.bodyBytes(method: head.method, path: path)
+        bodyBound = bound.bytes
+        bodyBoundNamed = bound.route.map { " on \($0)" } ?? ""
         let encodings = head.headers.tokens("Transfer-Encoding").map { $0.lowercased() }
         let lengths = head.headers.values("Content-Length")
         if !encodings.isEmpty {
@@ -176,8 +184,8 @@ public struct HTTPRequestParser: Sendable {
             }
             length = value
         }
-        guard length <= limits.bodyBytes else {
-            throw HTTPError(413, "the body is \(length) bytes; at most \(limits.bodyBytes) are accepted")
+        guard length <= bodyBound else {
+            throw HTTPError(413, "the body is \(length) bytes; at most \(bodyBound) are accepted\(bodyBoundNamed)")
         }
         state = .body(head, length: length)
         return next()

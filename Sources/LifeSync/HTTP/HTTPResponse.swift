@@ -1,11 +1,16 @@
-/// A response as a value, and its encoding. The body is always sent with a Content-Length
-/// (bodies here are built whole), which is what lets a connection stay open after it.
-public struct HTTPResponse: Equatable, Sendable {
+/// A response as a value, and its encoding. A whole body goes with a Content-Length; a streamed
+/// one (`HTTPBody`) with its length when known, else chunked — either way the connection can
+/// stay open after it.
+public struct HTTPResponse: Equatable {
     public var status: Int
     public var headers: HTTPHeaders
-    public var body: [UInt8]
+    public var body: HTTPBody
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.init(status: status, headers: headers, streaming: .bytes(body))
+    }
+
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), streaming body: HTTPBody) {
         precondition((100...599).contains(status), "an HTTP status is three digits")
         self.status = status
         self.headers = headers
@@ -26,23 +31,62 @@ public struct HTTPResponse: Equatable, Sendable {
 
     public static func error(_ error: HTTPError) -> HTTPResponse { self.error(error.status, error.message) }
 
-    /// The bytes on the wire. `headOnly` leaves the body out (a HEAD request, RFC 9110 §9.3.2)
-    /// but keeps its Content-Length; `keepAlive: false` says `Connection: close`.
+    /// How the body's end is marked on the wire.
+    enum Framing: Equatable, Sendable {
+        case length(UInt64)
+        case chunked
+        /// HTTP/1.0 has no chunks: the body ends when the connection closes.
+        case untilClose
+        /// 1xx, 204 and 304 have no body and so no Content-Length (RFC 9110 §8.6).
+        case none
+    }
+
+    /// Whether this status carries a body at all.
+    var hasBody: Bool { status >= 200 && status != 204 && status != 304 }
+
+    func framing(http11: Bool) -> Framing {
+        guard hasBody else { return .none }
+        if let length = body.knownLength { return .length(length) }
+        return http11 ? .chunked : .untilClose
+    }
+
+    /// The bytes on the wire of a whole body. `headOnly` leaves the body out (a HEAD request,
+    /// RFC 9110 §9.3.2) but keeps its Content-Length; `keepAlive: false` says `Connection: close`.
     public func encoded(headOnly: Bool = false, keepAlive: Bool = true) -> [UInt8] {
+        guard case .bytes(let bytes) = body else { preconditionFailure("a streamed body is sent through HTTPConnection") }
+        var out = head(framing: framing(http11: true), keepAlive: keepAlive)
+        if !headOnly && hasBody { out += bytes }
+        return out
+    }
+
+    /// The status line and headers, with the framing's header.
+    func head(framing: Framing, keepAlive: Bool) -> [UInt8] {
         var text = "HTTP/1.1 \(status) \(HTTPResponse.reason(status))\r\n"
-        for (name, value) in headers where name.lowercased() != "content-length" && name.lowercased() != "connection" {
+        for (name, value) in headers {
+            let lower = name.lowercased()
+            guard lower != "content-length" && lower != "connection" && lower != "transfer-encoding" else { continue }
             precondition(!name.utf8.contains { $0 <= 0x20 || $0 == UInt8(ascii: ":") } && !value.utf8.contains { $0 == 0x0D || $0 == 0x0A },
                          "a header this node writes has no line break and a token name")
             text += "\(name): \(value)\r\n"
         }
-        // 1xx, 204 and 304 have no body and so no Content-Length (RFC 9110 §8.6).
-        if status >= 200 && status != 204 && status != 304 { text += "Content-Length: \(body.count)\r\n" }
+        switch framing {
+        case .length(let length): text += "Content-Length: \(length)\r\n"
+        case .chunked: text += "Transfer-Encoding: chunked\r\n"
+        case .untilClose, .none: break
+        }
         if !keepAlive { text += "Connection: close\r\n" }
         text += "\r\n"
-        var bytes = Array(text.utf8)
-        if !headOnly { bytes += body }
-        return bytes
+        return Array(text.utf8)
     }
+
+    /// One chunk of a chunked body (an empty piece would end the body, so it is never framed).
+    static func chunk(_ bytes: [UInt8]) -> [UInt8] {
+        precondition(!bytes.isEmpty, "an empty chunk is the end of the body")
+        return Array((String(bytes.count, radix: 16) + "\r\n").utf8) + bytes + [0x0D, 0x0A]
+    }
+
+    /// The last chunk, with no trailers.
+    static let lastChunk = Array("0\r\n\r\n".utf8)
 
     /// `HTTP/1.1 100 Continue`: the go-ahead a client that sent `Expect: 100-continue` waits for.
     public static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
@@ -51,6 +95,7 @@ public struct HTTPResponse: Equatable, Sendable {
         switch status {
         case 100: return "Continue"
         case 200: return "OK"
+        case 206: return "Partial Content"
         case 201: return "Created"
         case 204: return "No Content"
         case 207: return "Multi-Status"
@@ -66,6 +111,7 @@ public struct HTTPResponse: Equatable, Sendable {
         case 412: return "Precondition Failed"
         case 413: return "Content Too Large"
         case 415: return "Unsupported Media Type"
+        case 416: return "Range Not Satisfiable"
         case 417: return "Expectation Failed"
         case 422: return "Unprocessable Content"
         case 500: return "Internal Server Error"

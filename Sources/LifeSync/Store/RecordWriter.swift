@@ -8,6 +8,7 @@ struct RecordWriter {
     private let createdAt: String
     private var insertIfAbsent: Statement?
     private var upsert: Statement?
+    private var latestFeed: Statement?
     private var row = RowText()
 
     init(database: Database, createdAt: Timestamp) {
@@ -25,10 +26,10 @@ struct RecordWriter {
             // The new version first: if another record holds its (origin, sequence), this throws
             // before anything of the old version is gone (see `storeUnlessClashing`).
             try database.run("""
-                INSERT INTO tombstones(id, deleted_at, hlc, origin, origin_seq, vv) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                ON CONFLICT(id) DO UPDATE SET hlc = ?3, origin = ?4, origin_seq = ?5, vv = ?6
+                INSERT INTO tombstones(id, deleted_at, hlc, origin, origin_seq, vv, feed_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                ON CONFLICT(id) DO UPDATE SET hlc = ?3, origin = ?4, origin_seq = ?5, vv = ?6, feed_seq = ?7
                 """, [.text(id), .text(createdAt), .integer(stamp.hlc.rawValue), .text(stamp.origin),
-                      .counter(stamp.sequence), .text(stamp.vector.description)])
+                      .counter(stamp.sequence), .text(stamp.vector.description), .integer(try nextFeedSequence())])
             if previous == .live { try database.run("DELETE FROM entries WHERE id = ?", [.text(id)]) }
             return true
         }
@@ -47,11 +48,27 @@ struct RecordWriter {
         row.set(12) { stamp.vector.write(to: &$0) }
         statement.bind(stamp.hlc.rawValue, at: 9)
         statement.bind(Int64(clamping: stamp.sequence), at: 11)  // bounded where it entered, as SQLValue.counter
+        statement.bind(try nextFeedSequence(), at: 13)
         try row.execute(statement)
         let stored = database.changes > 0
         if previous == .tombstone { try database.run("DELETE FROM tombstones WHERE id = ?", [.text(id)]) }
         return stored
     }
+
+    /// The change feed's number for the row about to be written: one above the latest on either
+    /// table, read afresh for every row (an index's last key), so writers sharing a transaction
+    /// never hand out one number twice. A row left alone (`ifAbsent`) leaves a gap, which a feed
+    /// reader never notices.
+    private mutating func nextFeedSequence() throws -> Int64 {
+        let statement = try held(&latestFeed, RecordWriter.latestFeedSQL)
+        let latest = try statement.step() ? statement.int64(0) : 0
+        statement.reset()
+        precondition(latest >= 0 && latest < Int64.max, "feed numbers only grow, from 1")
+        return latest + 1
+    }
+
+    /// The latest number of the change feed (0 before the first change).
+    static let latestFeedSQL = "SELECT max(coalesce((SELECT max(feed_seq) FROM entries), 0), coalesce((SELECT max(feed_seq) FROM tombstones), 0))"
 
     private func held(_ slot: inout Statement?, _ sql: String) throws(SQLiteError) -> Statement {
         if let statement = slot { return statement }
@@ -60,17 +77,17 @@ struct RecordWriter {
         return statement
     }
 
-    private static let columns = "id, timestamp, recorded_at, source, device_id, category, data, created_at, hlc, origin, origin_seq, vv"
+    private static let columns = "id, timestamp, recorded_at, source, device_id, category, data, created_at, hlc, origin, origin_seq, vv, feed_seq"
 
     private static let insertIfAbsentSQL = """
         INSERT INTO entries(\(columns))
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT(id) DO NOTHING
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) ON CONFLICT(id) DO NOTHING
         """
 
     private static let upsertSQL = """
         INSERT INTO entries(\(columns))
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
         ON CONFLICT(id) DO UPDATE SET timestamp = ?2, recorded_at = ?3, source = ?4, device_id = ?5,
-            category = ?6, data = ?7, hlc = ?9, origin = ?10, origin_seq = ?11, vv = ?12
+            category = ?6, data = ?7, hlc = ?9, origin = ?10, origin_seq = ?11, vv = ?12, feed_seq = ?13
         """
 }

@@ -66,6 +66,12 @@ extension Replica {
         return name
     }
 
+    /// The SHA-256 (hex) of every key this node holds: what media tokens are made with
+    /// (`LifeLogAPI.mediaToken`), so revoking a key ends its tokens too.
+    public func apiKeyHashes() throws -> [String] {
+        try database.rows("SELECT key_hash FROM api_keys ORDER BY key_hash") { $0.string(0) }
+    }
+
     static func validateKeyName(_ name: String) throws(ReplicaError) {
         guard !name.isEmpty, name.count <= 64, name.utf8.count <= 256,
               !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {

@@ -36,6 +36,30 @@ extension Replica {
         return try readableEntries("SELECT \(Replica.entryColumns) FROM entries \(clause) ORDER BY timestamp, id", values, damaged: &damaged)
     }
 
+    /// A page of `allEntries(matching:)`: the entries after `after` (timestamp, ID), oldest first,
+    /// from at most `limit` rows; `last` is the key of the last row read, damaged or not (nil:
+    /// none), so the next page starts after it.
+    public func entries(matching filter: EntryQuery, after: (timestamp: String, id: String)?, limit: Int, damaged: inout [String]) throws
+        -> (entries: [LogEntry], rows: Int, last: (timestamp: String, id: String)?) {
+        var (clause, values) = Replica.filter(filter)
+        if let after {
+            clause += (clause.isEmpty ? "WHERE " : " AND ") + "(timestamp, id) > (?, ?)"
+            values += [.text(after.timestamp), .text(after.id)]
+        }
+        values.append(.integer(Int64(limit)))
+        var skipped: [String] = []
+        var last: (String, String)?
+        let rows = try database.rows("SELECT \(Replica.entryColumns) FROM entries \(clause) ORDER BY timestamp, id LIMIT ?", values) { row -> LogEntry? in
+            last = (row.string(1), row.string(0))
+            do { return try Replica.entry(from: row) } catch ReplicaError.damaged {
+                skipped.append(row.string(0))
+                return nil
+            }
+        }
+        damaged += skipped
+        return (rows.compactMap { $0 }, rows.count, last)
+    }
+
     /// The `WHERE` clause (empty when nothing filters) and its values for a query's filters,
     /// without its limit and offset: one meaning of each filter for list, export and stats.
     static func filter(_ query: EntryQuery) -> (clause: String, values: [SQLValue]) {
@@ -77,6 +101,16 @@ extension Replica {
 
     public func tombstoneCount() throws -> Int {
         Int(try database.firstRow("SELECT count(*) FROM tombstones", [], { $0.int64(0) }) ?? 0)
+    }
+
+    /// Losing versions kept in the conflicts table (`lifesync conflicts`).
+    public func conflictCount() throws -> Int {
+        Int(try database.firstRow("SELECT count(*) FROM conflicts", [], { $0.int64(0) }) ?? 0)
+    }
+
+    /// Recordings not deleted, whether or not their bytes are here.
+    public func recordingCount() throws -> Int {
+        Int(try database.firstRow("SELECT count(*) FROM recordings WHERE deleted = 0", [], { $0.int64(0) }) ?? 0)
     }
 
     /// The stored version of a record (live or deleted), for status and tests.

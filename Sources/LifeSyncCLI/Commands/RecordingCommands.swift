@@ -19,10 +19,8 @@ extension LifeSyncCommandLine {
             let replica = try context.openReplica(arguments)
             let entryID = arguments.value("--entry")
             if let entryID { _ = try replica.entry(id: entryID) }
-            let mediaType = arguments.value("--type") ?? mediaType(forExtension: Recording.fileExtension(for: source))
-            guard !mediaType.isEmpty, mediaType.count <= 128, mediaType.contains("/") else {
-                throw CLIError.refused("--type: expected a media type like audio/mp4, got '\(mediaType)'")
-            }
+            let mediaType = arguments.value("--type") ?? Recording.mediaType(forExtension: Recording.fileExtension(for: source))
+            if let problem = Recording.mediaTypeProblem(mediaType) { throw CLIError.refused("--type: \(problem)") }
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory), !isDirectory.boolValue else {
                 throw CLIError.refused("cannot read \(source): no such file")
@@ -40,31 +38,18 @@ extension LifeSyncCommandLine {
             let replica = try context.openReplica(arguments)
             let storage = replica.path == ":memory:" ? nil : try? FileRecordingStorage(replicaPath: replica.path)
             let statuses = try replica.recordingStatuses()
-            // A download is live only while a serve holds the replica; a killed one left its last
-            // progress behind, which then says interrupted rather than transferring.
+            // A download is live only while a serve holds the replica (`RecordingStatus.state(served:)`).
             let served = replica.path != ":memory:" && ServeLock.holder(replicaPath: replica.path) != nil
-            func state(_ status: RecordingStatus) -> String { status.file == .partial && !status.deleted && !served ? "interrupted" : status.state }
             if arguments.flag("--json") {
                 context.console.print(JSONValue.array(statuses.map { status in
-                    let r = status.recording
-                    let path = status.file == .present ? (try? storage?.path(of: r.storageName)).flatMap { $0 } : nil
-                    return .object([
-                        ("id", .string(r.id)), ("file_name", .string(r.fileName)), ("size", .number(Double(r.size))),
-                        ("sha256", .string(r.sha256.hex)), ("media_type", .string(r.mediaType)),
-                        ("entry_id", r.entryID.map(JSONValue.string) ?? .null), ("origin", .string(r.originNode)),
-                        ("state", .string(state(status))), ("path", path.map(JSONValue.string) ?? .null),
-                        ("confirmed_by", .array(status.confirmedBy.map { .string($0.nodeID) })),
-                        ("received_from", status.receivedFrom.map(JSONValue.string) ?? .null),
-                        ("progress", .object([("bytes", .number(Double(status.file == .present ? r.size : status.received))),
-                                              ("total", .number(Double(r.size)))])),
-                    ])
+                    status.json(served: served, path: (try? storage?.path(of: status.recording.storageName)).flatMap { $0 })
                 }).prettyText)
                 return 0
             }
             if statuses.isEmpty { context.console.print("no recordings") }
             for status in statuses {
                 let r = status.recording
-                var line = "\(r.id)  \(r.fileName)  \(r.size) bytes  \(r.mediaType)  \(state(status))"
+                var line = "\(r.id)  \(r.fileName)  \(r.size) bytes  \(r.mediaType)  \(status.state(served: served))"
                 if status.file == .partial && !status.deleted {
                     line += " (\(status.received * 100 / max(r.size, 1))%" + (served ? ")" : " as last seen; resumes when served)")
                 }
@@ -75,12 +60,4 @@ extension LifeSyncCommandLine {
             }
             return 0
         })
-
-    /// A media type for common recording extensions.
-    static func mediaType(forExtension ext: String) -> String {
-        let known = ["m4a": "audio/mp4", "mp4": "video/mp4", "mp3": "audio/mpeg", "wav": "audio/wav", "aac": "audio/aac",
-                     "caf": "audio/x-caf", "ogg": "audio/ogg", "opus": "audio/opus", "flac": "audio/flac", "jpg": "image/jpeg",
-                     "jpeg": "image/jpeg", "png": "image/png", "heic": "image/heic", "txt": "text/plain", "json": "application/json"]
-        return known[ext] ?? "application/octet-stream"
-    }
 }

@@ -21,6 +21,8 @@ extension LifeSyncCommandLine {
                 OptionSpec(name: "--reconnect-max-ms", kind: .value, valueName: "MS", help: "cap of the reconnect backoff (default 30000)"),
                 OptionSpec(name: "--log", kind: .value, valueName: "FILE", help: "append the log lines to FILE instead of printing them"),
                 OptionSpec(name: "--http", kind: .value, valueName: "[HOST:]PORT", help: "serve the LifeLog HTTP API (a bare port: on 127.0.0.1)"),
+                OptionSpec(name: "--http-max-upload", kind: .value, valueName: "BYTES", help: "the largest recording POST /api/recordings takes (default 10000000)"),
+                OptionSpec(name: "--http-tls", kind: .flag, help: "serve the HTTP API over HTTPS with the node's key and certificate (lifesync id --certificate)"),
                 OptionSpec(name: "--http-insecure", kind: .flag, help: "allow --http on a non-loopback address without TLS (keys and journal in clear)"),
             ],
             details: """
@@ -31,8 +33,10 @@ extension LifeSyncCommandLine {
             (port 21047) on the interfaces it listens on and learns where its trusted peers are; nodes it
             does not trust are listed by lifesync peers, never dialled. A loopback listener announces nothing.
             --http serves the LifeLog HTTP API (lifesync keys create NAME makes the bearer keys) from the
-            same loop; off by default. It speaks plain HTTP, so an address other than loopback is refused
-            unless --http-insecure (HTTPS with the node's key is not built yet).
+            same loop, with /metrics and the /dashboard page; off by default. --http-max-upload bounds a
+            recording uploaded with POST /api/recordings (default 10000000 bytes). --http-tls serves it over
+            HTTPS (TLS 1.3, the node's own key and certificate, whose one name is the node ID); plain HTTP on
+            an address other than loopback is refused unless --http-insecure.
             The node prints one line per meaningful event, or appends it to --log FILE (for a node run in
             the background); errors that stop it still go to stderr. SIGINT or SIGTERM shuts down cleanly.
             Example: lifesync serve --db phone.sqlite --listen 127.0.0.1:7002 --peer 127.0.0.1:7003
@@ -48,6 +52,14 @@ extension LifeSyncCommandLine {
             }
             let trustedAddresses = try replica.trustedPeers().contains { !$0.addresses.isEmpty }
             let http = try httpAddress(arguments)
+            var httpLimits = HTTPServer.Limits()
+            if let text = arguments.value("--http-max-upload") {
+                guard let bytes = Int(text), (1...HTTPServer.Limits.uploadCeiling).contains(bytes) else {
+                    throw CLIError.usage("--http-max-upload: expected a number of bytes in 1…\(HTTPServer.Limits.uploadCeiling), got '\(text.prefix(40))'",
+                                         command: arguments.spec)
+                }
+                httpLimits.maximumUpload = bytes
+            }
             guard arguments.value("--listen") != nil || !configuration.peers.isEmpty || trustedAddresses || http != nil else {
                 throw CLIError.usage("give --listen HOST:PORT, --peer HOST:PORT, --http PORT, or several (or trust a peer with an address)", command: arguments.spec)
             }
@@ -64,11 +76,15 @@ extension LifeSyncCommandLine {
             }
             let server = try NodeServer(replica: replica, configuration: configuration, listen: arguments.value("--listen"), name: role, log: say)
             if let http {
-                let address = try server.serveHTTP(on: http.address.description)
+                let https = arguments.flag("--http-tls")
+                let address = try server.serveHTTP(on: http.address.description, limits: httpLimits, https: https)
                 if http.insecure {
                     console.error("warning: the HTTP API on \(address) is plain HTTP: anyone on the network path can read the bearer keys and the entries")
                 }
-                let line = "HTTP API on http://\(address)/api/ (lifesync keys list shows the keys)"
+                // Under HTTPS the certificate's one name is the node ID: clients reach it by that name.
+                let base = https ? "https://\(replica.identity.nodeID):\(address.split(separator: ":").last ?? "") (at \(address))" : "http://\(address)"
+                let line = "HTTP API on \(base)/api/, dashboard on /dashboard (lifesync keys list shows the keys"
+                    + (https ? "; lifesync id --certificate prints the certificate to trust)" : ")")
                 if let file { file.write(line) } else { console.print(line) }
             }
             signal(SIGINT) { _ in stopSignal = 1 }
@@ -90,7 +106,9 @@ extension LifeSyncCommandLine {
     /// `--http`: `HOST:PORT` or a bare port (loopback). Plain HTTP off loopback only when asked.
     static func httpAddress(_ arguments: ParsedArguments) throws -> (address: SocketAddress, insecure: Bool)? {
         guard let text = arguments.value("--http") else {
-            if arguments.flag("--http-insecure") { throw CLIError.usage("--http-insecure needs --http HOST:PORT", command: arguments.spec) }
+            for option in ["--http-insecure", "--http-max-upload", "--http-tls"] where arguments.flag(option) {
+                throw CLIError.usage("\(option) needs --http HOST:PORT", command: arguments.spec)
+            }
             return nil
         }
         let address: SocketAddress
@@ -98,13 +116,16 @@ extension LifeSyncCommandLine {
             throw CLIError.usage("--http: \(error)", command: arguments.spec)
         }
         let loopback = address.host == "localhost" || address.host == "::1" || address.host.hasPrefix("127.")
-        if !loopback {
+        if !loopback && !arguments.flag("--http-tls") {
             guard arguments.flag("--http-insecure") else {
                 throw CLIError.refused("--http \(address) is not a loopback address: the API would carry keys and entries in clear text. "
-                                       + "Bind 127.0.0.1 (and reach it through an SSH tunnel or a TLS proxy), or accept that with --http-insecure")
+                                       + "Serve it over HTTPS with --http-tls, bind 127.0.0.1, or accept clear text with --http-insecure")
             }
         }
-        return (address, !loopback)
+        if arguments.flag("--http-tls") && arguments.flag("--http-insecure") {
+            throw CLIError.usage("--http-tls and --http-insecure contradict each other; give one", command: arguments.spec)
+        }
+        return (address, !loopback && !arguments.flag("--http-tls"))
     }
 
     static func nodeConfiguration(_ arguments: ParsedArguments) throws -> NodeConfiguration {

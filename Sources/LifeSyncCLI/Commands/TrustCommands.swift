@@ -7,7 +7,8 @@ extension LifeSyncCommandLine {
         spec: CommandSpec(
             name: "id", summary: "this node's pairing string: node ID, key fingerprint, addresses",
             options: [CommandSpec.dbOption, CommandSpec.jsonFlag,
-                      OptionSpec(name: "--addr", kind: .repeated, valueName: "HOST:PORT", help: "where peers reach this node (up to 8)")],
+                      OptionSpec(name: "--addr", kind: .repeated, valueName: "HOST:PORT", help: "where peers reach this node (up to 8)"),
+                      OptionSpec(name: "--certificate", kind: .flag, help: "print the node's certificate (PEM), what HTTPS clients trust (serve --http-tls)")],
             details: """
             Makes the node's key (<replica>.key, mode 0600) if it has none yet. Give the string to the
             other node's `lifesync trust`, and that node's string to this one's.
@@ -16,6 +17,13 @@ extension LifeSyncCommandLine {
         run: { arguments, context in
             let replica = try context.openReplica(arguments)
             let key = try NodeKey.loadOrCreate(path: NodeKey.path(forReplica: replica.path), nodeID: replica.identity.nodeID)
+            if arguments.flag("--certificate") {
+                // Its one name is the node ID: curl --cacert FILE --resolve NODE_ID:PORT:ADDRESS https://NODE_ID:PORT/…
+                var pem = try key.certificatePEM()
+                while pem.hasSuffix("\n") { pem.removeLast() }
+                context.console.print(pem)
+                return 0
+            }
             let addresses = arguments.all("--addr")
             guard addresses.count <= PairingString.maximumAddresses else { throw CLIError.refused("at most \(PairingString.maximumAddresses) --addr") }
             if let bad = addresses.first(where: { !PairingString.isAddress($0) }) { throw CLIError.refused("--addr '\(bad)' is not host:port") }

@@ -70,6 +70,7 @@ public final class ProbeConnection {
             while true {
                 switch stream.handshake() {
                 case .done(let key): return key
+                case .established: preconditionFailure("a peer context asks for the peer's certificate")
                 case .failed(let reason): throw TLSDialer.Failure(description: "TLS handshake with \(what): \(reason)")
                 case .inProgress: try wait(stream.fd, stream.wantsWritable ? POLLOUT : POLLIN, until: deadline, timeout: timeout)
                 }

@@ -3,12 +3,12 @@ import LifeSync
 extension FileRecordingStorage {
     /// What `lifesync attach` does: copies `source` into storage as `{id}.{ext}` (synced, hashed
     /// while copying) and registers the recording in `replica` as pending, its `file_name` the
-    /// source's base name. If registering fails, the copy is removed again, so nothing is left
-    /// half-attached. The metadata is signed with `signer`, by default the replica's node key
-    /// (`<replica>.key`, made if missing).
-    public func attach(_ source: String, to replica: Replica, entryID: String? = nil, mediaType: String,
+    /// source's base name unless `fileName` is given. If registering fails, the copy is removed
+    /// again, so nothing is left half-attached. The metadata is signed with `signer`, by default
+    /// the replica's node key (`<replica>.key`, made if missing).
+    public func attach(_ source: String, fileName: String? = nil, to replica: Replica, entryID: String? = nil, mediaType: String,
                        random: RandomSource, signer: RecordingSigner? = nil) throws -> Recording {
-        let fileName = String(source.split(separator: "/", omittingEmptySubsequences: true).last ?? "")
+        let fileName = fileName ?? String(source.split(separator: "/", omittingEmptySubsequences: true).last ?? "")
         if let problem = Recording.fileNameProblem(fileName) { throw ReplicaError.invalid(ValidationError(field: "file_name", reason: problem)) }
         let signer = try signer ?? NodeKey.loadOrCreate(path: NodeKey.path(forReplica: replica.path), nodeID: replica.identity.nodeID)
         let id = Identifier.make(role: replica.identity.role, random: random)

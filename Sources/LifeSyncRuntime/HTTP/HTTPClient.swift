@@ -2,7 +2,11 @@ import LifeSync
 
 /// One HTTP client of the node: its socket, its protocol state, and the output queued for it.
 final class HTTPClient {
-    let stream: TCPStream
+    let stream: any ByteStream
+    /// The TLS stream under HTTPS (`serve --http-tls`), and whether its handshake is done:
+    /// nothing is read as HTTP before.
+    let tls: TLSStream?
+    var handshaken: Bool
     let remote: String
     var connection: HTTPConnection
     /// Output not yet written; `sent` bytes of it went.
@@ -12,11 +16,19 @@ final class HTTPClient {
     var waiting: HTTPRequest?
     /// Close once the output has left.
     var closing = false
+    /// The streamed body being produced, once the connection asked for it (`.pullBody`), and
+    /// how far a file body has been read.
+    var body: HTTPBody?
+    var fileRead: UInt64 = 0
+    /// The open-ended body has nothing more until the replica changes.
+    var awaitingChanges = false
     /// When output last moved (or was queued onto an empty queue).
     var lastProgress: Int64
 
-    init(stream: TCPStream, remote: String, connection: HTTPConnection, now: Int64) {
+    init(stream: any ByteStream, tls: TLSStream?, remote: String, connection: HTTPConnection, now: Int64) {
         self.stream = stream
+        self.tls = tls
+        handshaken = tls == nil
         self.remote = remote
         self.connection = connection
         lastProgress = now

@@ -12,9 +12,33 @@ extension HTTPServer {
         public var maximumQueuedOutput = 4 << 20
         /// A client that reads none of its queued response for this long is dropped. Ms.
         public var writeStall: Int64 = 30_000
+        /// Open event streams (`/api/changes/stream`); one more is answered 503.
+        public var maximumEventStreams = 16
+        /// A streamed body is pulled only while less than this is queued for its client, in
+        /// pieces of about `bodyPieceSize`: what one stream can make the node hold.
+        public var streamQueueBound = 256 * 1024
+        public var bodyPieceSize = 64 * 1024
+        /// How often waiting event streams look for changes written by other processes (those
+        /// of this one, over HTTP or from peers, wake them at once). Ms.
+        public var changeCheckInterval: Int64 = 500
+        /// What one request may be; an upload (`LifeLogAPI.uploadRoute`) has its own body bound,
+        /// `maximumUpload`.
         public var request = HTTPLimits()
         public var timeouts = HTTPConnection.Timeouts()
+        /// The largest recording `POST /api/recordings` takes, buffered whole before it is
+        /// stored (so a cut upload stores nothing): `serve --http-max-upload`.
+        public var maximumUpload: Int {
+            get { request.bodyBytesByRoute[LifeLogAPI.uploadRoute] ?? request.bodyBytes }
+            set {
+                precondition((0...Self.uploadCeiling).contains(newValue), "an upload bound within 0…uploadCeiling")
+                request.bodyBytesByRoute[LifeLogAPI.uploadRoute] = newValue
+            }
+        }
+        /// Uploads are held in memory while they arrive: more than this per request is refused.
+        public static let uploadCeiling = 256 << 20
 
-        public init() {}
+        public init() {
+            maximumUpload = LifeLogAPI.defaultMaximumUpload
+        }
     }
 }

@@ -9,12 +9,16 @@ import LifeSync
 /// Bounded: connections (over the cap: 503 and closed), bytes read per round, output queued
 /// per client (a pipelining client that does not read waits), a request's size and time
 /// (`HTTPLimits`, `HTTPConnection.Timeouts`), and a client that stops reading its response.
+/// Streamed bodies are pulled only while their client's queue is under `streamQueueBound`, so
+/// a slow reader slows its producer; open event streams are capped (`maximumEventStreams`).
 public final class HTTPServer {
     let api: LifeLogAPI
     let limits: Limits
     let log: (String) -> Void
     /// Entries were written over HTTP: the node pushes them after its debounce.
     let wrote: (Int64) -> Void
+    /// HTTPS: the node's key and certificate, no client certificate asked (nil: plain HTTP).
+    let tls: TLSContext?
     private var listener: Int32
     public let listeningAddress: String
     private var clients: [Int: HTTPClient] = [:]
@@ -22,8 +26,15 @@ public final class HTTPServer {
     private var readBuffer: [UInt8]
     private var polled: [Int] = []
     private var refusalLoggedAt: Int64?
+    /// The replica changed (a write here, a batch from a peer): waiting event streams look now.
+    private var changed = false
+    /// The last change sequence seen, and when to look again for writes of other processes.
+    private var seenChange: Int64 = -1
+    private var nextChangeCheck: Int64 = 0
 
-    init(listen: SocketAddress, api: LifeLogAPI, limits: Limits, log: @escaping (String) -> Void, wrote: @escaping (Int64) -> Void) throws {
+    init(listen: SocketAddress, api: LifeLogAPI, limits: Limits, tls: TLSContext? = nil, log: @escaping (String) -> Void,
+         wrote: @escaping (Int64) -> Void) throws {
+        self.tls = tls
         listener = try Socket.listen(on: listen)
         listeningAddress = Socket.localAddress(listener)
         self.api = api
@@ -44,16 +55,26 @@ public final class HTTPServer {
 
     public var connectionCount: Int { clients.count }
 
+    /// Open event streams.
+    public var eventStreamCount: Int { clients.values.count { $0.body?.isOpenEnded ?? false } }
+
+    /// The replica changed in this process (a batch from a peer was committed): event streams
+    /// waiting for changes look at once rather than at their next check.
+    public func replicaChanged() { changed = true }
+
     private func acceptAll(now: Int64) {
         for _ in 0..<64 {
             switch Socket.accept(listener) {
             case .none, .failed: return
             case .accepted(let fd, let remote, _):
-                let stream = TCPStream(fd: fd)
                 guard clients.count < limits.maximumConnections else {
                     // A clear answer, best effort: the socket is new, so its buffer takes it.
-                    let busy = HTTPResponse.error(503, "\(clients.count) HTTP connections open, the limit is \(limits.maximumConnections); retry shortly")
-                    _ = busy.encoded(keepAlive: false).withUnsafeBytes { stream.write($0) }
+                    // (Under HTTPS there is no channel for one before a handshake: closed.)
+                    let stream = TCPStream(fd: fd)
+                    if tls == nil {
+                        let busy = HTTPResponse.error(503, "\(clients.count) HTTP connections open, the limit is \(limits.maximumConnections); retry shortly")
+                        _ = busy.encoded(keepAlive: false).withUnsafeBytes { stream.write($0) }
+                    }
                     stream.close()
                     if refusalLoggedAt.map({ now - $0 >= 1_000 }) ?? true {
                         refusalLoggedAt = now
@@ -61,8 +82,11 @@ public final class HTTPServer {
                     }
                     continue
                 }
+                let secured: TLSStream?
+                do { secured = try tls?.stream(fd: fd, dialing: false) } catch { close(fd); continue }
+                let stream: any ByteStream = secured ?? TCPStream(fd: fd)
                 let connection = HTTPConnection(now: now, limits: limits.request, timeouts: limits.timeouts)
-                clients[nextID] = HTTPClient(stream: stream, remote: remote, connection: connection, now: now)
+                clients[nextID] = HTTPClient(stream: stream, tls: secured, remote: remote, connection: connection, now: now)
                 nextID += 1
             }
         }
@@ -81,7 +105,12 @@ public final class HTTPServer {
         for action in actions {
             switch action {
             case .send(let bytes): client.enqueue(bytes, now: now)
-            case .close: client.closing = true
+            case .close:
+                client.closing = true
+                client.body = nil
+            case .pullBody:
+                precondition(client.body != nil, "a streamed body to pull")
+                pump(client, now: now)
             case .handle(let request):
                 precondition(client.waiting == nil, "one request at a time per connection")
                 client.waiting = request
@@ -93,9 +122,82 @@ public final class HTTPServer {
     private func serveWaiting(_ client: HTTPClient, now: Int64) {
         guard let request = client.waiting, client.queued <= limits.maximumQueuedOutput else { return }
         client.waiting = nil
-        let (response, wroteEntries) = api.handle(request)
-        if wroteEntries { wrote(now) }
+        var (response, wroteEntries) = api.handle(request)
+        if wroteEntries {
+            wrote(now)
+            changed = true
+        }
+        if response.body.isOpenEnded && eventStreamCount >= limits.maximumEventStreams {
+            response = HTTPResponse.error(503, "\(limits.maximumEventStreams) event streams are open, the limit; retry shortly")
+            response.headers.set("Retry-After", "5")
+        }
+        if case .bytes = response.body {} else { client.body = response.body }
+        client.fileRead = 0
+        client.awaitingChanges = false
         perform(client.connection.respond(response, now: now), on: client, now: now)
+        if !client.connection.isStreaming { client.body = nil }  // HEAD, or a status without a body
+    }
+
+    /// Pulls the client's streamed body while its queue is under the bound (a bounded number
+    /// of pieces per round; the next round continues).
+    private func pump(_ client: HTTPClient, now: Int64) {
+        for _ in 0..<16 {
+            guard let body = client.body, client.connection.isStreaming, !client.awaitingChanges,
+                  client.queued < limits.streamQueueBound else { return }
+            let piece: HTTPBodyPiece
+            do {
+                piece = try next(of: body, for: client)
+            } catch {
+                log("HTTP: the response to \(client.remote) was cut short: \(error)")
+                client.body = nil
+                perform(client.connection.bodyFailed(), on: client, now: now)
+                return
+            }
+            switch piece {
+            case .bytes(let bytes): perform(client.connection.bodyPiece(bytes, now: now), on: client, now: now)
+            case .later: client.awaitingChanges = true
+            case .end:
+                client.body = nil
+                perform(client.connection.bodyEnded(now: now), on: client, now: now)
+            }
+        }
+    }
+
+    struct FileUnreadable: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The next piece of a body: from its source, or read from the recording file.
+    private func next(of body: HTTPBody, for client: HTTPClient) throws -> HTTPBodyPiece {
+        switch body {
+        case .bytes: preconditionFailure("a whole body is sent with its head")
+        case .source(let source): return try source.next(maximumBytes: limits.bodyPieceSize)
+        case .file(let name, let offset, let length):
+            guard client.fileRead < length else { return .end }
+            guard let storage = api.recordingStorage else { throw FileUnreadable(description: "this node keeps no recording files") }
+            let count = Int(min(UInt64(limits.bodyPieceSize), length - client.fileRead))
+            var buffer = [UInt8](repeating: 0, count: count)
+            let read = try buffer.withUnsafeMutableBytes { try storage.read(name, offset: offset + client.fileRead, into: $0) }
+            guard read > 0 else { throw FileUnreadable(description: "\(name) ended \(length - client.fileRead) bytes early") }
+            client.fileRead += UInt64(read)
+            return .bytes(Array(buffer[0..<read]))
+        }
+    }
+
+    /// Wakes the event streams waiting for changes when the replica's change feed moved: at
+    /// once after a change in this process, every `changeCheckInterval` for other processes'
+    /// writes — one query for all streams, none while no stream waits.
+    private func wakeEventStreams(now: Int64) {
+        let waiting = clients.values.filter(\.awaitingChanges)
+        guard !waiting.isEmpty, changed || now >= nextChangeCheck else { return }
+        changed = false
+        nextChangeCheck = now + limits.changeCheckInterval
+        guard let latest = try? api.replica.latestChangeSequence(), latest != seenChange else { return }
+        seenChange = latest
+        for client in waiting {
+            client.awaitingChanges = false
+            pump(client, now: now)
+        }
     }
 
     private func drop(_ id: Int) {
@@ -111,7 +213,18 @@ extension HTTPServer: PollParticipant {
         for id in polled {
             let client = clients[id]!
             var events: Int16 = 0
-            if !client.closing && client.waiting == nil && !client.connection.isHandling { events |= Int16(POLLIN) }
+            if let tls = client.tls, !client.handshaken {
+                // The handshake, under the connection's idle timeout.
+                events = Int16(POLLIN) | (tls.wantsWritable ? Int16(POLLOUT) : 0)
+                if let due = client.connection.deadline { deadline = min(deadline ?? due, due) }
+                interests.append(PollLoop.Interest(fd: client.stream.fd, events: events))
+                continue
+            }
+            if client.tls?.wantsWritable == true { events |= Int16(POLLOUT) }
+            if client.stream.hasBufferedInput && client.waiting == nil && client.connection.readsInput { deadline = now }
+            if !client.closing && client.waiting == nil && client.connection.readsInput { events |= Int16(POLLIN) }
+            if client.body != nil && !client.awaitingChanges && client.queued < limits.streamQueueBound { deadline = now }
+            if client.awaitingChanges { deadline = min(deadline ?? nextChangeCheck, nextChangeCheck) }
             if client.queued > 0 {
                 events |= Int16(POLLOUT)
                 deadline = min(deadline ?? .max, client.lastProgress + limits.writeStall)
@@ -128,11 +241,23 @@ extension HTTPServer: PollParticipant {
         for (index, id) in polled.enumerated() {
             guard let client = clients[id] else { continue }
             let events = revents[index + 1]
+            if let tls = client.tls, !client.handshaken {
+                switch tls.handshake() {
+                case .done, .established: client.handshaken = true
+                case .inProgress:
+                    perform(client.connection.tick(now: now), on: client, now: now)
+                    if client.connection.isClosed { drop(id) }
+                    continue
+                case .failed: drop(id); continue
+                }
+            }
             if client.queued > 0 && events & (Int16(POLLOUT) | Int16(POLLERR) | Int16(POLLHUP)) != 0 {
                 if client.flush(now: now) == .failed { drop(id); continue }
                 serveWaiting(client, now: now)
             }
-            if events & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 && !client.closing && client.waiting == nil {
+            pump(client, now: now)
+            if (events & (Int16(POLLIN) | Int16(POLLHUP) | Int16(POLLERR)) != 0 || client.stream.hasBufferedInput)
+                && !client.closing && client.waiting == nil {
                 read(client, now: now)
             }
             perform(client.connection.tick(now: now), on: client, now: now)
@@ -144,5 +269,6 @@ extension HTTPServer: PollParticipant {
                 drop(id)
             }
         }
+        wakeEventStreams(now: now)
     }
 }

@@ -1,7 +1,7 @@
 import Glibc
 
 /// A plain, non-blocking TCP connection as a `ByteStream`: what the HTTP API speaks on
-/// (`serve --http`; HTTPS is for later, see README).
+/// (`serve --http`; under `--http-tls` a `TLSStream` instead).
 final class TCPStream: ByteStream {
     let fd: Int32
     private var closed = false

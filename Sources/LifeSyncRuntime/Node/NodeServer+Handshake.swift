@@ -33,6 +33,8 @@ extension NodeServer {
             } else {
                 execute(core.accepted(connection: connection.id, remote: connection.remote, peerKey: key, now: now))
             }
+        case .established:
+            preconditionFailure("a peer context asks for the peer's certificate")
         case .inProgress:
             if now > handshake.deadline {
                 failHandshake(connection, reason: "TLS handshake not done within \(limits.handshakeTimeout) ms", now: now)

@@ -41,6 +41,8 @@ public final class NodeServer: @unchecked Sendable {
     var refusalLoggedAt: Int64?
     var refusalsUnlogged = 0
     var stats = Statistics()
+    /// Counters for `GET /metrics`, kept on the loop's thread (the HTTP API reads them there).
+    public internal(set) var metrics = NodeMetrics()
     private var publishedStats = Statistics()
     private let statsLock = Lock()
     /// The UDP port of LAN discovery (`Announcement.port`; see `NodeDiscovery`).
@@ -178,7 +180,13 @@ public final class NodeServer: @unchecked Sendable {
     /// commits them together.
     private func read(_ connection: PeerConnection, now: Int64) {
         let (filled, ended) = connection.stream.readAvailable(into: &readBuffer)
-        if filled > 0 { execute(core.received(connection: connection.id, bytes: readBuffer[0..<filled], now: now)) }
+        if filled > 0 {
+            metrics.received(bytes: filled)
+            let started = MonotonicClock.seconds()
+            let actions = core.received(connection: connection.id, bytes: readBuffer[0..<filled], now: now)
+            if NodeMetrics.appliedBatch(actions) { metrics.observeApply(seconds: MonotonicClock.seconds() - started) }
+            execute(actions)
+        }
         if ended, connections[connection.id] != nil { closeNow(connection, now: now) }
     }
 
@@ -214,6 +222,7 @@ public final class NodeServer: @unchecked Sendable {
             }
         }
         for action in actions {
+            metrics.record(action)
             switch action {
             case .connect(let peer, let address):
                 do {
@@ -243,6 +252,7 @@ public final class NodeServer: @unchecked Sendable {
                 }
             case .event(let event):
                 log(event.logLine)
+                if case .received = event { http?.replicaChanged() }
             case .sessionEvent:
                 break
             }

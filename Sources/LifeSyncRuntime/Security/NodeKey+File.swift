@@ -73,6 +73,17 @@ extension NodeKey {
         return try NodeKey(owning: key, certificate: certificate)
     }
 
+    /// The certificate alone, PEM: what an HTTPS client trusts (`lifesync id --certificate`).
+    public func certificatePEM() throws -> String {
+        guard let bio = BIO_new(BIO_s_mem()) else { throw OpenSSLError.drain("making a buffer") }
+        defer { BIO_free(bio) }
+        try OpenSSLError.check(PEM_write_bio_X509(bio, certificate) == 1, "encoding the certificate")
+        var data: UnsafeMutablePointer<CChar>?
+        let count = lifesync_bio_mem_data(bio, &data)
+        guard count > 0, let data else { throw OpenSSLError.drain("reading the encoded certificate") }
+        return data.withMemoryRebound(to: UInt8.self, capacity: count) { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) }
+    }
+
     /// The file's bytes: the private key, then the certificate, both PEM.
     func pem() throws -> [UInt8] {
         guard let bio = BIO_new(BIO_s_mem()) else { throw OpenSSLError.drain("making a buffer") }

@@ -20,11 +20,22 @@ public final class TLSContext {
     public static let cipherSuites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
     public static let groups = "X25519:P-256"
     public static let signatureAlgorithms = "ECDSA+SHA256"
+    /// Whether connections must present a certificate: peers do; an HTTPS context
+    /// (`httpsServer`) asks for none, since its clients prove themselves with a bearer key.
+    let requiresPeerCertificate: Bool
 
-    public init(key: NodeKey) throws {
+    /// The profile of `serve --http-tls`: the same TLS 1.3 profile and the node's own key and
+    /// certificate, without asking the client for one. Clients trust the node's certificate
+    /// (`lifesync certificate`) and reach it under its node ID, the certificate's one name.
+    public static func httpsServer(key: NodeKey) throws -> TLSContext { try TLSContext(key: key, requiresPeerCertificate: false) }
+
+    public convenience init(key: NodeKey) throws { try self.init(key: key, requiresPeerCertificate: true) }
+
+    private init(key: NodeKey, requiresPeerCertificate: Bool) throws {
         guard let context = SSL_CTX_new(TLS_method()) else { throw OpenSSLError.drain("creating a TLS context") }
         self.context = context
         self.key = key
+        self.requiresPeerCertificate = requiresPeerCertificate
         try OpenSSLError.check(lifesync_ctx_tls13_only(context) == 1, "restricting TLS to version 1.3")
         try OpenSSLError.check(SSL_CTX_set_ciphersuites(context, Self.cipherSuites) == 1, "setting the cipher suites")
         try OpenSSLError.check(lifesync_ctx_set_groups(context, Self.groups) == 1, "setting the key-exchange groups")
@@ -32,7 +43,11 @@ public final class TLSContext {
         try OpenSSLError.check(SSL_CTX_use_certificate(context, key.certificate) == 1, "loading the certificate")
         try OpenSSLError.check(SSL_CTX_use_PrivateKey(context, key.key) == 1, "loading the private key")
         try OpenSSLError.check(SSL_CTX_check_private_key(context) == 1, "matching the key to the certificate")
-        SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, acceptSelfSignedOnly)
+        if requiresPeerCertificate {
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, acceptSelfSignedOnly)
+        } else {
+            SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
+        }
         SSL_CTX_set_verify_depth(context, 0)
         try OpenSSLError.check(SSL_CTX_set_num_tickets(context, 0) == 1, "turning session tickets off")
         lifesync_ctx_no_session_cache(context)
@@ -52,7 +67,7 @@ public final class TLSContext {
         }
         SSL_set_bio(ssl, bio, bio)
         if dialing { SSL_set_connect_state(ssl) } else { SSL_set_accept_state(ssl) }
-        return TLSStream(ssl: ssl, fd: fd)
+        return TLSStream(ssl: ssl, fd: fd, requiresPeerCertificate: requiresPeerCertificate)
     }
 }
 

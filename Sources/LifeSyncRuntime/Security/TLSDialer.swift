@@ -46,6 +46,7 @@ public final class TLSDialer {
             while proven == nil {
                 switch stream.handshake() {
                 case .done(let key): proven = key
+                case .established: preconditionFailure("a peer context asks for the peer's certificate")
                 case .failed(let reason): throw Failure(description: "TLS handshake with \(address): \(reason)")
                 case .inProgress: try Self.wait(stream.fd, stream.wantsWritable ? POLLOUT : POLLIN, until: deadline, timeout: timeout)
                 }

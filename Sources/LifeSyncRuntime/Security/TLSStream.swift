@@ -16,16 +16,23 @@ public final class TLSStream: ByteStream {
     public private(set) var wantsWritable = false
     /// Why the connection failed, if it did (for the log).
     public private(set) var failure: String?
+    /// Whether the peer must present a certificate (peers do; HTTPS clients prove themselves
+    /// with a bearer key instead, and are asked for none).
+    let requiresPeerCertificate: Bool
+    private var established = false
 
-    init(ssl: OpaquePointer, fd: Int32) {
+    init(ssl: OpaquePointer, fd: Int32, requiresPeerCertificate: Bool = true) {
         self.ssl = ssl
         self.fd = fd
+        self.requiresPeerCertificate = requiresPeerCertificate
     }
 
     deinit { close() }
 
     public enum HandshakeStep: Equatable {
         case done(SHA256.Digest)
+        /// Done, with no certificate asked of the peer (an HTTPS client).
+        case established
         case inProgress
         case failed(String)
     }
@@ -33,7 +40,7 @@ public final class TLSStream: ByteStream {
     /// Takes the handshake as far as the socket allows.
     public func handshake() -> HandshakeStep {
         precondition(!closed, "handshake on a closed stream")
-        if let peerFingerprint { return .done(peerFingerprint) }
+        if established { return peerFingerprint.map { .done($0) } ?? .established }
         ERR_clear_error()
         let result = SSL_do_handshake(ssl)
         guard result == 1 else {
@@ -43,18 +50,24 @@ public final class TLSStream: ByteStream {
                 ? "" : " (the peer's certificate: \(String(cString: X509_verify_cert_error_string(verdict))))"
             return .failed(fail("TLS handshake failed" + certificate))
         }
-        guard let certificate = SSL_get1_peer_certificate(ssl) else { return .failed(fail("the peer presented no certificate")) }
+        guard let certificate = SSL_get1_peer_certificate(ssl) else {
+            guard !requiresPeerCertificate else { return .failed(fail("the peer presented no certificate")) }
+            established = true
+            wantsWritable = false
+            return .established
+        }
         defer { X509_free(certificate) }
         guard let key = X509_get0_pubkey(certificate), let fingerprint = try? NodeKey.fingerprint(of: key) else {
             return .failed(fail("the peer's certificate holds no usable key"))
         }
         peerFingerprint = fingerprint
+        established = true
         wantsWritable = false
         return .done(fingerprint)
     }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> StreamRead {
-        precondition(peerFingerprint != nil, "TLS read before the handshake")
+        precondition(established, "TLS read before the handshake")
         guard !closed else { return .ended }
         ERR_clear_error()
         var got = 0
@@ -69,7 +82,7 @@ public final class TLSStream: ByteStream {
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer) -> StreamWrite {
-        precondition(peerFingerprint != nil, "TLS write before the handshake")
+        precondition(established, "TLS write before the handshake")
         guard !closed else { return .failed }
         guard bytes.count > 0 else { return .wrote(0) }
         ERR_clear_error()
@@ -93,7 +106,7 @@ public final class TLSStream: ByteStream {
     public func close() {
         guard !closed else { return }
         closed = true
-        if peerFingerprint != nil && failure == nil {
+        if established && failure == nil {
             ERR_clear_error()
             _ = SSL_shutdown(ssl)
         }

@@ -1,0 +1,22 @@
+/// `GET /api/changes` (the change feed, a page at a time) and `GET /api/changes/stream` (the
+/// same items live, as Server-Sent Events).
+extension LifeLogAPI {
+    func listChanges(_ request: HTTPRequest) throws -> HTTPResponse {
+        try Self.refuseParameters(request, allowed: ["since", "limit"])
+        let cursor = try request.parameter("since").map(replica.cursor(parsing:))
+        let limit = try Self.integer(request, "limit", default: 500, range: 1...Replica.maximumFeedPage)
+        return .json(200, try replica.changes(since: cursor, limit: limit).json)
+    }
+
+    /// Resumes after `since`, or else after the `Last-Event-ID` an EventSource sends when it
+    /// reconnects; from the start without either.
+    func streamChanges(_ request: HTTPRequest) throws -> HTTPResponse {
+        try Self.refuseParameters(request, allowed: ["since"])
+        let resume = request.parameter("since") ?? request.headers["Last-Event-ID"]
+        let cursor = try resume.map(replica.cursor(parsing:))
+        var response = HTTPResponse(status: 200, streaming: .source(ChangeEventStream(replica: replica, after: cursor)))
+        response.headers.add("Content-Type", "text/event-stream; charset=utf-8")
+        response.headers.add("Cache-Control", "no-cache")
+        return response
+    }
+}
