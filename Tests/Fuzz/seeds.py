@@ -22,7 +22,14 @@ def main():
     vectors = []
     for path in sorted(glob.glob(os.path.join(vectors_dir, "*.json"))):
         with open(path) as f:
-            vectors += json.load(f)["vectors"]
+            document = json.load(f)
+        # Most files hold {"vectors": [...]}; a session transcript holds sessions of frames, each
+        # a seed of its own (named by its session and place).
+        vectors += document.get("vectors", [])
+        for session in document.get("sessions", []):
+            for i, frame in enumerate(session.get("frames", [])):
+                if "hex" in frame:
+                    vectors.append({"name": f"{session['name']}-{i}", "hex": frame["hex"], "message": frame.get("message")})
     written = 0
 
     def put(name, data):
@@ -77,7 +84,7 @@ def main():
                 put(v["name"], bytes.fromhex(v["hex"]))
     else:
         for n, v in enumerate(vectors):
-            if "hex" not in v:  # not a frame (recording_signature.json)
+            if "hex" not in v:  # not a frame (recording_signature.json), or given in parts (limits.json)
                 continue
             frame = bytes.fromhex(v["hex"])
             if target == "frame":
@@ -87,8 +94,8 @@ def main():
                 control = 0x08 | (n % 8)
             put(v["name"], bytes([control]) + frame)
         if target == "session-nohello":
-            hellos = [v for v in vectors if "message" in v and v["message"]["type"] == "hello"]
-            batches = [v for v in vectors if "message" in v and v["message"]["type"] == "batch"]
+            hellos = [v for v in vectors if "hex" in v and (v.get("message") or {}).get("type") == "hello"]
+            batches = [v for v in vectors if "hex" in v and (v.get("message") or {}).get("type") == "batch"]
             for h in hellos:
                 for b in batches:
                     put(f"{h['name']}+{b['name']}", bytes([0x08]) + bytes.fromhex(h["hex"] + b["hex"]))
