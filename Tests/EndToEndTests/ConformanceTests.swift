@@ -68,6 +68,12 @@ import TestSupport
         // The node offers what it holds: the recording case ran, it was not skipped.
         #expect(lines.contains { $0.hasPrefix("PASS 5.9.3 recordings.receive-offered") }, "\(run.stdout)")
         #expect(lines.contains { $0.hasPrefix("PASS 8 merge.equal-hlc-origin-tiebreak") }, "\(run.stdout)")
+        // The runner sends a recording of its own and the node confirms it; a cut transfer resumes
+        // where the node's verified chunks end, so about one file's bytes are sent in all.
+        for passed in ["PASS 5.9 recordings.send-confirmed", "PASS 5.9.2 recordings.resume-from-verified-chunk"] {
+            #expect(lines.contains { $0.hasPrefix(passed + " ") }, "\(passed): \(run.stdout)")
+        }
+        #expect(lines.contains { $0.contains(" recordings.resume-from-verified-chunk ") && $0.hasSuffix("(4500 bytes sent in all for a file of 4500)") }, "\(run.stdout)")
         let (failures, total) = try Self.junit(xml)
         #expect(failures.isEmpty)
         #expect(total == lines.filter { ["PASS ", "FAIL ", "SKIP ", "WARN "].contains(String($0.prefix(5))) }.count)
