@@ -109,7 +109,8 @@ import TestSupport
         #expect(detail.contains("expected ERROR unknown_type (3), got ERROR malformed (1)") && detail.contains("< 0000001e07"), "\(detail)")
     }
 
-    /// The timer cases wait for the node's own keepalive (15 s) and handshake timeout (10 s).
+    /// The timer cases wait for the node's own keepalive (15 s) and handshake timeout (10 s);
+    /// the idle timeout (45 s) is only checked to be skipped here, to keep the suite short.
     /// Whether they fire on time is a timing question, so this checks only that they run and
     /// report (PASS, or WARN on a loaded machine), never fail a run without --strict, and are
     /// skipped when --timeout is too short to wait for them.
@@ -125,9 +126,11 @@ import TestSupport
         for id in ["timers.keepalive", "timers.handshake-timeout"] {
             #expect(run.stdout.split(separator: "\n").contains { ($0.hasPrefix("PASS ") || $0.hasPrefix("WARN ")) && $0.contains(" \(id) ") }, "\(run.stdout)")
         }
-        #expect(run.stdout.contains(" 0 failed, 0 skipped"), "\(run.stdout)")
+        // The idle timeout (45 s) waits longer than this run allows: skipped, and saying why.
+        #expect(run.stdout.contains(" 0 failed, 1 skipped"), "\(run.stdout)")
+        #expect(run.stdout.contains("SKIP 7.7 timers.idle ") && run.stdout.contains("give --timeout 48 or more"), "\(run.stdout)")
         let short = try Self.conformance(["--target", node.address, "--section", "7.7", "--timeout", "5"], runner: runner)
-        #expect(short.status == 0 && short.stdout.contains("0 passed, 0 failed, 2 skipped"), "\(short.stdout)")
+        #expect(short.status == 0 && short.stdout.contains("0 passed, 0 failed, 3 skipped"), "\(short.stdout)")
     }
 
     @Test(.timeLimit(.minutes(2)))
