@@ -92,14 +92,14 @@ import TestSupport
     func plantedBugsFailExactlyTheirCases() throws {
         let group = ServeGroup()
         defer { group.stopAll() }
-        let (node, runner) = try Self.node(in: group, planted: "pong-wrong-nonce,reversed-tie-break,unknown-type-as-malformed,wrong-chunk-digest")
+        let (node, runner) = try Self.node(in: group, planted: "pong-wrong-nonce,reversed-tie-break,unknown-type-as-malformed,wrong-chunk-digest,resume-from-zero")
         #expect(node.stderr.contains("WARNING: LIFESYNC_PLANTED_BUGS"), "\(node.stderr)")
         let xml = group.directory.file("report.xml")
         let run = try Self.conformance(["--target", node.address, "--json", "--junit", xml], runner: runner)
         #expect(run.status == 1, "\(run.stdout)\n\(run.stderr)")
         let report = try #require(try parseJSON(run.stdout) as? [String: Any])
         let expected: Set = ["session.ping-pong", "framing.split-and-joined", "framing.unknown-type", "merge.equal-hlc-origin-tiebreak",
-                             "recordings.receive-offered"]
+                             "recordings.receive-offered", "recordings.resume-from-verified-chunk"]
         #expect(Self.cases(report, "fail") == expected)
         #expect(integer(report["failed"]) == expected.count)
         let (failures, _) = try Self.junit(xml)
