@@ -68,6 +68,13 @@ import TestSupport
         // The node offers what it holds: the recording case ran, it was not skipped.
         #expect(lines.contains { $0.hasPrefix("PASS 5.9.3 recordings.receive-offered") }, "\(run.stdout)")
         #expect(lines.contains { $0.hasPrefix("PASS 8 merge.equal-hlc-origin-tiebreak") }, "\(run.stdout)")
+        // The runner sends a recording of its own and the node confirms it; a cut transfer resumes
+        // where the node's verified chunks end, so about one file's bytes are sent in all.
+        for passed in ["PASS 5.9 recordings.send-confirmed", "PASS 5.9.2 recordings.resume-from-verified-chunk",
+                       "PASS 3.1 bad.sequence-ceiling", "PASS 3.1 bad.entry-over-content-bound", "PASS 5.2.4 bad.forged-target-origin"] {
+            #expect(lines.contains { $0.hasPrefix(passed + " ") }, "\(passed): \(run.stdout)")
+        }
+        #expect(lines.contains { $0.contains(" recordings.resume-from-verified-chunk ") && $0.hasSuffix("(4500 bytes sent in all for a file of 4500)") }, "\(run.stdout)")
         let (failures, total) = try Self.junit(xml)
         #expect(failures.isEmpty)
         #expect(total == lines.filter { ["PASS ", "FAIL ", "SKIP ", "WARN "].contains(String($0.prefix(5))) }.count)
@@ -85,14 +92,14 @@ import TestSupport
     func plantedBugsFailExactlyTheirCases() throws {
         let group = ServeGroup()
         defer { group.stopAll() }
-        let (node, runner) = try Self.node(in: group, planted: "pong-wrong-nonce,reversed-tie-break,unknown-type-as-malformed,wrong-chunk-digest")
+        let (node, runner) = try Self.node(in: group, planted: "pong-wrong-nonce,reversed-tie-break,unknown-type-as-malformed,wrong-chunk-digest,resume-from-zero")
         #expect(node.stderr.contains("WARNING: LIFESYNC_PLANTED_BUGS"), "\(node.stderr)")
         let xml = group.directory.file("report.xml")
         let run = try Self.conformance(["--target", node.address, "--json", "--junit", xml], runner: runner)
         #expect(run.status == 1, "\(run.stdout)\n\(run.stderr)")
         let report = try #require(try parseJSON(run.stdout) as? [String: Any])
         let expected: Set = ["session.ping-pong", "framing.split-and-joined", "framing.unknown-type", "merge.equal-hlc-origin-tiebreak",
-                             "recordings.receive-offered"]
+                             "recordings.receive-offered", "recordings.resume-from-verified-chunk"]
         #expect(Self.cases(report, "fail") == expected)
         #expect(integer(report["failed"]) == expected.count)
         let (failures, _) = try Self.junit(xml)
@@ -102,7 +109,8 @@ import TestSupport
         #expect(detail.contains("expected ERROR unknown_type (3), got ERROR malformed (1)") && detail.contains("< 0000001e07"), "\(detail)")
     }
 
-    /// The timer cases wait for the node's own keepalive (15 s) and handshake timeout (10 s).
+    /// The timer cases wait for the node's own keepalive (15 s) and handshake timeout (10 s);
+    /// the idle timeout (45 s) is only checked to be skipped here, to keep the suite short.
     /// Whether they fire on time is a timing question, so this checks only that they run and
     /// report (PASS, or WARN on a loaded machine), never fail a run without --strict, and are
     /// skipped when --timeout is too short to wait for them.
@@ -118,9 +126,11 @@ import TestSupport
         for id in ["timers.keepalive", "timers.handshake-timeout"] {
             #expect(run.stdout.split(separator: "\n").contains { ($0.hasPrefix("PASS ") || $0.hasPrefix("WARN ")) && $0.contains(" \(id) ") }, "\(run.stdout)")
         }
-        #expect(run.stdout.contains(" 0 failed, 0 skipped"), "\(run.stdout)")
+        // The idle timeout (45 s) waits longer than this run allows: skipped, and saying why.
+        #expect(run.stdout.contains(" 0 failed, 1 skipped"), "\(run.stdout)")
+        #expect(run.stdout.contains("SKIP 7.7 timers.idle ") && run.stdout.contains("give --timeout 48 or more"), "\(run.stdout)")
         let short = try Self.conformance(["--target", node.address, "--section", "7.7", "--timeout", "5"], runner: runner)
-        #expect(short.status == 0 && short.stdout.contains("0 passed, 0 failed, 2 skipped"), "\(short.stdout)")
+        #expect(short.status == 0 && short.stdout.contains("0 passed, 0 failed, 3 skipped"), "\(short.stdout)")
     }
 
     @Test(.timeLimit(.minutes(2)))

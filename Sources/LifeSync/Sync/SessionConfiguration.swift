@@ -49,4 +49,6 @@ public struct PlantedBugs: OptionSet, Sendable, Hashable {
     public static let unknownTypeAsMalformed = PlantedBugs(rawValue: 1 << 7)
     /// Every CHUNK sent carries a running digest with its last byte flipped.
     public static let wrongChunkDigest = PlantedBugs(rawValue: 1 << 8)
+    /// A receiver forgets the verified prefix of an interrupted transfer and ACCEPTs from 0.
+    public static let resumeFromZero = PlantedBugs(rawValue: 1 << 9)
 }

@@ -229,7 +229,8 @@ extension SyncSession {
         // Resume from the end of the last whole chunk of an earlier attempt at the same bytes.
         let chunk = UInt64(offer.chunkSize)
         var resume: UInt64 = 0
-        if let file = try? replica.recordingFile(id: offer.recordingID), file.state == .partial, file.sha256 == sha {
+        if !configuration.plantedBugs.contains(.resumeFromZero),
+           let file = try? replica.recordingFile(id: offer.recordingID), file.state == .partial, file.sha256 == sha {
             resume = min(storage.temporarySize(offer.recordingID), offer.size) / chunk * chunk
         }
         let transfer: IncomingTransfer

@@ -13,6 +13,7 @@ enum ServePlantedBugs {
         ("reversed-tie-break", .reversedOriginTieBreak),
         ("unknown-type-as-malformed", .unknownTypeAsMalformed),
         ("wrong-chunk-digest", .wrongChunkDigest),
+        ("resume-from-zero", .resumeFromZero),
     ]
     static var table: [(String, PlantedBugs)] { PlantedBugNames.table + wire }
 

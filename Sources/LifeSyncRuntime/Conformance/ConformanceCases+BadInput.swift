@@ -54,7 +54,36 @@ extension ConformanceCases {
                               size: 1, chunkSize: 1, sha256: SHA256.hash([0]))
             return try refusedInSession(target, Message.offer(offer).encoded(), .unexpectedMessage, "an OFFER to a node that takes no recordings")
         },
+        ConformanceCase("3.1", "bad.sequence-ceiling", "a change whose seq is 2^53, one past the ceiling 2^53 − 1, is refused with ERROR malformed") { target in
+            try target.requireReceivesEntries()
+            let change = target.change(id: target.newEntryID(), origin: target.origin, sequence: 1 << 53)
+            return try refusedInSession(target, target.batch(1, [change]), .malformed, "a change with seq 2^53")
+        },
+        ConformanceCase("3.1", "bad.entry-over-content-bound", "an entry whose canonical encoding is 262 145 bytes, one past the content bound, is refused with ERROR malformed on its length") { target in
+            try target.requireReceivesEntries()
+            let origin = target.origin
+            var change = target.change(id: target.newEntryID(), origin: origin, sequence: target.sequences(origin, count: 1).lowerBound)
+            change.payload = overContentBound(target, id: change.id)
+            return try refusedInSession(target, target.batch(1, [change]), .malformed, "an entry of \(change.payload.count) bytes")
+        },
     ]
+
+    /// The content bound of §3.1: 262 144 bytes of canonical encoding.
+    static let contentBound = 262_144
+
+    /// A canonical entry one byte past the content bound that breaks no other rule: its text is
+    /// within 65 536 bytes, but U+0001 escapes to six bytes (§5.2.3 says that is how an entry
+    /// outgrows the bound), padded with letters to the exact length.
+    static func overContentBound(_ target: ConformanceTarget, id: String) -> [UInt8] {
+        let base = target.entryJSON(id: id, text: "")
+        let marker = Array("\"text\":\"\"".utf8)
+        let at = (0...(base.count - marker.count)).first { Array(base[$0..<($0 + marker.count)]) == marker }! + marker.count - 1
+        let need = contentBound + 1 - base.count
+        let text = Array(String(repeating: "\\u0001", count: need / 6).utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: need % 6)
+        let entry = Array(base[..<at]) + text + Array(base[at...])
+        precondition(entry.count == contentBound + 1 && need / 6 + need % 6 <= 65_536, "one byte past the bound, text within its rule")
+        return entry
+    }
 
     /// Where the first change record starts in a BATCH frame of `ConformanceTarget.batch`:
     /// after the header, batch_id, the origin table and change_count.

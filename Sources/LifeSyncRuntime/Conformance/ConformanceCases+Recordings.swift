@@ -58,15 +58,7 @@ extension ConformanceCases {
         ConformanceCase("5.9", "recordings.corrupt-chunk", "a CHUNK whose running digest does not match its bytes is answered with FAILURE corrupt_chunk (3)") { target in
             try requireRecordings(target, receiving: true)
             try target.requireReceivesEntries()
-            let origin = target.origin, sequence = target.sequences(origin, count: 1).lowerBound
-            let bytes = (0..<3_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-            let recording = try Recording(id: Identifier.make(role: target.runner.role, random: target.random), fileName: "conformance.bin",
-                                          size: UInt64(bytes.count), sha256: SHA256.hash(bytes), mediaType: "application/octet-stream", entryID: nil,
-                                          originNode: target.runner.nodeID, createdAt: Timestamp(millisecondsSince1970: target.wallClock.nowMilliseconds()))
-                .signed(by: target.tls.key)
-            let metadata = EncodedChange(id: recording.id, kind: .recording,
-                                         stamp: VersionStamp(hlc: target.now, origin: origin, sequence: sequence, vector: VersionVector([(origin, sequence)]), deleted: false),
-                                         payload: Array(recording.json.canonicalText.utf8))
+            let (recording, metadata, bytes) = try ownRecording(target, size: 3_000)
             let (connection, _) = try target.open(capabilities: recordingCapabilities)
             defer { connection.close() }
             try target.push([metadata], on: connection)

@@ -2,7 +2,7 @@ import LifeSync
 
 /// The session timers at their defaults (§7.7). The spec calls the values "what peers can
 /// expect" but lets every node configure them, so a deviation is SHOULD-level (WARN, a failure
-/// under `--strict`). They take 10–16 s each, so they run only when `--timeout` allows that long
+/// under `--strict`). They take 10–48 s each, so they run only when `--timeout` allows that long
 /// a wait, and are skipped otherwise.
 extension ConformanceCases {
     /// How far a timer may fire after its due time (a loaded machine, a poll interval).
@@ -59,6 +59,32 @@ extension ConformanceCases {
             case let other:
                 throw ConformanceFailure("waiting for the handshake timeout, got \(ConformanceTarget.describe(other))", connection)
             }
+        },
+        ConformanceCase("7.7", "timers.idle", "in an open session, once it has received nothing for 45 s, the target sends ERROR idle_timeout", level: .should) { target in
+            try requireTimeout(target, 45 + timerLateness)
+            let vector = try target.refreshVector()
+            // The runner's HELLO is the last byte it sends: its PINGs go unanswered, since any
+            // byte received would restart the target's idle timer.
+            let started = MonotonicClock.seconds()
+            let (connection, _) = try target.open(vector: vector)
+            defer { connection.close() }
+            for _ in 0..<10_000 {
+                let left = max(0.1, 45 + timerLateness - (MonotonicClock.seconds() - started))
+                let arrival = connection.next(within: left)
+                let elapsed = MonotonicClock.seconds() - started
+                switch arrival {
+                case .message(.error(let code, _)) where code == ErrorCode.idleTimeout.rawValue:
+                    return within(elapsed, due: 45) ? .pass(String(format: "after %.1f s", elapsed))
+                        : .fail(String(format: "ERROR idle_timeout %.1f s after the runner last sent; due after 45 s (§7.7)", elapsed))
+                case .message(.ping), .message(.caughtUp), .message(.batch):
+                    continue
+                case .silent:
+                    return .fail(String(format: "no ERROR idle_timeout within %.0f s of the runner's silence (§7.7: 45 s)", elapsed))
+                case let other:
+                    throw ConformanceFailure("waiting for the idle timeout, got \(ConformanceTarget.describe(other))", connection)
+                }
+            }
+            throw ConformanceFailure("waiting for the idle timeout: too many other frames", connection)
         },
     ]
 }
