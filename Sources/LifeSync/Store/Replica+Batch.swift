@@ -27,7 +27,10 @@ extension Replica {
                 var outcomes: [BatchOutcome] = []
                 outcomes.reserveCapacity(items.count)
                 for item in items {
-                    outcomes.append(try bulk ? store(item, into: &batch) : store(item))
+                    switch item {
+                    case .failure(let error): outcomes.append(.refused(error))
+                    case .success(let entry): outcomes.append(try bulk ? store(entry, into: &batch) : store(entry))
+                    }
                 }
                 if bulk { try database.run("UPDATE replica_vector SET seq = ? WHERE origin = ?", [.counter(batch.sequence), .text(identity.incarnation)]) }
                 if atomic && outcomes.contains(where: { if case .refused = $0 { return true } else { return false } }) {
@@ -49,12 +52,7 @@ extension Replica {
     }
 
     /// One entry of a bulk batch: an insert unless the ID is taken, then what is there decides.
-    private func store(_ item: Result<LogEntry, ValidationError>, into batch: inout BatchWrite) throws -> BatchOutcome {
-        let entry: LogEntry
-        switch item {
-        case .failure(let error): return .refused(error)
-        case .success(let valid): entry = valid
-        }
+    private func store(_ entry: LogEntry, into batch: inout BatchWrite) throws -> BatchOutcome {
         if batch.mayHaveTombstones, try storedVersion(id: entry.id)?.place == .tombstone { return Self.deletedHere(entry.id) }
         let sequence = batch.sequence + 1
         let stamp = VersionStamp(hlc: hlc.tick(now: clock.nowMilliseconds()), origin: identity.incarnation,
@@ -67,12 +65,7 @@ extension Replica {
     }
 
     /// One entry, written as `add` writes it (the path near the sequence ceiling).
-    private func store(_ item: Result<LogEntry, ValidationError>) throws -> BatchOutcome {
-        let entry: LogEntry
-        switch item {
-        case .failure(let error): return .refused(error)
-        case .success(let valid): entry = valid
-        }
+    private func store(_ entry: LogEntry) throws -> BatchOutcome {
         guard let existing = try storedVersion(id: entry.id) else {
             try writeLocal(id: entry.id, entry: entry, previous: nil)
             return .created

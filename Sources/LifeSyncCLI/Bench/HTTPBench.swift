@@ -81,7 +81,7 @@ enum HTTPBench {
         var rival: LoadRun?
         if let datasette = executable(named: "datasette") {
             // Datasette reads the file immutable (-i): everything must be in the main file first.
-            try Database(path: replicaPath, create: false).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            replica.checkpoint()  // the node is stopped: nothing holds a frame back
             let datasettePort = try SyncBench.freeLoopbackPort()
             let datasetteLog = directory + "/datasette.log"
             let server = try SyncBench.spawn(datasette, ["serve", "-i", replicaPath, "-h", "127.0.0.1", "-p", "\(datasettePort)"], log: datasetteLog)
