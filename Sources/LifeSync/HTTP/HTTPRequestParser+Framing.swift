@@ -36,8 +36,10 @@ extension HTTPRequestParser {
             }
             i += 1
         }
-        let firstLineEnd = buffer[consumed..<(end ?? buffer.count)].firstIndex(of: Self.lf)
-        if (firstLineEnd ?? buffer.count) - consumed > limits.requestLineBytes {
+        // A head of a request line alone ends at `end`: its CRLF is the first half of the blank
+        // line. Measuring it to the end of the buffer instead judged it by the bytes after it.
+        let firstLineEnd = buffer[consumed..<(end ?? buffer.count)].firstIndex(of: Self.lf) ?? end ?? buffer.count
+        if firstLineEnd - consumed > limits.requestLineBytes {
             throw HTTPError(413, "the request line is longer than \(limits.requestLineBytes) bytes")
         }
         guard let end else {
