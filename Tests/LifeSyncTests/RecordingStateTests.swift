@@ -139,6 +139,8 @@ import TestSupport
                 DROP TABLE api_keys;
                 DROP INDEX idx_entries_feed; DROP INDEX idx_tombstones_feed;
                 ALTER TABLE entries DROP COLUMN feed_seq; ALTER TABLE tombstones DROP COLUMN feed_seq;
+                DROP TABLE kept_writes; ALTER TABLE entries DROP COLUMN fields; ALTER TABLE entries DROP COLUMN own;
+                ALTER TABLE conflicts DROP COLUMN fields;
                 PRAGMA user_version = 7;
                 """)
             let reopened = try Replica(path: path, clock: ManualClock(milliseconds: ReplicaFixtures.epoch), random: SeededRandom(seed: 1))

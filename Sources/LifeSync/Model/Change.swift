@@ -14,13 +14,17 @@ public struct Change: Equatable, Sendable {
     public var entry: LogEntry?
     /// The recording's metadata (recording changes that are not deletes).
     public var recording: Recording?
+    /// The fields of the entry this write changed (PROTOCOL.md §8): `.all` for a new entry, a
+    /// delete, and every recording change.
+    public var fields: FieldMask
 
-    public init(id: String, stamp: VersionStamp, entry: LogEntry?) {
+    public init(id: String, stamp: VersionStamp, entry: LogEntry?, fields: FieldMask = .all) {
         precondition(stamp.deleted == (entry == nil), "a change carries an entry exactly when it is not a delete")
         self.id = id
         self.kind = .entry
         self.stamp = stamp
         self.entry = entry
+        self.fields = entry == nil ? .all : fields
     }
 
     public init(id: String, stamp: VersionStamp, recording: Recording?) {
@@ -29,7 +33,11 @@ public struct Change: Equatable, Sendable {
         self.kind = .recording
         self.stamp = stamp
         self.recording = recording
+        self.fields = .all
     }
+
+    /// The write as the per-field merge takes it (entry changes).
+    var write: EntryWrite { EntryWrite(stamp: stamp, fields: fields, entry: entry) }
 
     /// The content as canonical JSON bytes (empty for a delete).
     var payload: [UInt8] {
@@ -46,15 +54,18 @@ public struct EncodedChange: Equatable, Sendable {
     public var kind: ChangeKind
     public var stamp: VersionStamp
     public var payload: [UInt8]
+    /// The fields the write changed (`Change.fields`).
+    public var fields: FieldMask = .all
     /// A stored row that does not read back as a valid change (see `Replica.encodedChanges`):
     /// it keeps its place in its origin's log, and is never sent.
     public var isDamaged = false
 
-    public init(id: String, kind: ChangeKind = .entry, stamp: VersionStamp, payload: [UInt8]) {
+    public init(id: String, kind: ChangeKind = .entry, stamp: VersionStamp, payload: [UInt8], fields: FieldMask = .all) {
         self.id = id
         self.kind = kind
         self.stamp = stamp
         self.payload = payload
+        self.fields = fields
     }
 
     /// The place-holder of a damaged row of `origin` at `sequence`.
@@ -67,5 +78,5 @@ public struct EncodedChange: Equatable, Sendable {
 }
 
 extension Change {
-    public var encoded: EncodedChange { EncodedChange(id: id, kind: kind, stamp: stamp, payload: payload) }
+    public var encoded: EncodedChange { EncodedChange(id: id, kind: kind, stamp: stamp, payload: payload, fields: fields) }
 }

@@ -11,9 +11,29 @@ public struct Conflict: Equatable, Sendable {
     /// The entry as it stands on this replica now (nil: deleted): what keeping the winner keeps.
     /// It is the winner's content unless a later version replaced it since.
     public var current: LogEntry?
+    /// The fields the loser lost when it lost only some (a concurrent edit of the same fields,
+    /// PROTOCOL.md §8); nil when it lost whole (a delete on either side, or a whole-entry write).
+    public var lostFields: FieldMask?
 
-    /// The fields on which the loser differs from what stands now.
-    public var fields: [FieldDifference] { LogEntry.differences(winner: current, loser: loserEntry) }
+    public init(entryID: String, loser: VersionStamp, loserEntry: LogEntry?, winner: VersionStamp, detectedAt: Timestamp,
+                current: LogEntry? = nil, lostFields: FieldMask? = nil) {
+        self.entryID = entryID
+        self.loser = loser
+        self.loserEntry = loserEntry
+        self.winner = winner
+        self.detectedAt = detectedAt
+        self.current = current
+        self.lostFields = lostFields
+    }
+
+    /// The fields on which the loser differs from what stands now (only those it lost, when it
+    /// lost only some).
+    public var fields: [FieldDifference] {
+        let differences = LogEntry.differences(winner: current, loser: loserEntry)
+        guard let lostFields else { return differences }
+        let names = Set(lostFields.fields.map(\.name))
+        return differences.filter { names.contains($0.field) }
+    }
 
     /// The conflict as JSON; `device` names the node behind an origin (incarnation) when known.
     public func json(device: (String) -> Device? = { _ in nil }) -> JSONValue {

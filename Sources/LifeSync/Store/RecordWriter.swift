@@ -22,7 +22,11 @@ struct RecordWriter {
     /// `previous` was. With `ifAbsent`, a live entry that already holds the ID is left alone and
     /// false returned.
     @discardableResult
-    mutating func store(id: String, entry: LogEntry?, stamp: VersionStamp, previous: StoredPlace?, ifAbsent: Bool = false) throws -> Bool {
+    ///
+    /// `fields`: what the write changed (PROTOCOL.md §8); `own`: the write's own content when
+    /// `entry`, the merged content, also holds fields of earlier writes.
+    mutating func store(id: String, entry: LogEntry?, stamp: VersionStamp, previous: StoredPlace?, ifAbsent: Bool = false,
+                        fields: FieldMask = .all, own: LogEntry? = nil) throws -> Bool {
         guard let entry else {
             precondition(stamp.deleted)
             // The new version first: if another record holds its (origin, sequence), this throws
@@ -50,6 +54,8 @@ struct RecordWriter {
         row.set(8, createdAt)
         row.set(10, stamp.origin)
         row.set(12) { stamp.vector.write(to: &$0) }
+        row.set(14, fields == .all ? nil : String(fields.rawValue))
+        if let own, own != entry { row.set(15) { $0.append(contentsOf: own.json.canonicalText.utf8) } } else { row.set(15, nil) }
         statement.bind(stamp.hlc.rawValue, at: 9)
         statement.bind(Int64(clamping: stamp.sequence), at: 11)  // bounded where it entered, as SQLValue.counter
         let feed = try nextFeedSequence()
@@ -94,17 +100,18 @@ struct RecordWriter {
         return statement
     }
 
-    private static let columns = "id, timestamp, recorded_at, source, device_id, category, data, created_at, hlc, origin, origin_seq, vv, feed_seq"
+    private static let columns = "id, timestamp, recorded_at, source, device_id, category, data, created_at, hlc, origin, origin_seq, vv, feed_seq, fields, own"
 
     private static let insertIfAbsentSQL = """
         INSERT INTO entries(\(columns))
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) ON CONFLICT(id) DO NOTHING
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) ON CONFLICT(id) DO NOTHING
         """
 
     private static let upsertSQL = """
         INSERT INTO entries(\(columns))
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
         ON CONFLICT(id) DO UPDATE SET timestamp = ?2, recorded_at = ?3, source = ?4, device_id = ?5,
-            category = ?6, data = ?7, hlc = ?9, origin = ?10, origin_seq = ?11, vv = ?12, feed_seq = ?13
+            category = ?6, data = ?7, hlc = ?9, origin = ?10, origin_seq = ?11, vv = ?12, feed_seq = ?13,
+            fields = ?14, own = ?15
         """
 }

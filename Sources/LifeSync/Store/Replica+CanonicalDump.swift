@@ -1,15 +1,23 @@
 extension Replica {
     /// The replicated state as text, one line per record in id order: live entries with their
-    /// content and winning stamp, tombstones with theirs. Two full replicas have converged exactly
-    /// when their dumps are equal. Local bookkeeping (creation times, the conflicts table, version
-    /// vectors that joined in writes a replica happened to see) is left out.
+    /// content, their latest write's stamp, the fields it changed and its own content where that
+    /// differs; the earlier writes each entry keeps (per-field merge), and tombstones with their
+    /// stamps. Two full replicas have converged exactly when their dumps are equal: the kept
+    /// writes decide what a later write merges into. Local bookkeeping (creation times, the
+    /// conflicts table, version vectors that joined in writes a replica happened to see) is left out.
     public func canonicalDump() throws -> String {
         let live = try database.rows("""
-            SELECT hlc, origin, origin_seq, vv, id, timestamp, recorded_at, source, device_id, category, data
+            SELECT hlc, origin, origin_seq, vv, id, timestamp, recorded_at, source, device_id, category, data, fields, own
             FROM entries ORDER BY id
             """) { row -> String in
-            let fields = (4...10).map { row.optionalString(Int32($0)) ?? "" }
+            let fields = (4...12).map { row.optionalString(Int32($0)) ?? "" }
             return "E \(row.int64(0)) \(row.string(1)) \(row.int64(2)) \(row.string(3)) " + fields.joined(separator: "\u{1F}")
+        }
+        let kept = try database.rows("""
+            SELECT hlc, origin, origin_seq, vv, id, deleted, fields, content FROM kept_writes ORDER BY id, origin, origin_seq
+            """) { row -> String in
+            let rest = (4...7).map { row.optionalString(Int32($0)) ?? "" }
+            return "K \(row.int64(0)) \(row.string(1)) \(row.int64(2)) \(row.string(3)) " + rest.joined(separator: "\u{1F}")
         }
         let dead = try database.rows("SELECT hlc, origin, origin_seq, vv, id FROM tombstones ORDER BY id") {
             "T \($0.int64(0)) \($0.string(1)) \($0.int64(2)) \($0.string(3)) \($0.string(4))"
@@ -24,7 +32,7 @@ extension Replica {
             guard row.int64(4) == 0 else { return head + " deleted" }
             return head + " " + (6...12).map { row.optionalString(Int32($0)) ?? "" }.joined(separator: "\u{1F}")
         }
-        return (live + dead + recordings).joined(separator: "\n")
+        return (live + kept + dead + recordings).joined(separator: "\n")
     }
 
     /// SHA-256 of ``canonicalDump()``, hex.

@@ -1,12 +1,18 @@
 extension Replica {
-    /// One origin's entry log after a sequence, live rows and tombstones, ascending: columns
-    /// `hlc, origin, origin_seq, vv, deleted, id, timestamp, recorded_at, source, device_id, category, data`.
+    /// One origin's entry log after a sequence, live rows, tombstones and kept writes
+    /// (Replica+EntryWrites), ascending: columns `hlc, origin, origin_seq, vv, deleted, id,
+    /// timestamp, recorded_at, source, device_id, category, data, fields, own`. `own`, when not
+    /// NULL, is the write's own content as canonical JSON, which is what is sent (a live row's
+    /// columns may hold fields of earlier writes too).
     static let entryLogSQL = """
-            SELECT hlc, origin, origin_seq, vv, 0, id, timestamp, recorded_at, source, device_id, category, data
+            SELECT hlc, origin, origin_seq, vv, 0, id, timestamp, recorded_at, source, device_id, category, data, fields, own
               FROM entries WHERE origin = ?1 AND origin_seq > ?2
             UNION ALL
-            SELECT hlc, origin, origin_seq, vv, 1, id, NULL, NULL, NULL, NULL, NULL, NULL
+            SELECT hlc, origin, origin_seq, vv, 1, id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
               FROM tombstones WHERE origin = ?1 AND origin_seq > ?2
+            UNION ALL
+            SELECT hlc, origin, origin_seq, vv, deleted, id, NULL, NULL, NULL, NULL, NULL, NULL, fields, content
+              FROM kept_writes WHERE origin = ?1 AND origin_seq > ?2
             ORDER BY origin_seq LIMIT ?3
             """
 
@@ -17,7 +23,10 @@ extension Replica {
         let entries = try database.rows(Replica.entryLogSQL, [.text(origin), .counter(sequence), .integer(Int64(limit))]) { row in
             let deleted = row.int64(4) != 0
             let stamp = try Replica.stamp(from: row, deleted: deleted, origin: origin)
-            return Change(id: row.string(5), stamp: stamp, entry: deleted ? nil : try Replica.entry(from: row, offset: 5))
+            let id = row.string(5)
+            guard !deleted else { return Change(id: id, stamp: stamp, entry: nil) }
+            let entry = try row.optionalString(13).map { try Replica.storedEntry($0, id: id) } ?? Replica.entry(from: row, offset: 5)
+            return Change(id: id, stamp: stamp, entry: entry, fields: try Replica.fieldMask(row, 12))
         }
         let recordings = try recordingRows(origin: origin, after: sequence, limit: limit).map { row in
             Change(id: row.id, stamp: row.stamp, recording: row.stamp.deleted ? nil : row.recording)
@@ -70,6 +79,14 @@ extension Replica {
             }
             guard let stamp = try? Replica.stamp(from: row, deleted: deleted, origin: origin) else { return damaged() }
             guard !deleted else { return EncodedChange(id: row.string(5), stamp: stamp, payload: []) }
+            guard let fields = try? Replica.fieldMask(row, 12) else { return damaged() }
+            if !row.isNull(13) {
+                // A write's own content, kept whole as canonical JSON: checked as a peer will.
+                let id = row.string(5)
+                let own = row.withText(13) { Array($0) }
+                guard (try? LogEntry.validatedComplete(from: JSONValue.parse(bytes: own)))?.id == id else { return damaged() }
+                return EncodedChange(id: id, stamp: stamp, payload: own, fields: fields)
+            }
             // Keys in sorted order, as JSONValue.canonicalText writes them; values straight from
             // SQLite's buffers.
             var out: [UInt8] = []
@@ -97,7 +114,7 @@ extension Replica {
             let valid = out.withUnsafeBufferPointer { LogEntry.scanComplete($0, id: id) } != nil
                 || (try? LogEntry.validatedComplete(from: JSONValue.parse(bytes: out)))?.id == id
             guard valid else { return damaged() }
-            return EncodedChange(id: id, stamp: stamp, payload: out)
+            return EncodedChange(id: id, stamp: stamp, payload: out, fields: fields)
         }
         let recordings = try recordingRows(origin: origin, after: sequence, limit: limit).map { row in
             // Metadata stored before recordings were signed cannot be sent on: every peer of

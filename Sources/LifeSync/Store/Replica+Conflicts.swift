@@ -13,22 +13,24 @@
 /// ```
 extension Replica {
     /// Keeps a losing version. Recording the same loser twice is a no-op (merge is idempotent).
-    func recordConflict(id: String, loser: VersionStamp, loserEntry: LogEntry?, winner: VersionStamp) throws {
+    /// `fields`: the fields the loser lost, when it lost only some (per-field merge); its
+    /// `loserEntry` then differs from what stood in those fields only.
+    func recordConflict(id: String, loser: VersionStamp, loserEntry: LogEntry?, winner: VersionStamp, fields: FieldMask? = nil) throws {
         try database.run("""
             INSERT OR IGNORE INTO conflicts(entry_id, loser_origin, loser_seq, loser_hlc, loser_deleted, loser_entry,
-                winner_origin, winner_seq, winner_hlc, winner_deleted, detected_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                winner_origin, winner_seq, winner_hlc, winner_deleted, detected_at, fields)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.text(id), .text(loser.origin), .counter(loser.sequence), .integer(loser.hlc.rawValue),
                   .integer(loser.deleted ? 1 : 0), loserEntry.map { .text($0.json.canonicalText) } ?? .null,
                   .text(winner.origin), .counter(winner.sequence), .integer(winner.hlc.rawValue),
-                  .integer(winner.deleted ? 1 : 0), .text(now.iso8601)])
+                  .integer(winner.deleted ? 1 : 0), .text(now.iso8601), fields.map { .integer(Int64($0.rawValue)) } ?? .null])
     }
 
     /// The kept losing versions, newest detection first; `entryID` narrows them to one entry.
     public func conflicts(entryID: String? = nil) throws -> [Conflict] {
         var conflicts = try database.rows("""
             SELECT entry_id, loser_origin, loser_seq, loser_hlc, loser_deleted, loser_entry,
-                   winner_origin, winner_seq, winner_hlc, winner_deleted, detected_at
+                   winner_origin, winner_seq, winner_hlc, winner_deleted, detected_at, fields
             FROM conflicts WHERE ?1 IS NULL OR entry_id = ?1 ORDER BY detected_at DESC, entry_id, loser_origin, loser_seq
             """, [entryID.map { .text($0) } ?? .null]) { row in
             let loserEntry = try row.optionalString(5).map { text in
@@ -41,7 +43,8 @@ extension Replica {
                 loserEntry: loserEntry,
                 winner: VersionStamp(hlc: try row.hlc(8, "winner_hlc"), origin: row.string(6),
                                      sequence: try row.counter(7, upTo: Message.Limits.maximumSequence, "winner_seq"), vector: VersionVector(), deleted: row.int64(9) != 0),
-                detectedAt: try Timestamp(iso8601: row.string(10)))
+                detectedAt: try Timestamp(iso8601: row.string(10)),
+                lostFields: row.isNull(11) ? nil : try Replica.fieldMask(row, 11))
         }
         for index in conflicts.indices {
             let id = conflicts[index].entryID
@@ -83,6 +86,10 @@ extension Replica {
                         throw ReplicaError.invalid(ValidationError(field: "--field", reason: "one side of this conflict is a delete; keep a whole side instead"))
                     }
                     do throws(ValidationError) { content = try standing.taking(field, from: loserEntry, defaults: entryDefaults()) } catch { throw ReplicaError.invalid(error) }
+                } else if let lost = loser.lostFields, var kept = standing, let loserEntry = loser.loserEntry {
+                    // It lost only these fields: keeping it takes them, and leaves what was written since.
+                    for field in lost.fields { kept.take(field, from: loserEntry) }
+                    content = kept
                 } else {
                     content = loser.loserEntry
                 }
@@ -92,9 +99,7 @@ extension Replica {
             for record in records {
                 for stamp in [record.loser, record.winner] where seen[stamp.origin] < stamp.sequence { seen[stamp.origin] = stamp.sequence }
             }
-            let stamp = try nextStamp(previous: current.stamp, deleted: content == nil, alsoSeen: seen)
-            try store(id: entryID, entry: content, stamp: stamp, previous: current.place)
-            try clearSettledConflicts(id: entryID, by: stamp)
+            let stamp = try writeLocal(id: entryID, entry: content, previous: current, alsoSeen: seen)
             let unsettled = try conflicts(entryID: entryID)
             precondition(unsettled.isEmpty, "a resolution has seen every side it settles")
             return stamp

@@ -92,12 +92,27 @@ extension Replica {
         }
     }
 
-    /// Stamps and stores one local write.
-    func writeLocal(id: String, entry: LogEntry?, previous: StoredVersion?) throws {
-        let stamp = try nextStamp(previous: previous?.stamp, deleted: entry == nil)
-        try store(id: id, entry: entry, stamp: stamp, previous: previous?.place)
+    /// Stamps and stores one local write. An edit stamps only the fields it changed (PROTOCOL.md
+    /// §8), so a concurrent edit of another field elsewhere survives it; it has seen every write
+    /// the entry is made of, and `alsoSeen` (the sides a conflict resolution settles).
+    @discardableResult
+    func writeLocal(id: String, entry: LogEntry?, previous: StoredVersion?, alsoSeen: VersionVector = VersionVector()) throws -> VersionStamp {
+        let stored = previous == nil ? nil : try storedWrites(id: id)
+        let seen = (stored?.kept ?? []).reduce(alsoSeen) { $0.joined(with: $1.stamp.vector) }
+        let stamp = try nextStamp(previous: previous?.stamp, deleted: entry == nil, alsoSeen: seen)
+        var fields = FieldMask.all
+        if let entry, let before = stored?.content { fields = FieldMask.changed(from: before, to: entry) }
+        var writer = RecordWriter(database: database, createdAt: now)
+        if let stored {
+            let result = FieldMerge.merge(stored.all + [EntryWrite(stamp: stamp, fields: fields, entry: entry)])
+            precondition(result.latest.stamp == stamp && result.content == entry, "a local write stands whole where it is made")
+            try storeMerged(id: id, result, over: stored, writer: &writer)
+        } else {
+            try writer.store(id: id, entry: entry, stamp: stamp, previous: nil)
+        }
         // An edit made where the loser was written, after the winner arrived, has seen both.
         if previous != nil { try clearSettledConflicts(id: id, by: stamp) }
+        return stamp
     }
 
     /// The stamp of a new local write over `previous`: the next sequence number of this

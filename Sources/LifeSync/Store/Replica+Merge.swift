@@ -95,7 +95,7 @@ extension Replica {
                         continue
                     }
                     if noTombstones, let entry = change.entry {
-                        switch try storeUnlessClashing(change, outcome: &outcome, { try writer.store(id: change.id, entry: entry, stamp: change.stamp, previous: nil, ifAbsent: true) }) {
+                        switch try storeUnlessClashing(change, outcome: &outcome, { try writer.store(id: change.id, entry: entry, stamp: change.stamp, previous: nil, ifAbsent: true, fields: change.fields) }) {
                         case true?: outcome.applied += 1; continue
                         case nil: continue
                         case false?: break
@@ -124,50 +124,56 @@ extension Replica {
         try? database.run("PRAGMA wal_checkpoint(PASSIVE)")
     }
 
-    /// The merge rule, or with the planted bug `reversedOriginTieBreak` (test-only) the origin
-    /// tie-break the wrong way round.
-    private func plantedDecision(_ decision: MergeDecision, local: VersionStamp, remote: VersionStamp) -> MergeDecision {
-        guard plantedBugs.contains(.reversedOriginTieBreak), local.hlc == remote.hlc, local.vector.weight == remote.vector.weight,
-              local.origin != remote.origin else { return decision }
-        switch decision {
-        case .keepLocal(let conflict): return .takeRemote(conflict: conflict)
-        case .takeRemote(let conflict): return .keepLocal(conflict: conflict)
-        case .identical: return decision
-        }
-    }
-
+    /// Merges a received entry change into what the replica holds of its entry: the per-field
+    /// merge (`FieldMerge`) of the stored writes and this one. Conflicts are recorded for what
+    /// this change lost, or made lose; earlier ones were recorded when they happened.
     func merge(_ change: Change, into outcome: inout ApplyOutcome, writer: inout RecordWriter) throws {
-        guard let local = try storedVersion(id: change.id) else {
-            if try storeUnlessClashing(change, outcome: &outcome, { try writer.store(id: change.id, entry: change.entry, stamp: change.stamp, previous: nil) }) != nil {
+        if let holder = try recordHolding(origin: change.stamp.origin, sequence: change.stamp.sequence) {
+            if holder.id != change.id || holder.stamp.hlc != change.stamp.hlc || holder.stamp.deleted != change.stamp.deleted {
+                // The same (origin, sequence) with another stamp: not the write we hold.
+                try recordConflict(id: change.id, loser: change.stamp, loserEntry: change.entry, winner: holder.stamp)
+                outcome.clashes += 1
+            }
+            outcome.unchanged += 1
+            return
+        }
+        guard let stored = try storedWrites(id: change.id) else {
+            if try storeUnlessClashing(change, outcome: &outcome, {
+                try writer.store(id: change.id, entry: change.entry, stamp: change.stamp, previous: nil, fields: change.fields)
+            }) != nil {
                 outcome.applied += 1
             }
             return
         }
-        switch plantedDecision(Merge.decide(local: local.stamp, remote: change.stamp), local: local.stamp, remote: change.stamp) {
-        case .identical:
-            if local.stamp.hlc != change.stamp.hlc || local.stamp.deleted != change.stamp.deleted {
-                // The same (origin, sequence) with another stamp: not the write we hold.
-                try recordConflict(id: change.id, loser: change.stamp, loserEntry: change.entry, winner: local.stamp)
-                outcome.clashes += 1
-            }
-            outcome.unchanged += 1
-        case .keepLocal(let conflict):
-            if conflict {
-                try recordConflict(id: change.id, loser: change.stamp, loserEntry: change.entry, winner: local.stamp)
-                outcome.conflicts += 1
-            }
-            outcome.unchanged += 1
-        case .takeRemote(let conflict):
-            if conflict {
-                let localEntry = local.place == .live ? try entry(id: change.id) : nil
-                try recordConflict(id: change.id, loser: local.stamp, loserEntry: localEntry, winner: change.stamp)
-                outcome.conflicts += 1
-            }
-            if try storeUnlessClashing(change, outcome: &outcome, { try writer.store(id: change.id, entry: change.entry, stamp: change.stamp, previous: local.place) }) != nil {
-                outcome.applied += 1
-                try clearSettledConflicts(id: change.id, by: change.stamp)
-            }
+        var result = FieldMerge.merge(stored.all + [change.write])
+        if plantedBugs.contains(.reversedOriginTieBreak), let flipped = Replica.reversedTieBreak(stored.latest, change.write, result) {
+            result = flipped
         }
+        try storeMerged(id: change.id, result, over: stored, writer: &writer)
+        for loss in result.losses where loss.loser.stamp.isSameWrite(as: change.stamp) || loss.winner.isSameWrite(as: change.stamp) {
+            var kept = loss.loser.entry
+            if let fields = loss.fields, let loser = loss.loser.entry, var standing = result.content {
+                // Only the fields it lost are the backup; the rest of it stands anyway.
+                for field in fields.fields { standing.take(field, from: loser) }
+                kept = standing
+            }
+            try recordConflict(id: change.id, loser: loss.loser.stamp, loserEntry: kept, winner: loss.winner, fields: loss.fields)
+            outcome.conflicts += 1
+        }
+        if result.holds(change.stamp) {
+            outcome.applied += 1
+            try clearSettledConflicts(id: change.id, by: result.latest.stamp)
+        } else {
+            outcome.unchanged += 1
+        }
+    }
+
+    /// The planted bug `reversedOriginTieBreak` (test-only): between two whole writes of equal
+    /// HLC and weight from different origins, the other one stands.
+    private static func reversedTieBreak(_ local: EntryWrite, _ remote: EntryWrite, _ result: FieldMergeResult) -> FieldMergeResult? {
+        guard local.stamp.hlc == remote.stamp.hlc, local.stamp.vector.weight == remote.stamp.vector.weight,
+              local.stamp.origin != remote.stamp.origin, local.fields == .all, remote.fields == .all else { return nil }
+        return FieldMerge.merge([result.latest.stamp.isSameWrite(as: remote.stamp) ? local : remote])
     }
 
     /// A change whose (origin, sequence) the replica vector already covers was absorbed here
@@ -209,6 +215,7 @@ extension Replica {
             SELECT hlc, origin, origin_seq, vv, 0, id FROM entries WHERE origin = ?1 AND origin_seq = ?2
             UNION ALL SELECT hlc, origin, origin_seq, vv, 1, id FROM tombstones WHERE origin = ?1 AND origin_seq = ?2
             UNION ALL SELECT hlc, origin, origin_seq, vv, deleted, id FROM recordings WHERE origin = ?1 AND origin_seq = ?2
+            UNION ALL SELECT hlc, origin, origin_seq, vv, deleted, id FROM kept_writes WHERE origin = ?1 AND origin_seq = ?2
             """, [.text(origin), .counter(sequence)]) { row in (row.string(5), try Replica.stamp(from: row, deleted: row.int64(4) != 0)) }
     }
 
@@ -231,7 +238,7 @@ extension Replica {
     /// probe per table.
     public func justifiedSequence(origin: String) throws -> UInt64 {
         var best: UInt64 = 0
-        for table in ["entries", "tombstones", "recordings"] {
+        for table in ["entries", "tombstones", "recordings", "kept_writes"] {
             let own = try database.firstRow("SELECT max(origin_seq) FROM \(table) WHERE origin = ?", [.text(origin)]) { $0.int64(0) } ?? 0
             best = max(best, UInt64(clamping: own))
         }

@@ -51,11 +51,4 @@ extension Replica {
             throw ReplicaError.damaged("entry \(id): \(error)")
         }
     }
-
-    /// Writes one version of record `id` (see ``RecordWriter/store(id:entry:stamp:previous:ifAbsent:)``).
-    @discardableResult
-    func store(id: String, entry: LogEntry?, stamp: VersionStamp, previous: StoredPlace?, ifAbsent: Bool = false) throws -> Bool {
-        var writer = RecordWriter(database: database, createdAt: now)
-        return try writer.store(id: id, entry: entry, stamp: stamp, previous: previous, ifAbsent: ifAbsent)
-    }
 }

@@ -223,6 +223,29 @@ enum Schema {
         CREATE INDEX idx_entries_feed ON entries(feed_seq);
         CREATE INDEX idx_tombstones_feed ON tombstones(feed_seq);
         """,
+        // 12: the per-field merge (PROTOCOL.md §8). A row's write may have changed only some
+        // fields (`fields`, a FieldMask; NULL: all); when the row's content also holds fields of
+        // earlier writes, `own` keeps the write's own content, which is what is sent on. Earlier
+        // writes that still win a field, and the greatest delete an entry outlived, stay in
+        // `kept_writes` (see Replica+EntryWrites): they are part of their origins' logs as the
+        // rows are. A conflict that lost only some fields names them (`fields`).
+        """
+        ALTER TABLE entries ADD COLUMN fields INTEGER;
+        ALTER TABLE entries ADD COLUMN own TEXT;
+        CREATE TABLE kept_writes (
+            id TEXT NOT NULL,
+            hlc INTEGER NOT NULL,
+            origin TEXT NOT NULL,
+            origin_seq INTEGER NOT NULL,
+            vv TEXT NOT NULL,
+            deleted INTEGER NOT NULL,
+            fields INTEGER,
+            content TEXT
+        );
+        CREATE UNIQUE INDEX idx_kept_writes_origin_seq ON kept_writes(origin, origin_seq);
+        CREATE INDEX idx_kept_writes_id ON kept_writes(id);
+        ALTER TABLE conflicts ADD COLUMN fields INTEGER;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -156,20 +156,32 @@ extension Message {
         }
         var changes: [Change] = []
         changes.reserveCapacity(changeCount)
-        var ids = Set<String>(minimumCapacity: changeCount)
+        // An entry's writes travel each on its own (PROTOCOL.md §8): an id may come more than
+        // once, a write (origin, seq) only once.
+        var writes = Set<WriteKey>(minimumCapacity: changeCount)
         for n in 0..<changeCount {
             let kindCode = try r.u8("change kind")
             guard let kind = ChangeKind(rawValue: kindCode) else { throw WireError(.malformed, "change \(n): unknown kind \(kindCode)") }
             let flags = try r.u8("change flags")
-            guard flags & ~1 == 0 else { throw WireError(.malformed, "change \(n): unknown flag bits \(flags)") }
+            guard flags & ~3 == 0 else { throw WireError(.malformed, "change \(n): unknown flag bits \(flags)") }
             let deleted = flags & 1 == 1
+            var fields = FieldMask.all
+            if flags & 2 != 0 {
+                guard kind == .entry && !deleted else {
+                    throw WireError(.malformed, "change \(n): only an entry edit names the fields it changed (flags \(flags), kind \(kindCode))")
+                }
+                fields = FieldMask(rawValue: try r.u8("change fields"))
+            }
             let entryID = try r.string("change id")
             do { try LogEntry.validateEntryID(entryID, field: "id") } catch {
                 throw WireError(.invalidChange, "change \(n): \(error)")
             }
-            guard ids.insert(entryID).inserted else { throw WireError(.invalidChange, "change \(n): id \(entryID) appears twice in the batch") }
-            let changeOrigin = try origin(try r.u16("change origin"), "change \(n)")
+            let originIndex = try r.u16("change origin")
+            let changeOrigin = try origin(originIndex, "change \(n)")
             let sequence = try readSequence(&r, "change \(n): seq")
+            guard writes.insert(WriteKey(origin: originIndex, sequence: sequence)).inserted else {
+                throw WireError(.invalidChange, "change \(n): the write \(changeOrigin)#\(sequence) appears twice in the batch")
+            }
             let stampTime = try hlc(try r.u64("change hlc"), "change \(n) hlc")
             let vvCount = try readOriginCount(&r, "change vv count", minimumItemSize: 10)
             var vector = VersionVector()
@@ -194,12 +206,12 @@ extension Message {
                 case .entry:
                     // The scanner vouches for most entries; the reference path decides the rest.
                     if let scanned = payload.withUnsafeBufferPointer({ LogEntry.scanComplete($0, id: entryID) }) {
-                        changes.append(Change(id: entryID, stamp: stamp, entry: scanned))
+                        changes.append(Change(id: entryID, stamp: stamp, entry: scanned, fields: fields))
                         continue
                     }
                     let parsed = try LogEntry.validatedComplete(from: try JSONValue.parse(bytes: payload))
                     guard parsed.id == entryID else { throw ValidationError(field: "id", reason: "differs from the change's id") }
-                    changes.append(Change(id: entryID, stamp: stamp, entry: parsed))
+                    changes.append(Change(id: entryID, stamp: stamp, entry: parsed, fields: fields))
                 case .recording:
                     let parsed = try Recording.validated(from: try JSONValue.parse(bytes: payload))
                     guard parsed.id == entryID else { throw ValidationError(field: "id", reason: "differs from the change's id") }
@@ -219,4 +231,10 @@ extension Message {
         }
         return Batch(id: id, origins: origins, changes: changes, through: through)
     }
+}
+
+/// One write in a BATCH: its origin's index in the batch's table (unique per origin) and its sequence.
+private struct WriteKey: Hashable {
+    var origin: UInt16
+    var sequence: UInt64
 }
