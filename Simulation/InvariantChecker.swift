@@ -78,17 +78,18 @@ extension Simulator {
         }
     }
 
-    /// Whether receiving `write` would change nothing at `replica`.
+    /// Whether receiving `write` would change nothing at `replica`: the per-field merge of what
+    /// the replica holds of the entry, with and without it, is the same.
     func absorbed(_ write: WriteLedger.Write, by replica: Replica) -> Bool {
-        guard let held = try? replica.versionStamp(id: write.id) else { return false }
-        switch Merge.decide(local: held, remote: write.stamp) {
-        case .identical, .keepLocal(conflict: false): return true
+        guard let held = try? replica.entryWrites(id: write.id), !held.isEmpty else { return false }
+        if held.contains(where: { $0.stamp.origin == write.stamp.origin && $0.stamp.sequence == write.stamp.sequence }) { return true }
+        let before = FieldMerge.merge(held), after = FieldMerge.merge(held + [write.write])
+        guard after.latest == before.latest && after.content == before.content && after.kept == before.kept else { return false }
         // A concurrent loser counts once some replica kept it, or a write that had seen it, as
         // a conflict (a relay that kept it never sends it on), or once its writer replaced it
         // (the replacement travels instead); until then it is still on its way.
-        case .keepLocal(conflict: true): return keptAsConflict(write) || supersededAtWriter(write)
-        case .takeRemote: return false
-        }
+        let lost = after.losses.contains { $0.loser.stamp.origin == write.stamp.origin && $0.loser.stamp.sequence == write.stamp.sequence }
+        return !lost || keptAsConflict(write) || supersededAtWriter(write)
     }
 
     /// Which recording is not settled yet, or nil when every live recording's bytes are on every
@@ -130,11 +131,18 @@ struct InvariantChecker {
         let full = simulator.names.filter { simulator.nodes[$0]!.role.isFullReplica }
         guard let reference = full.first.flatMap({ simulator.nodes[$0]?.replica }) else { return [] }
         var violations: [String] = []
-        // Every loser any node kept.
-        var kept = Set<String>()
+        // Every loser any node kept, with the fields it lost (nil: it lost whole).
+        var kept: [String: FieldMask?] = [:]
         for name in simulator.names {
             guard let replica = simulator.nodes[name]?.replica else { continue }
-            for conflict in (try? replica.conflicts()) ?? [] { kept.insert("\(conflict.entryID)|\(conflict.loser.origin)|\(conflict.loser.sequence)") }
+            for conflict in (try? replica.conflicts()) ?? [] {
+                let key = "\(conflict.entryID)|\(conflict.loser.origin)|\(conflict.loser.sequence)"
+                switch (kept[key], conflict.lostFields) {
+                case (nil, let fields): kept[key] = fields
+                case (.some(.some(let a)), .some(let b)): kept[key] = FieldMask(rawValue: a.rawValue | b.rawValue)
+                default: kept[key] = .some(nil)
+                }
+            }
         }
         // A record the hostile node created is its own: its later writes may claim (a forged
         // version vector) to have seen honest edits of it, which then go without a conflict copy
@@ -143,41 +151,11 @@ struct InvariantChecker {
         let hostileRecords = simulator.hostile?.createdRecords ?? []
         for id in simulator.ledger.ids where !hostileRecords.contains(id) {
             let writes = simulator.ledger.writes(to: id)
-            guard let final = try? reference.versionStamp(id: id) else {
+            guard let held = try? reference.entryWrites(id: id), !held.isEmpty else {
                 violations.append("no acknowledged write lost: \(id) (written on \(writes[0].node)) is missing from the full replicas")
                 continue
             }
-            // Accounted for: the final version, one it had seen, a kept loser, or one seen by a write
-            // that is itself accounted for (a local edit superseded by a later edit that lost).
-            var accounted = Set<String>()
-            for write in writes {
-                let w = write.stamp
-                if (w.origin == final.origin && w.sequence == final.sequence) || final.vector[w.origin] >= w.sequence
-                    || kept.contains("\(id)|\(w.origin)|\(w.sequence)") { accounted.insert(w.sequenceKey) }
-            }
-            var grew = true
-            while grew {
-                grew = false
-                for write in writes where !accounted.contains(write.stamp.sequenceKey) {
-                    if writes.contains(where: { accounted.contains($0.stamp.sequenceKey) && $0.stamp.vector[write.stamp.origin] >= write.stamp.sequence }) {
-                        accounted.insert(write.stamp.sequenceKey)
-                        grew = true
-                    }
-                }
-            }
-            for write in writes {
-                let w = write.stamp
-                let isFinal = w.origin == final.origin && w.sequence == final.sequence
-                // Invariant 3: a causally later write always wins.
-                if !isFinal && w.vector[final.origin] >= final.sequence {
-                    let kind = w.deleted && !final.deleted ? "no resurrection" : "causality"
-                    violations.append("\(kind): \(id): the write \(w.origin.prefix(8))#\(w.sequence) on \(write.node) had seen the final version \(final.origin.prefix(8))#\(final.sequence) but lost to it")
-                }
-                // Invariant 2: present, superseded by a causally later write, or kept as a loser.
-                if !accounted.contains(write.stamp.sequenceKey) {
-                    violations.append("no acknowledged write lost: \(id): the write \(w.origin.prefix(8))#\(w.sequence) on \(write.node) at \(write.time) ms is neither the final version (\(final.origin.prefix(8))#\(final.sequence)\(final.deleted ? " delete" : ""), vector \(final.vector.entries.map { "\($0.origin.prefix(8))=\($0.sequence)" })), nor seen by it, nor kept in a conflicts table")
-                }
-            }
+            violations += FieldInvariants(id: id, writes: writes, result: FieldMerge.merge(held), kept: kept).violations()
         }
         violations += checkRecordings(full: full)
         violations += checkStrangers()

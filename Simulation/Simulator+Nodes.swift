@@ -99,6 +99,19 @@ extension Simulator {
 
     enum WriteKind { case add, update, delete }
 
+    /// An edit of one or two fields, so concurrent edits meet on the same field and on different
+    /// ones (the per-field merge): the text, the tags, the category, or the text with the tags.
+    func fieldEdit(number: Int, on name: String) -> JSONValue {
+        let text: (String, JSONValue) = ("text", .string("u\(number) on \(name)"))
+        let tags: (String, JSONValue) = ("tags", .array([.string("t\(number)")]))
+        switch workload.next(below: 4) {
+        case 0: return .object([("data", .object([text]))])
+        case 1: return .object([("data", .object([tags]))])
+        case 2: return .object([("category", .string(["mood", "note", "work", "health"][Int(workload.next(below: 4))]))])
+        default: return .object([("data", .object([text, tags]))])
+        }
+    }
+
     func write(on name: String, kind: WriteKind) {
         guard let node = nodes[name], let replica = node.replica, let core = network.core(of: name) else { return }
         do {
@@ -115,13 +128,14 @@ extension Simulator {
                 guard !live.isEmpty else { return write(on: name, kind: .add) }
                 id = live[Int(workload.next(below: UInt64(live.count)))]
                 if kind == .update {
-                    try replica.update(id: id, patch: .object([("data", .object([("text", .string("u\(ledger.writes.count) on \(name)"))]))]))
+                    try replica.update(id: id, patch: fieldEdit(number: ledger.writes.count, on: name))
                 } else {
                     try replica.delete(id: id)
                 }
             }
-            guard let stamp = try replica.versionStamp(id: id) else { return }
-            ledger.record(node: name, id: id, stamp: stamp, time: now)
+            guard let made = try replica.entryWrites(id: id).last else { return }
+            ledger.record(node: name, id: id, write: made, time: now)
+            let stamp = made.stamp
             trace.record(now, "write \(kind) \(name) \(id) \(stamp.origin)#\(stamp.sequence)")
             perform(core.localWrite(now: now), on: name)
         } catch {

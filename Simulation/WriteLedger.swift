@@ -6,14 +6,17 @@ struct WriteLedger {
     struct Write {
         let node: String
         let id: String
-        let stamp: VersionStamp
+        /// The write as its node made it: stamp, the fields it changed, its entry.
+        let write: EntryWrite
         let time: Int64
+
+        var stamp: VersionStamp { write.stamp }
     }
 
     private(set) var writes: [Write] = []
 
-    mutating func record(node: String, id: String, stamp: VersionStamp, time: Int64) {
-        writes.append(Write(node: node, id: id, stamp: stamp, time: time))
+    mutating func record(node: String, id: String, write: EntryWrite, time: Int64) {
+        writes.append(Write(node: node, id: id, write: write, time: time))
     }
 
     /// The writes to one record, in the order they were made.

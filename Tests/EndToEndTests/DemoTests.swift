@@ -9,7 +9,8 @@ import TestSupport
         let result = try LifeSyncBinary.run(["demo"], timeout: 90)
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         for line in ["✓ converged: phone and mac hold all 3 entries", "the voice note went watch → phone → mac",
-                     "✓ converged again", "✓ the conflict resolved the same way everywhere", "✓ nothing lost"] {
+                     "✓ converged again", "✓ the conflict resolved the same way everywhere",
+                     "✓ edits of different fields merge", "✓ nothing lost"] {
             #expect(result.stdout.contains(line), "missing: \(line)\n\(result.stdout)")
         }
         #expect(!result.stdout.contains("✗"))

@@ -37,6 +37,19 @@ import Testing
         #expect(found.contains { $0.hasPrefix("causality") || $0.hasPrefix("no resurrection") || $0.contains("liveness") }, "\(found.prefix(3))")
     }
 
+    /// The per-field invariant sees a field value lost: a merge that keeps only the latest write
+    /// drops a concurrent edit of another field without a conflict copy.
+    @Test func droppingEarlierFieldWinnersIsCaught() throws {
+        var found: [String] = []
+        for seed in UInt64(1)...3 {
+            var options = SimulationOptions()
+            options.plantedBugs = .dropsFieldWinners
+            found += Simulator(seed: seed, options: options).run().violations
+        }
+        #expect(found.contains { $0.hasPrefix("no acknowledged write lost") && ($0.contains("the category of") || $0.contains("the data.")) },
+                "\(found.prefix(3))")
+    }
+
     @Test func aWatchRemovingARecordingBeforeItsConfirmationIsCaught() throws {
         let violation = try #require(Self.firstViolation(.watchRemovesBeforeConfirmation, seeds: 1...10))
         #expect(violation.contains("before a phone confirmed it"), "\(violation)")

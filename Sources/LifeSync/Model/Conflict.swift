@@ -57,6 +57,7 @@ public struct Conflict: Equatable, Sendable {
             ("fields", .array(fields.map { difference in
                 .object([("field", .string(difference.field)), ("winner", difference.winner ?? .null), ("loser", difference.loser ?? .null)])
             })),
+            ("lost_fields", lostFields.map { .array($0.fields.map { .string($0.name) }) } ?? .null),
             ("detected_at", .string(detectedAt.iso8601)),
         ])
     }

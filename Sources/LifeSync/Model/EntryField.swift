@@ -49,6 +49,7 @@ public struct FieldMask: Equatable, Hashable, Sendable {
     public func contains(_ field: EntryField) -> Bool { rawValue & (1 << UInt8(field.rawValue)) != 0 }
     public var fields: [EntryField] { EntryField.allCases.filter(contains) }
     public var isEmpty: Bool { rawValue == 0 }
+    public func isSubset(of other: FieldMask) -> Bool { rawValue & ~other.rawValue == 0 }
 
     /// The fields on which `after` differs from `before`.
     public static func changed(from before: LogEntry, to after: LogEntry) -> FieldMask {

@@ -38,6 +38,14 @@ public struct FieldMergeResult: Equatable, Sendable {
     public func holds(_ stamp: VersionStamp) -> Bool {
         latest.stamp.isSameWrite(as: stamp) || kept.contains { $0.stamp.isSameWrite(as: stamp) }
     }
+
+    /// The write whose value of `field` stands (nil when the entry is deleted): the greatest
+    /// held write that changed it, or the latest when none did.
+    public func winner(of field: EntryField) -> VersionStamp? {
+        guard content != nil else { return nil }
+        let live = (kept + [latest]).filter { $0.entry != nil }
+        return (live.last { $0.fields.contains(field) } ?? latest).stamp
+    }
 }
 
 /// The per-field merge (PROTOCOL.md §8), as a pure function of the set of writes an entry has

@@ -26,6 +26,27 @@ extension Replica {
                   .integer(winner.deleted ? 1 : 0), .text(now.iso8601), fields.map { .integer(Int64($0.rawValue)) } ?? .null])
     }
 
+    /// Keeps what a write lost in a merge. A write that lost only some fields is kept as the
+    /// entry as it stands with those fields set to the write's values: only what it lost is the
+    /// backup. When the same write loses another field later, its record grows to hold both.
+    func recordLoss(id: String, _ loss: FieldLoss, standing: LogEntry?) throws {
+        guard var lost = loss.fields, let loser = loss.loser.entry, var kept = standing else {
+            return try recordConflict(id: id, loser: loss.loser.stamp, loserEntry: loss.loser.entry, winner: loss.winner)
+        }
+        let recorded = try database.firstRow("SELECT fields FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?",
+                                             [.text(id), .text(loss.loser.stamp.origin), .counter(loss.loser.stamp.sequence)]) { row in
+            row.isNull(0) ? FieldMask.all : try Replica.fieldMask(row, 0)
+        }
+        if let recorded {
+            guard !lost.isSubset(of: recorded) else { return }
+            lost.rawValue |= recorded.rawValue
+            try database.run("DELETE FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?",
+                             [.text(id), .text(loss.loser.stamp.origin), .counter(loss.loser.stamp.sequence)])
+        }
+        for field in lost.fields { kept.take(field, from: loser) }
+        try recordConflict(id: id, loser: loss.loser.stamp, loserEntry: kept, winner: loss.winner, fields: lost)
+    }
+
     /// The kept losing versions, newest detection first; `entryID` narrows them to one entry.
     public func conflicts(entryID: String? = nil) throws -> [Conflict] {
         var conflicts = try database.rows("""

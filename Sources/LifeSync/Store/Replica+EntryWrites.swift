@@ -89,3 +89,14 @@ extension Replica {
         return FieldMask(rawValue: UInt8(raw))
     }
 }
+
+extension Replica {
+    /// The writes entry `id` is made of here, ascending (the kept ones, then the latest); empty
+    /// when the replica never saw it. `FieldMerge.merge` of them is what the entry reads as.
+    ///
+    ///     let result = FieldMerge.merge(try replica.entryWrites(id: id))
+    ///     result.winner(of: .tags)   // the write whose tags stand
+    public func entryWrites(id: String) throws -> [EntryWrite] {
+        try storedWrites(id: id)?.all ?? []
+    }
+}

@@ -146,18 +146,13 @@ extension Replica {
             return
         }
         var result = FieldMerge.merge(stored.all + [change.write])
+        if plantedBugs.contains(.dropsFieldWinners) { result = FieldMerge.merge([result.latest]) }
         if plantedBugs.contains(.reversedOriginTieBreak), let flipped = Replica.reversedTieBreak(stored.latest, change.write, result) {
             result = flipped
         }
         try storeMerged(id: change.id, result, over: stored, writer: &writer)
         for loss in result.losses where loss.loser.stamp.isSameWrite(as: change.stamp) || loss.winner.isSameWrite(as: change.stamp) {
-            var kept = loss.loser.entry
-            if let fields = loss.fields, let loser = loss.loser.entry, var standing = result.content {
-                // Only the fields it lost are the backup; the rest of it stands anyway.
-                for field in fields.fields { standing.take(field, from: loser) }
-                kept = standing
-            }
-            try recordConflict(id: change.id, loser: loss.loser.stamp, loserEntry: kept, winner: loss.winner, fields: loss.fields)
+            try recordLoss(id: change.id, loss, standing: result.content)
             outcome.conflicts += 1
         }
         if result.holds(change.stamp) {

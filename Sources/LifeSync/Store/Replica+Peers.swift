@@ -47,6 +47,7 @@ extension Replica {
                 SELECT (SELECT count(*) FROM (SELECT 1 FROM entries WHERE origin = ?1 AND origin_seq > ?2 LIMIT ?3))
                      + (SELECT count(*) FROM (SELECT 1 FROM tombstones WHERE origin = ?1 AND origin_seq > ?2 LIMIT ?3))
                      + (SELECT count(*) FROM (SELECT 1 FROM recordings WHERE origin = ?1 AND origin_seq > ?2 LIMIT ?3))
+                     + (SELECT count(*) FROM (SELECT 1 FROM kept_writes WHERE origin = ?1 AND origin_seq > ?2 LIMIT ?3))
                 """, [.text(entry.origin), .integer(Int64(vector[entry.origin])), .integer(Int64(limit - total))],
                 { $0.int64(0) }) ?? 0)
         }

@@ -51,4 +51,7 @@ public struct PlantedBugs: OptionSet, Sendable, Hashable {
     public static let wrongChunkDigest = PlantedBugs(rawValue: 1 << 8)
     /// A receiver forgets the verified prefix of an interrupted transfer and ACCEPTs from 0.
     public static let resumeFromZero = PlantedBugs(rawValue: 1 << 9)
+    /// A merge keeps only an entry's latest write, dropping the earlier writes that still win a
+    /// field: a concurrent edit of another field is lost where it met the later one.
+    public static let dropsFieldWinners = PlantedBugs(rawValue: 1 << 10)
 }

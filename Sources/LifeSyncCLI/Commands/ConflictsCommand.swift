@@ -54,7 +54,8 @@ extension LifeSyncCommandLine {
             return known.nodeID + (known.role.map { " (\($0.rawValue))" } ?? "")
         }
         for conflict in conflicts {
-            context.console.print("\(conflict.entryID): \(device(conflict.loser))'s \(conflict.loser.deleted ? "delete" : "version") lost to "
+            let what = conflict.loser.deleted ? "delete" : conflict.lostFields.map { $0.fields.map(\.name).joined(separator: ", ") } ?? "version"
+            context.console.print("\(conflict.entryID): \(device(conflict.loser))'s \(what) lost to "
                                   + "\(device(conflict.winner))'s \(conflict.winner.deleted ? "delete" : "version") (detected \(conflict.detectedAt.iso8601))")
             for difference in conflict.fields {
                 context.console.print("    \(difference.field)")

@@ -96,7 +96,8 @@ struct Demo {
         let run2 = try watchDB.add(json: try JSONValue.parse(#"{"category": "health", "data": {"metric": {"name": "pain", "value": 2, "scale_min": 1, "scale_max": 10}, "text": "knee ok"}}"#))
         _ = run2
         try macDB.update(id: plan.id, patch: try JSONValue.parse(#"{"data": {"text": "Plan: buy groceries and coffee"}}"#))
-        say("   - the watch logged knee pain 2/10; the mac edited the plan to \"…groceries and coffee\".")
+        try macDB.update(id: plan.id, patch: try JSONValue.parse(#"{"data": {"tags": ["errand"]}}"#))
+        say("   - the watch logged knee pain 2/10; the mac edited the plan to \"…groceries and coffee\" and tagged it \"errand\".")
         usleep(20_000)
         try phoneDB.update(id: plan.id, patch: try JSONValue.parse(#"{"data": {"text": "Plan: buy groceries, skip the coffee"}}"#))
         say("   - meanwhile the phone, offline too, edited the same plan to \"…skip the coffee\" (a concurrent edit).")
@@ -112,9 +113,14 @@ struct Demo {
         say("   ✓ converged again: phone and mac hold the same 4 entries (hash \(try phoneDB.canonicalHash().prefix(12))).")
         say("   ✓ the conflict resolved the same way everywhere: the plan reads \"\(onPhone)\" on the phone and \"\(onMac)\" on the mac")
         say("     (last writer wins by hybrid logical clock; the phone's edit was later).")
+        let tags = try phoneDB.entry(id: plan.id).data.tags ?? []
+        guard tags == ["errand"], try macDB.entry(id: plan.id).data.tags == tags else {
+            say("   ✗ the mac's tag did not survive the phone's concurrent text edit"); return false
+        }
+        say("   ✓ edits of different fields merge: the mac's tag \"errand\" stands beside the phone's text, on both.")
         let kept = try phoneDB.conflicts() + macDB.conflicts()
         if let loser = kept.first(where: { $0.entryID == plan.id }) {
-            say("   ✓ nothing lost: the losing edit \"\(loser.loserEntry?.data.text ?? "")\" is kept in the conflicts table (lifesync conflicts).")
+            say("   ✓ nothing lost: the losing text \"\(loser.loserEntry?.data.text ?? "")\" is kept in the conflicts table (lifesync conflicts), that field only.")
         } else {
             say("   ✗ the losing edit was not kept"); return false
         }

@@ -124,6 +124,7 @@ enum PlantedBugNames {
         ("ack-before-commit", .ackBeforeCommit),
         ("relay-drops-foreign", .relayDropsForeignChanges),
         ("stamp-ignores-causality", .stampIgnoresCausality),
+        ("drops-field-winners", .dropsFieldWinners),
         ("watch-removes-early", .watchRemovesBeforeConfirmation),
         ("trusts-failure-deleted", .trustsFailureDeleted),
     ]
