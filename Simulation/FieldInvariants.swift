@@ -5,8 +5,9 @@ import LifeSync
 ///
 /// - No acknowledged write lost: for each field a write changed, its value stands, or the write
 ///   whose value stands had seen it (superseded), or it is kept as a conflict for that field, or
-///   a write that is itself accounted for on that field had seen it (an edit replaced by a later
-///   edit of the same node that lost). A deleted entry is held to the whole-entry rule.
+///   a write that is itself accounted for on that field or whole had seen it (an edit replaced by
+///   a later edit or delete of the same node that lost). A deleted entry is held to the
+///   whole-entry rule.
 /// - Causality: a write never loses a field it changed to a write it had seen; and the entry's
 ///   latest write is never one some other write had seen (no resurrection by an older delete).
 struct FieldInvariants {
@@ -28,9 +29,11 @@ struct FieldInvariants {
             }
         }
         // A unit is a write and one field it changed (nil: the whole write, for deletes and
-        // deleted entries).
-        let units: [(write: WriteLedger.Write, field: EntryField?)] = writes.flatMap { write in
-            result.content == nil || write.stamp.deleted ? [(write, nil)] : write.write.fields.fields.map { (write, Optional($0)) }
+        // deleted entries). An edit that changed nothing (a no-op patch) has nothing to lose.
+        let units: [(write: WriteLedger.Write, field: EntryField?)] = writes.flatMap { write -> [(write: WriteLedger.Write, field: EntryField?)] in
+            if write.stamp.deleted { return [(write, nil)] }
+            if write.write.fields.isEmpty { return [] }
+            return result.content == nil ? [(write, nil)] : write.write.fields.fields.map { (write, Optional($0)) }
         }
         func winner(_ field: EntryField?) -> VersionStamp { field.flatMap { result.winner(of: $0) } ?? final }
         func keptAsLoser(_ w: VersionStamp, _ field: EntryField?) -> Bool {
@@ -53,8 +56,10 @@ struct FieldInvariants {
             grew = false
             for unit in units where !accounted.contains(key(unit.write.stamp, unit.field)) {
                 let w = unit.write.stamp
+                // By a write accounted for on this field, or whole (a delete made after seeing it).
                 let seenByAccounted = units.contains {
-                    $0.field == unit.field && accounted.contains(key($0.write.stamp, $0.field)) && $0.write.stamp.vector[w.origin] >= w.sequence
+                    ($0.field == unit.field || $0.field == nil) && accounted.contains(key($0.write.stamp, $0.field))
+                        && $0.write.stamp.vector[w.origin] >= w.sequence
                 }
                 if seenByAccounted { accounted.insert(key(w, unit.field)); grew = true }
             }

@@ -108,7 +108,9 @@ public enum FieldMerge {
             for field in write.fields.fields {
                 guard let winner = winners[field.rawValue], winner != index else { continue }
                 let stamp = counted[winner].stamp
-                guard !stamp.hasSeen(write.stamp), !settled(write.stamp, stamp) else { continue }
+                // (A greatest write that had seen both sides but did not change the field leaves
+                // the loss standing: an edit of the text settles nothing about the category.)
+                guard !stamp.hasSeen(write.stamp) else { continue }
                 lost.rawValue |= FieldMask([field]).rawValue
                 if beatenBy.map({ $0.precedes(stamp) }) ?? true { beatenBy = stamp }
             }

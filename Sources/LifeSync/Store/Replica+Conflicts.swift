@@ -120,7 +120,7 @@ extension Replica {
             for record in records {
                 for stamp in [record.loser, record.winner] where seen[stamp.origin] < stamp.sequence { seen[stamp.origin] = stamp.sequence }
             }
-            let stamp = try writeLocal(id: entryID, entry: content, previous: current, alsoSeen: seen)
+            let stamp = try writeLocal(id: entryID, entry: content, previous: current, alsoSeen: seen, settles: .all)
             let unsettled = try conflicts(entryID: entryID)
             precondition(unsettled.isEmpty, "a resolution has seen every side it settles")
             return stamp
@@ -156,14 +156,18 @@ extension Replica {
         return removed
     }
 
-    /// Clears the records of `id` that the version stamped `stamp` settles: it had seen both
-    /// the loser and the winner. One index probe when there are none (the common case).
-    func clearSettledConflicts(id: String, by stamp: VersionStamp) throws {
-        let sides = try database.rows("SELECT loser_origin, loser_seq, winner_origin, winner_seq FROM conflicts WHERE entry_id = ?", [.text(id)]) { row in
-            (row.string(0), UInt64(clamping: row.int64(1)), row.string(2), UInt64(clamping: row.int64(3)))
+    /// Clears the records of `id` that the version stamped `stamp`, which changed `fields`,
+    /// settles: it had seen both the loser and the winner, and — for a loser that lost only some
+    /// fields — it changed one of them (an edit of the text says nothing about a lost category).
+    /// One index probe when there are none (the common case).
+    func clearSettledConflicts(id: String, by stamp: VersionStamp, fields: FieldMask) throws {
+        let sides = try database.rows("SELECT loser_origin, loser_seq, winner_origin, winner_seq, fields FROM conflicts WHERE entry_id = ?", [.text(id)]) { row in
+            (row.string(0), UInt64(clamping: row.int64(1)), row.string(2), UInt64(clamping: row.int64(3)),
+             row.isNull(4) ? FieldMask.all : FieldMask(rawValue: UInt8(truncatingIfNeeded: row.int64(4))))
         }
-        for (loserOrigin, loserSequence, winnerOrigin, winnerSequence) in sides
-        where stamp.vector[loserOrigin] >= loserSequence && stamp.vector[winnerOrigin] >= winnerSequence {
+        for (loserOrigin, loserSequence, winnerOrigin, winnerSequence, lost) in sides
+        where stamp.vector[loserOrigin] >= loserSequence && stamp.vector[winnerOrigin] >= winnerSequence
+            && lost.rawValue & fields.rawValue != 0 {
             try database.run("DELETE FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?",
                              [.text(id), .text(loserOrigin), .counter(loserSequence)])
         }

@@ -94,9 +94,11 @@ extension Replica {
 
     /// Stamps and stores one local write. An edit stamps only the fields it changed (PROTOCOL.md
     /// §8), so a concurrent edit of another field elsewhere survives it; it has seen every write
-    /// the entry is made of, and `alsoSeen` (the sides a conflict resolution settles).
+    /// the entry is made of, and `alsoSeen` (the sides a conflict resolution settles). It settles
+    /// the conflicts of the fields it changed, or of `settles` (a resolution settles them all).
     @discardableResult
-    func writeLocal(id: String, entry: LogEntry?, previous: StoredVersion?, alsoSeen: VersionVector = VersionVector()) throws -> VersionStamp {
+    func writeLocal(id: String, entry: LogEntry?, previous: StoredVersion?, alsoSeen: VersionVector = VersionVector(),
+                    settles: FieldMask? = nil) throws -> VersionStamp {
         let stored = previous == nil ? nil : try storedWrites(id: id)
         let seen = (stored?.kept ?? []).reduce(alsoSeen) { $0.joined(with: $1.stamp.vector) }
         let stamp = try nextStamp(previous: previous?.stamp, deleted: entry == nil, alsoSeen: seen)
@@ -111,7 +113,7 @@ extension Replica {
             try writer.store(id: id, entry: entry, stamp: stamp, previous: nil)
         }
         // An edit made where the loser was written, after the winner arrived, has seen both.
-        if previous != nil { try clearSettledConflicts(id: id, by: stamp) }
+        if previous != nil { try clearSettledConflicts(id: id, by: stamp, fields: settles ?? (entry == nil ? .all : fields)) }
         return stamp
     }
 

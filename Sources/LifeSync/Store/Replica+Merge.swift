@@ -157,7 +157,7 @@ extension Replica {
         }
         if result.holds(change.stamp) {
             outcome.applied += 1
-            try clearSettledConflicts(id: change.id, by: result.latest.stamp)
+            try clearSettledConflicts(id: change.id, by: result.latest.stamp, fields: result.latest.fields)
         } else {
             outcome.unchanged += 1
         }
