@@ -68,6 +68,10 @@ import TestSupport
         // The node offers what it holds: the recording case ran, it was not skipped.
         #expect(lines.contains { $0.hasPrefix("PASS 5.9.3 recordings.receive-offered") }, "\(run.stdout)")
         #expect(lines.contains { $0.hasPrefix("PASS 8 merge.equal-hlc-origin-tiebreak") }, "\(run.stdout)")
+        // The per-field merge: both concurrent edits survive, a partial change of a new entry is stored whole.
+        for passed in ["PASS 8 merge.fields-concurrent-both-survive", "PASS 8 merge.partial-change-unknown-entry"] {
+            #expect(lines.contains { $0.hasPrefix(passed + " ") }, "\(passed): \(run.stdout)")
+        }
         // The runner sends a recording of its own and the node confirms it; a cut transfer resumes
         // where the node's verified chunks end, so about one file's bytes are sent in all.
         for passed in ["PASS 5.9 recordings.send-confirmed", "PASS 5.9.2 recordings.resume-from-verified-chunk",
@@ -92,14 +96,14 @@ import TestSupport
     func plantedBugsFailExactlyTheirCases() throws {
         let group = ServeGroup()
         defer { group.stopAll() }
-        let (node, runner) = try Self.node(in: group, planted: "pong-wrong-nonce,reversed-tie-break,unknown-type-as-malformed,wrong-chunk-digest,resume-from-zero")
+        let (node, runner) = try Self.node(in: group, planted: "pong-wrong-nonce,reversed-tie-break,unknown-type-as-malformed,wrong-chunk-digest,resume-from-zero,drops-field-winners")
         #expect(node.stderr.contains("WARNING: LIFESYNC_PLANTED_BUGS"), "\(node.stderr)")
         let xml = group.directory.file("report.xml")
         let run = try Self.conformance(["--target", node.address, "--json", "--junit", xml], runner: runner)
         #expect(run.status == 1, "\(run.stdout)\n\(run.stderr)")
         let report = try #require(try parseJSON(run.stdout) as? [String: Any])
         let expected: Set = ["session.ping-pong", "framing.split-and-joined", "framing.unknown-type", "merge.equal-hlc-origin-tiebreak",
-                             "recordings.receive-offered", "recordings.resume-from-verified-chunk"]
+                             "merge.fields-concurrent-both-survive", "recordings.receive-offered", "recordings.resume-from-verified-chunk"]
         #expect(Self.cases(report, "fail") == expected)
         #expect(integer(report["failed"]) == expected.count)
         let (failures, _) = try Self.junit(xml)

@@ -149,6 +149,9 @@ import TestSupport
             "batch_delete_carrying_entry": "malformed",
             "offer_chunk_size_zero": "malformed",
             "batch_unknown_flag_bits": "malformed",
+            "batch_partial_delete": "malformed",
+            "batch_partial_recording": "malformed",
+            "batch_duplicate_change_write": "invalid_change",
         ]
         for (name, code) in required.sorted(by: { $0.key < $1.key }) {
             #expect(codes[name] == code, "malformed.json: \(name) should expect \(code)")
@@ -196,6 +199,61 @@ import TestSupport
             #expect(bytes == vector.bytes, "\(vector): the replica path encodes differently")
         }
     }
+
+    /// The partial-change vector is what §5.2.1 and §8 say: two edits of one entry in one batch,
+    /// each with flags bit 1 and its mask, merging to the phone's text and tags and the mac's
+    /// category. The same bytes with the mask 0xFF decode as a change of every field, which the
+    /// reference writes without bit 1.
+    @Test func thePartialChangeVectorCarriesMasksThatMergePerField() throws {
+        let vector = try #require(try Self.load("batch").first { $0.name == "batch_partial_changes" })
+        guard case .messages(let messages, _) = Self.read(vector.bytes), case .batch(let batch)? = messages.first else {
+            Issue.record("\(vector): not a BATCH")
+            return
+        }
+        #expect(batch.changes.map(\.fields.rawValue) == [0x90, 0x08])
+        #expect(Set(batch.changes.map(\.id)).count == 1, "one entry, two writes")
+        let result = FieldMerge.merge(batch.changes.map { EntryWrite(stamp: $0.stamp, fields: $0.fields, entry: $0.entry) })
+        let content = try #require(result.content)
+        let phone = try #require(batch.changes.first?.entry), mac = try #require(batch.changes.last?.entry)
+        #expect(content.data.text == phone.data.text && content.data.tags == phone.data.tags && content.category == mac.category)
+        #expect(result.kept.count == 1 && result.losses.isEmpty, "both writes win a field, neither loses one")
+
+        // flags 0x02, then the mask: the first change's record starts after the origin table.
+        var widened = vector.bytes
+        let flags = try #require(Self.firstChangeFlagsOffset(widened))
+        #expect(widened[flags] == 0x02 && widened[flags + 1] == 0x90)
+        widened[flags + 1] = 0xFF
+        guard case .messages(let all, _) = Self.read(widened), case .batch(let whole)? = all.first else {
+            Issue.record("flags bit 1 with the mask 0xFF is refused")
+            return
+        }
+        #expect(whole.changes.first?.fields == .all)
+        var narrowed = widened
+        narrowed.remove(at: flags + 1)
+        narrowed[flags] = 0x00
+        narrowed.replaceSubrange(0..<4, with: Self.u32(narrowed.count - 4))
+        #expect(Message.batch(whole).encoded() == narrowed, "a change of every field is written without bit 1")
+    }
+
+    /// The offset of the first change's flags byte in a one-frame BATCH (§5.2: batch_id, the
+    /// origin table, change_count, then kind and flags).
+    static func firstChangeFlagsOffset(_ frame: [UInt8]) -> Int? {
+        func u16(_ at: Int) -> Int? { at + 1 < frame.count ? Int(frame[at]) << 8 | Int(frame[at + 1]) : nil }
+        var at = 5 + 8
+        guard let origins = u16(at) else { return nil }
+        at += 2
+        for _ in 0..<origins {
+            for _ in 0..<2 {
+                guard let length = u16(at) else { return nil }
+                at += 2 + length
+            }
+            at += 1
+        }
+        at += 4 + 1
+        return at < frame.count ? at : nil
+    }
+
+    static func u32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
 
     /// The sender builds CHUNK frames in one buffer (the file read straight into the frame):
     /// byte for byte the vectors. And the vectors tell one story: each chunk's digest is the

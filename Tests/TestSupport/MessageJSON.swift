@@ -137,9 +137,11 @@ public enum MessageJSON {
     }
 
     /// An entry change carries `entry`, a recording-metadata change (kind 0x02) `recording`:
-    /// the content as a JSON object, or null for a delete.
+    /// the content as a JSON object, or null for a delete. An edit that left some fields alone
+    /// (flags bit 1, PROTOCOL.md §5.2.1) also has `fields`, its mask as a number; a change
+    /// without it changed every field.
     static func changeJSON(_ change: Change) -> JSONValue {
-        .object([
+        var members: [(String, JSONValue)] = [
             ("kind", .string(change.kind == .entry ? "entry" : "recording")),
             ("id", .string(change.id)),
             ("deleted", .bool(change.stamp.deleted)),
@@ -147,8 +149,10 @@ public enum MessageJSON {
             ("seq", u64JSON(change.stamp.sequence)),
             ("hlc", hlcJSON(change.stamp.hlc)),
             ("vv", vectorJSON(change.stamp.vector)),
-            change.kind == .entry ? ("entry", change.entry?.json ?? .null) : ("recording", change.recording?.json ?? .null),
-        ])
+        ]
+        if change.fields != .all { members.append(("fields", .number(Double(change.fields.rawValue)))) }
+        members.append(change.kind == .entry ? ("entry", change.entry?.json ?? .null) : ("recording", change.recording?.json ?? .null))
+        return .object(members)
     }
 
     static func hlcJSON(_ stamp: HLCTimestamp) -> JSONValue {
@@ -197,7 +201,8 @@ public enum MessageJSON {
                     let entryJSON = try change.value("entry")
                     let entry: LogEntry? = entryJSON == .null ? nil : try LogEntry.validatedComplete(from: entryJSON)
                     guard deleted == (entry == nil) else { throw FormatError("batch: a change has an entry exactly when it is not deleted") }
-                    changes.append(Change(id: try change.string("id"), stamp: stamp, entry: entry))
+                    let fields: FieldMask = change.json["fields"] == nil ? .all : FieldMask(rawValue: try change.integer("fields"))
+                    changes.append(Change(id: try change.string("id"), stamp: stamp, entry: entry, fields: fields))
                 case "recording":
                     let metadata = try change.value("recording")
                     let recording: Recording? = metadata == .null ? nil : try Recording.validated(from: metadata)

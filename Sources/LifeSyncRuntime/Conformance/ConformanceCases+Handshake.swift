@@ -130,5 +130,5 @@ extension ConformanceCases {
 
 /// Every case the runner knows, by group.
 public enum ConformanceCases {
-    public static var all: [ConformanceCase] { handshake + framing + delta + merge + badInput + ownOrigin + recordings + recordingSend + timers }
+    public static var all: [ConformanceCase] { handshake + framing + delta + merge + fields + badInput + ownOrigin + recordings + recordingSend + timers }
 }

@@ -14,6 +14,7 @@ extension ConformanceTarget {
         /// Every origin-table entry that named an owner.
         public var owners: [String: OriginInfo] = [:]
 
+        /// The last change of `id` delivered: whether the target sent the entry at all.
         func change(id: String) -> Change? { changes.last { $0.id == id } }
     }
 
@@ -68,9 +69,22 @@ extension ConformanceTarget {
         return hello.vector
     }
 
-    /// The version of entry `id` the target holds now, by pulling the origins that may hold it
-    /// from where they stood before it was written.
+    /// The write that stands for entry `id` at the target now (its greatest live write, or its
+    /// tombstone), by pulling the origins that may hold it from where they stood before it was
+    /// written. The target also sends the earlier writes it keeps (a write that still wins a
+    /// field, the delete an update outlived: §8), so the last one delivered need not be it: the
+    /// merge of all of them decides, as at any receiver.
     func current(_ id: String, since: [String: UInt64]) throws -> Change? {
-        try readBack(since).change(id: id)
+        let writes = try heldWrites(id, since: since)
+        guard !writes.isEmpty else { return nil }
+        let standing = FieldMerge.merge(writes).latest
+        return Change(id: id, stamp: standing.stamp, entry: standing.entry, fields: standing.fields)
+    }
+
+    /// The writes of entry `id` the target delivers from the origins of `since` (each above the
+    /// sequence given), as the merge takes them.
+    func heldWrites(_ id: String, since: [String: UInt64]) throws -> [EntryWrite] {
+        try readBack(since).changes.filter { $0.id == id && $0.kind == .entry }
+            .map { EntryWrite(stamp: $0.stamp, fields: $0.fields, entry: $0.entry) }
     }
 }
