@@ -42,7 +42,7 @@ import TestSupport
         let c = try Conflicted()
         let text = try c.phone.run(["conflicts"])
         #expect(text.status == 0, "\(text.stderr)")
-        #expect(text.stdout.contains("\(c.id): \(c.phone.nodeID) (phone)'s version lost to \(c.mac.nodeID) (mac)'s version"), "\(text.stdout)")
+        #expect(text.stdout.contains("\(c.id): \(c.phone.nodeID) (phone)'s data.text, data.tags lost to \(c.mac.nodeID) (mac)'s version"), "\(text.stdout)")
         #expect(text.stdout.contains("""
                 data.tags
                     now:   ["home","errand"]
