@@ -92,7 +92,9 @@ import TestSupport
             #expect(entry.category == "shopping", "A's category")
             #expect(entry.data == m.fromB.data, "B's text and tags")
         }
-        for replica in [m.a, m.b] {
+        // A's write still decides the category, so it travels on: C, which never talked to A,
+        // receives both writes and records the conflict as well.
+        for replica in [m.a, m.b, m.c] {
             let conflict = try #require(try replica.conflicts().first)
             #expect(conflict.lostFields == FieldMask([.text, .tags]))
             #expect(conflict.fields.map(\.field) == ["data.tags", "data.text"], "the category A won is no difference")

@@ -179,6 +179,16 @@ import Testing
         #expect(caught > Self.seeds.count / 4, "caught in \(caught) histories")
     }
 
+    /// The loss check must be able to fail: a replica that reported no losses is caught.
+    @Test func unreportedLossesAreCaught() {
+        var caught = 0
+        for seed in Self.seeds {
+            let writes = Self.history(seed).writes
+            if !Self.unaccounted(writes, FieldMerge.merge(writes), losses: [], chains: true).isEmpty { caught += 1 }
+        }
+        #expect(caught > Self.seeds.count / 4, "caught in \(caught) histories")
+    }
+
     /// The histories are what the properties need: concurrency, equal HLCs across origins.
     @Test func theHistoriesHoldConcurrentWritesAndEqualClocks() {
         var concurrent = 0, equalClocks = 0
