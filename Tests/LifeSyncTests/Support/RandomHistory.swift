@@ -87,8 +87,12 @@ final class Cluster {
         guard !live.isEmpty else { return false }
         let id = pick(live)
         if op < 8 {
-            var data: [(String, JSONValue)] = [("text", .string("update \(counter) on \(r)"))]
-            if chance(20) { data.append(("tags", chance(50) ? .null : .array([.string("t\(counter % 3)")]))) }
+            // The text, the tags or both (each new), so concurrent edits of different fields and
+            // of the same field both occur; sometimes the category as well.
+            let edits = random.next(below: 3)
+            var data: [(String, JSONValue)] = []
+            if edits != 1 { data.append(("text", .string("update \(counter) on \(r)"))) }
+            if edits != 0 { data.append(("tags", .array([.string("t\(counter)")]))) }
             var members: [(String, JSONValue)] = [("data", .object(data))]
             if chance(30) { members.append(("category", chance(50) ? .null : .string(pick(["x", "y"])))) }
             _ = try replica.update(id: id, patch: .object(members))
