@@ -189,6 +189,30 @@ import Testing
         #expect(caught > Self.seeds.count / 4, "caught in \(caught) histories")
     }
 
+    /// Two concurrent edits of different fields that together pass the encoded-size bound: the
+    /// greatest write stands whole. The text the other edit set is then gone from the entry, so
+    /// it is a loss to report, and `winner(of:)` must name the write whose text stands.
+    @Test func anOversizedMergeReportsTheFieldTheGreatestWriteOverrode() {
+        let base = FieldMergeHistory.fresh(tag: 0)
+        func write(_ origin: String, _ hlc: Int64, _ vector: [(String, UInt64)], _ fields: [EntryField], _ entry: LogEntry) -> EntryWrite {
+            EntryWrite(stamp: VersionStamp(hlc: HLCTimestamp(rawValue: hlc), origin: origin, sequence: 1, vector: VersionVector(vector), deleted: false),
+                       fields: FieldMask(fields), entry: entry)
+        }
+        var long = base, wide = base
+        long.data.text = String(repeating: "a", count: 150_000)
+        wide.data.tags = [String(repeating: "b", count: 150_000)]
+        let create = write("o0", 10, [("o0", 1)], EntryField.allCases, base)
+        let text = write("o1", 20, [("o0", 1), ("o1", 1)], [.text], long)
+        let tags = write("o2", 30, [("o0", 1), ("o2", 1)], [.tags], wide)
+        let result = FieldMerge.merge([create, text, tags])
+        #expect(result.content == wide, "the greatest write stands whole")
+        withKnownIssue("FieldMerge computes kept, losses and winners before the size fallback replaces the content") {
+            #expect(result.winner(of: .text)?.isSameWrite(as: tags.stamp) == true, "the text that stands is the greatest write's")
+            #expect(result.losses.contains { $0.loser.stamp.isSameWrite(as: text.stamp) && $0.fields?.contains(.text) != false },
+                    "o1's text is gone from the entry without a conflict")
+        }
+    }
+
     /// The histories are what the properties need: concurrency, equal HLCs across origins.
     @Test func theHistoriesHoldConcurrentWritesAndEqualClocks() {
         var concurrent = 0, equalClocks = 0
