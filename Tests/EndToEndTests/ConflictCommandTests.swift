@@ -8,7 +8,8 @@ import TestSupport
 /// replicas whose concurrent edits of one entry conflicted.
 @Suite struct ConflictCommandTests {
     /// A phone and a mac (made by `lifesync init`), one entry edited on both without either
-    /// seeing the other: the mac's tag edit (later) wins over the phone's text edit.
+    /// seeing the other: both change the text and the tags, and the mac's edit (later) wins
+    /// both; the phone also set the category, which the mac left alone, so that survives.
     struct Conflicted {
         let phone = try! Sandbox(role: "phone", fileName: "phone.sqlite")
         let mac = try! Sandbox(role: "mac", fileName: "mac.sqlite")
@@ -18,9 +19,11 @@ import TestSupport
             id = try phone.addJSON(#"{"category": "note", "data": {"text": "buy milk", "tags": ["home"]}}"#)
             let (p, m) = (try open(phone), try open(mac))
             try ReplicaFixtures.sync(from: p, to: m)
-            try p.update(id: id, patch: .object([("data", .object([("text", .string("buy oat milk"))]))]))
+            try p.update(id: id, patch: .object([("category", .string("shopping")), ("data", .object([
+                ("text", .string("buy oat milk")), ("tags", .array([.string("home"), .string("shop")]))]))]))
             usleep(5_000)  // the mac's edit is the later one by the wall clock
-            try m.update(id: id, patch: .object([("data", .object([("tags", .array([.string("home"), .string("errand")]))]))]))
+            try m.update(id: id, patch: .object([("data", .object([
+                ("text", .string("buy soy milk")), ("tags", .array([.string("home"), .string("errand")]))]))]))
             try exchange(p, m)
         }
 
@@ -39,16 +42,21 @@ import TestSupport
         let c = try Conflicted()
         let text = try c.phone.run(["conflicts"])
         #expect(text.status == 0, "\(text.stderr)")
-        #expect(text.stdout.contains("\(c.id): \(c.phone.nodeID) (phone)'s version lost to \(c.mac.nodeID) (mac)'s version"), "\(text.stdout)")
+        #expect(text.stdout.contains("\(c.id): \(c.phone.nodeID) (phone)'s data.text, data.tags lost to \(c.mac.nodeID) (mac)'s version"), "\(text.stdout)")
         #expect(text.stdout.contains("""
                 data.tags
                     now:   ["home","errand"]
-                    loser: ["home"]
+                    loser: ["home","shop"]
                 data.text
-                    now:   "buy milk"
+                    now:   "buy soy milk"
                     loser: "buy oat milk"
             """), "\(text.stdout)")
-        #expect(!text.stdout.contains("category"), "an unchanged field is not listed")
+        #expect(!text.stdout.contains("category"), "a field the loser won is not listed")
+        for sandbox in [c.phone, c.mac] {
+            let entry = try sandbox.get(c.id)
+            #expect(entry["category"] as? String == "shopping", "the phone's category survives the mac's edit")
+            #expect((entry["data"] as? [String: Any])?["text"] as? String == "buy soy milk")
+        }
 
         let json = try c.mac.run(["conflicts", "--json"])
         let list = try #require(try parseJSON(json.stdout) as? [[String: Any]], "\(json.stdout)")
@@ -67,6 +75,7 @@ import TestSupport
         let entry = try c.phone.get(c.id)
         #expect((entry["data"] as? [String: Any])?["text"] as? String == "buy oat milk")
         #expect((entry["data"] as? [String: Any])?["tags"] as? [String] == ["home", "errand"])
+        #expect(entry["category"] as? String == "shopping")
 
         try c.exchange(try c.open(c.phone), try c.open(c.mac))
         #expect(try c.mac.run(["conflicts"]).stdout == "no conflicts\n", "the resolution cleared the mac's record")

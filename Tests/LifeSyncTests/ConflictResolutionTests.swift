@@ -7,15 +7,16 @@ import TestSupport
 @Suite struct ConflictResolutionTests {
     static let t0: Int64 = 1_790_000_000_000
 
-    /// Three replicas with one entry everywhere; then A edits the text and B (a later clock)
-    /// the tags, concurrently. B's version wins; A's is the loser.
+    /// Three replicas with one entry everywhere; then A and B (a later clock) both edit the text
+    /// and the tags, concurrently. B's values win both fields; A's write is the loser. With
+    /// `categoryOnA`, A's edit also sets the category, which B left alone: that field is A's.
     struct Mesh {
         let a: Replica, b: Replica, c: Replica
         let clockC = ManualClock(milliseconds: ConflictResolutionTests.t0)
         let id: String
         let fromA: LogEntry, fromB: LogEntry
 
-        init() throws {
+        init(categoryOnA: Bool = false) throws {
             let clocks = (ManualClock(milliseconds: ConflictResolutionTests.t0), ManualClock(milliseconds: ConflictResolutionTests.t0))
             a = try ReplicaFixtures.replica(role: .phone, seed: 1, clock: clocks.0)
             b = try ReplicaFixtures.replica(role: .mac, seed: 2, clock: clocks.1)
@@ -26,8 +27,10 @@ import TestSupport
             try ReplicaFixtures.sync(from: a, to: b)
             clocks.0.advance(by: 1_000)
             clocks.1.advance(by: 2_000)
-            fromA = try a.update(id: id, patch: .object([("data", .object([("text", .string("buy oat milk"))]))]))
-            fromB = try b.update(id: id, patch: .object([("data", .object([("tags", .array([.string("home"), .string("errand")]))]))]))
+            let dataA: JSONValue = .object([("text", .string("buy oat milk")), ("tags", .array([.string("home"), .string("shop")]))])
+            fromA = try a.update(id: id, patch: .object(categoryOnA ? [("category", .string("shopping")), ("data", dataA)] : [("data", dataA)]))
+            fromB = try b.update(id: id, patch: .object([("data", .object([
+                ("text", .string("buy soy milk")), ("tags", .array([.string("home"), .string("errand")]))]))]))
         }
 
         /// Everyone hears of everyone.
@@ -48,8 +51,8 @@ import TestSupport
             #expect(conflict.current == m.fromB)
             #expect(conflict.loserEntry == m.fromA)
             #expect(conflict.fields == [
-                FieldDifference(field: "data.tags", winner: .array([.string("home"), .string("errand")]), loser: .array([.string("home")])),
-                FieldDifference(field: "data.text", winner: .string("buy milk"), loser: .string("buy oat milk")),
+                FieldDifference(field: "data.tags", winner: .array([.string("home"), .string("errand")]), loser: .array([.string("home"), .string("shop")])),
+                FieldDifference(field: "data.text", winner: .string("buy soy milk"), loser: .string("buy oat milk")),
             ])
             let json = conflict.json { $0 == m.a.identity.incarnation ? Conflict.Device(nodeID: m.a.identity.nodeID, role: .phone) : nil }
             #expect(json["loser"]?["node_id"] == .string(m.a.identity.nodeID))
@@ -77,6 +80,35 @@ import TestSupport
         }
         #expect(try m.a.canonicalHash() == (try m.b.canonicalHash()))
         #expect(try m.b.canonicalHash() == (try m.c.canonicalHash()))
+    }
+
+    /// A's category edit had no rival: it survives everywhere beside B's text and tags, and the
+    /// conflict lists only the fields A lost.
+    @Test func aConcurrentEditOfAnotherFieldSurvivesBesideTheConflict() throws {
+        let m = try Mesh(categoryOnA: true)
+        try m.syncAll()
+        for replica in [m.a, m.b, m.c] {
+            let entry = try replica.entry(id: m.id)
+            #expect(entry.category == "shopping", "A's category")
+            #expect(entry.data == m.fromB.data, "B's text and tags")
+        }
+        // A's write still decides the category, so it travels on: C, which never talked to A,
+        // receives both writes and records the conflict as well.
+        for replica in [m.a, m.b, m.c] {
+            let conflict = try #require(try replica.conflicts().first)
+            #expect(conflict.lostFields == FieldMask([.text, .tags]))
+            #expect(conflict.fields.map(\.field) == ["data.tags", "data.text"], "the category A won is no difference")
+        }
+        // Keeping the loser takes back what it lost; the category it won stays.
+        try m.b.resolveConflict(entryID: m.id, keep: .loser)
+        try m.syncAll()
+        for replica in [m.a, m.b, m.c] {
+            let entry = try replica.entry(id: m.id)
+            #expect(entry.data == m.fromA.data && entry.category == "shopping")
+            #expect(try replica.conflicts().isEmpty)
+        }
+        #expect(try m.a.canonicalDump() == m.b.canonicalDump())
+        #expect(try m.b.canonicalDump() == m.c.canonicalDump())
     }
 
     @Test func aReplicaThatHearsOfTheResolutionFirstRecordsNoConflict() throws {

@@ -71,4 +71,114 @@ import TestSupport
         #expect(conflicts.count == 1 && conflicts.first?.loserEntry?.data.text == "buy oat milk")
         #expect(try p.a.conflicts().isEmpty)
     }
+
+    static func textPatch(_ text: String) -> JSONValue { .object([("data", .object([("text", .string(text))]))]) }
+    static let errandTags: JSONValue = .object([("data", .object([("tags", .array([.string("home"), .string("errand")]))]))])
+
+    @Test func concurrentEditsOfTheSameFieldConflictOnThatFieldOnly() throws {
+        let p = try Pair()
+        try p.a.update(id: p.id, patch: Self.textPatch("buy oat milk"))
+        // B (the later clock) edits the same text and, in the same write, the tags.
+        try p.b.update(id: p.id, patch: .object([("data", .object([
+            ("text", .string("buy soy milk")), ("tags", .array([.string("home"), .string("errand")]))]))]))
+        try p.exchange()
+        #expect(try p.a.canonicalDump() == p.b.canonicalDump())
+        for replica in [p.a, p.b] {
+            #expect(try replica.entry(id: p.id).data.text == "buy soy milk", "the later stamp wins the text")
+            let conflicts = try replica.conflicts()
+            #expect(conflicts.count == 1, "recorded where each side merged the other's write")
+            let conflict = try #require(conflicts.first)
+            #expect(conflict.lostFields == FieldMask([.text]))
+            #expect(conflict.fields == [FieldDifference(field: "data.text", winner: .string("buy soy milk"), loser: .string("buy oat milk"))])
+        }
+        // Keeping the loser brings back its text alone: B's tags, edited concurrently, stay.
+        try p.a.resolveConflict(entryID: p.id, keep: .loser)
+        let resolved = try p.a.entry(id: p.id)
+        #expect(resolved.data.text == "buy oat milk")
+        #expect(resolved.data.tags == ["home", "errand"])
+        try p.exchange()
+        #expect(try p.b.entry(id: p.id) == resolved)
+        #expect(try p.a.conflicts().isEmpty && p.b.conflicts().isEmpty)
+        #expect(try p.a.canonicalDump() == p.b.canonicalDump())
+    }
+
+    /// An edit of one field that reaches a replica before the entry's creation reads as the
+    /// whole entry its writer had (a write carries the whole entry, its mask only says which
+    /// fields it changed); the creation arriving later changes nothing.
+    @Test func anEditArrivingBeforeTheCreationGivesAWholeEntry() throws {
+        let p = try Pair()
+        try p.b.update(id: p.id, patch: Self.errandTags)
+        let all = try p.b.changes(after: VersionVector())
+        let edit = all.filter { $0.stamp.origin == p.b.identity.incarnation }
+        #expect(edit.count == 1 && edit.first?.fields == FieldMask([.tags]))
+        let c = try ReplicaFixtures.replica(role: .mac, seed: 3)
+        try c.apply(edit, through: VersionVector())
+        let early = try c.entry(id: p.id)
+        #expect(early == (try p.b.entry(id: p.id)))
+        #expect(early.data.text == "buy milk" && early.category == "note")
+        try c.apply(all.filter { $0.stamp.origin != p.b.identity.incarnation }, through: VersionVector())
+        #expect(try c.entry(id: p.id) == early)
+        try ReplicaFixtures.sync(from: p.b, to: c)
+        #expect(try c.canonicalDump() == p.b.canonicalDump())
+    }
+
+    /// A edits the text, B the tags; C only ever syncs with B, which relays A's write.
+    @Test func aRelayedEditOfAnotherFieldConverges() throws {
+        let p = try Pair()
+        let c = try ReplicaFixtures.replica(role: .mac, seed: 3)
+        try ReplicaFixtures.sync(from: p.b, to: c)
+        try p.a.update(id: p.id, patch: Self.textPatch("buy oat milk"))
+        try p.b.update(id: p.id, patch: Self.errandTags)
+        try ReplicaFixtures.sync(from: p.b, to: c)  // B's tags first, alone
+        try ReplicaFixtures.sync(from: p.a, to: p.b)
+        try ReplicaFixtures.sync(from: p.b, to: c)
+        try ReplicaFixtures.sync(from: p.b, to: p.a)
+        let entry = try c.entry(id: p.id)
+        #expect(entry.data.text == "buy oat milk" && entry.data.tags == ["home", "errand"])
+        #expect(try c.canonicalDump() == p.b.canonicalDump())
+        #expect(try p.a.canonicalDump() == p.b.canonicalDump())
+        for replica in [p.a, p.b, c] { #expect(try replica.conflicts().isEmpty) }
+    }
+
+    /// B's edit beat A's earlier delete, so the delete is the floor; A then edits the tags of the
+    /// surviving entry. Receivers given every write in either order end where A and B end.
+    @Test func anEditAfterAnUpdateBeatADeleteConvergesInEitherOrder() throws {
+        let p = try Pair()
+        var snapshots = try p.a.changes(after: VersionVector())
+        try p.a.delete(id: p.id)
+        snapshots += try p.a.changes(after: VersionVector())
+        try p.b.update(id: p.id, patch: Self.textPatch("buy oat milk"))
+        snapshots += try p.b.changes(after: VersionVector())
+        try p.exchange()
+        p.clockA.advance(by: 5_000)
+        try p.a.update(id: p.id, patch: Self.errandTags)
+        snapshots += try p.a.changes(after: VersionVector())
+        try p.exchange()
+        let expected = try p.a.canonicalDump()
+        #expect(try p.b.canonicalDump() == expected)
+        let entry = try p.a.entry(id: p.id)
+        #expect(entry.data.text == "buy oat milk" && entry.data.tags == ["home", "errand"])
+
+        for (k, stream) in [snapshots, snapshots.reversed()].enumerated() {
+            let receiver = try ReplicaFixtures.replica(role: .mac, seed: 10 + UInt64(k))
+            for change in stream { try receiver.apply([change], through: VersionVector()) }
+            #expect(try receiver.entry(id: p.id) == entry, "order \(k)")
+            #expect(try receiver.canonicalDump() == expected, "order \(k)")
+            #expect(try ReplicaFixtures.sync(from: p.a, to: receiver).applied == 0, "order \(k): nothing left to deliver")
+        }
+    }
+
+    /// BATCH carries each change's field mask (flag bit 1, PROTOCOL.md §5.2.1) through a round trip.
+    @Test func aBatchKeepsEachChangesFields() throws {
+        let p = try Pair()
+        try p.b.update(id: p.id, patch: .object([("category", .string("errand")), ("data", .object([("text", .string("buy oat milk"))]))]))
+        try p.b.delete(id: try p.b.add(json: ReplicaFixtures.entryJSON(text: "gone")).id)
+        let changes = try p.b.changes(after: VersionVector())
+        #expect(Set(changes.map(\.fields.rawValue)) == [FieldMask.all.rawValue, FieldMask([.category, .text]).rawValue])
+        let batch = Batch(id: 1, origins: [], changes: changes, through: try p.b.replicaVector())
+        let decoded = try #require(SessionPair.decode(Message.batch(batch).encoded()))
+        guard case .batch(let back) = decoded else { Issue.record("decoded as \(decoded)"); return }
+        #expect(back.changes.map(\.fields) == changes.map(\.fields))
+        #expect(back == batch)
+    }
 }

@@ -10,7 +10,7 @@ private let t0 = ReplicaFixtures.epoch
     static let seeds: [UInt64] = Array(1...60)
 
     @Test func randomHistoriesConverge() throws {
-        var totalWrites = 0, totalConflicts = 0
+        var totalWrites = 0, totalConflicts = 0, fieldMerged = 0
         for seed in Self.seeds {
             let random = SeededRandom(seed: seed)
             let cluster = try Cluster(seed: seed, count: 3 + Int(random.next(below: 3)), poolSize: 4 + Int(random.next(below: 5)),
@@ -35,12 +35,17 @@ private let t0 = ReplicaFixtures.epoch
             #expect(outcome.applied == 0, "seed \(seed)")
             #expect(try cluster.hashes() == before, "seed \(seed)")
 
+            // Entries that read as neither side alone: an edit of another field survived.
+            fieldMerged += cluster.writes.values.filter { writes in
+                FieldMerge.merge(fieldWrites(writes)).content != writes.max { lwwLess($0.stamp, $1.stamp) }!.entry
+            }.count
             totalWrites += cluster.writes.values.map(\.count).reduce(0, +)
             totalConflicts += try cluster.replicas.map { try $0.conflicts().count }.reduce(0, +)
         }
         // The histories are not trivial: plenty of writes, and concurrent ones among them.
         #expect(totalWrites > 60 * 10)
         #expect(totalConflicts > 20)
+        #expect(fieldMerged > 10, "\(fieldMerged) entries merged fields of concurrent writes")
     }
 
     /// The checker itself must be able to fail: a write that never reached the others is caught.

@@ -87,8 +87,12 @@ final class Cluster {
         guard !live.isEmpty else { return false }
         let id = pick(live)
         if op < 8 {
-            var data: [(String, JSONValue)] = [("text", .string("update \(counter) on \(r)"))]
-            if chance(20) { data.append(("tags", chance(50) ? .null : .array([.string("t\(counter % 3)")]))) }
+            // The text, the tags or both (each new), so concurrent edits of different fields and
+            // of the same field both occur; sometimes the category as well.
+            let edits = random.next(below: 3)
+            var data: [(String, JSONValue)] = []
+            if edits != 1 { data.append(("text", .string("update \(counter) on \(r)"))) }
+            if edits != 0 { data.append(("tags", .array([.string("t\(counter)")]))) }
             var members: [(String, JSONValue)] = [("data", .object(data))]
             if chance(30) { members.append(("category", chance(50) ? .null : .string(pick(["x", "y"])))) }
             _ = try replica.update(id: id, patch: .object(members))
@@ -134,6 +138,20 @@ final class Cluster {
     func hashes() throws -> [String] { try replicas.map { try $0.canonicalHash() } }
 }
 
+/// An entry's writes as the per-field merge takes them, in the order they were made: each write
+/// stamped the fields it changed from the entry as its writer read it, which is the merge of the
+/// writes it had seen (its vector covers them).
+func fieldWrites(_ writes: [Write]) -> [EntryWrite] {
+    var result: [EntryWrite] = []
+    for write in writes {
+        let seen = result.filter { !sameWrite($0.stamp, write.stamp) && write.stamp.vector[$0.stamp.origin] >= $0.stamp.sequence }
+        let before = seen.isEmpty ? nil : FieldMerge.merge(seen).content
+        let fields = write.entry.map { after in before.map { FieldMask.changed(from: $0, to: after) } ?? .all } ?? .all
+        result.append(EntryWrite(stamp: write.stamp, fields: fields, entry: write.entry))
+    }
+    return result
+}
+
 /// The checks every converged cluster must pass.
 func checkConverged(_ cluster: Cluster, seed: UInt64, sourceLocation: SourceLocation = #_sourceLocation) throws {
     let hashes = try cluster.hashes()
@@ -147,13 +165,16 @@ func checkConverged(_ cluster: Cluster, seed: UInt64, sourceLocation: SourceLoca
     }
 
     for (id, writes) in cluster.writes {
-        // Convergence to the LWW maximum of all writes ever made: nothing acknowledged is lost.
+        // Convergence to the LWW maximum of all writes ever made, reading as the per-field merge
+        // of them all: nothing acknowledged is lost.
         let winner = writes.max { lwwLess($0.stamp, $1.stamp) }!
+        let merged = FieldMerge.merge(fieldWrites(writes))
         for replica in cluster.replicas {
             let stamp = try replica.versionStamp(id: id)
             #expect(stamp.map { sameWrite($0, winner.stamp) && $0.hlc == winner.stamp.hlc && $0.deleted == winner.stamp.deleted } == true,
                     "seed \(seed): \(id) holds \(String(describing: stamp)), expected the write \(winner.stamp)", sourceLocation: sourceLocation)
-            if let entry = winner.entry {
+            if let entry = merged.content {
+                #expect(winner.entry != nil, "seed \(seed): \(id) outlived its greatest write, a delete", sourceLocation: sourceLocation)
                 #expect(try replica.entry(id: id) == entry, "seed \(seed): content of \(id)", sourceLocation: sourceLocation)
             } else {
                 #expect(throws: ReplicaError.notFound(id: id), "seed \(seed): \(id) must stay deleted", sourceLocation: sourceLocation) {
@@ -162,10 +183,11 @@ func checkConverged(_ cluster: Cluster, seed: UInt64, sourceLocation: SourceLoca
             }
         }
         for w in writes where !sameWrite(w.stamp, winner.stamp) {
-            // Every losing write was either seen by a later write, or kept as a conflict somewhere.
+            // Every other write was seen by a later write, still wins a field, or lost and was
+            // kept as a conflict somewhere.
             let seenLater = writes.contains { !sameWrite($0.stamp, w.stamp) && $0.stamp.vector[w.stamp.origin] >= w.stamp.sequence }
             let kept = allConflicts.contains { $0.id == id && $0.origin == w.stamp.origin && $0.sequence == w.stamp.sequence }
-            #expect(seenLater || kept, "seed \(seed): write \(w.stamp) of \(id) vanished", sourceLocation: sourceLocation)
+            #expect(seenLater || kept || merged.holds(w.stamp), "seed \(seed): write \(w.stamp) of \(id) vanished", sourceLocation: sourceLocation)
         }
         // Causality: a write that had seen another is ordered after it, whatever the clocks said.
         for earlier in writes {
