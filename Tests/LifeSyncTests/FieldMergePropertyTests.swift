@@ -206,11 +206,10 @@ import Testing
         let tags = write("o2", 30, [("o0", 1), ("o2", 1)], [.tags], wide)
         let result = FieldMerge.merge([create, text, tags])
         #expect(result.content == wide, "the greatest write stands whole")
-        withKnownIssue("FieldMerge computes kept, losses and winners before the size fallback replaces the content") {
-            #expect(result.winner(of: .text)?.isSameWrite(as: tags.stamp) == true, "the text that stands is the greatest write's")
-            #expect(result.losses.contains { $0.loser.stamp.isSameWrite(as: text.stamp) && $0.fields?.contains(.text) != false },
-                    "o1's text is gone from the entry without a conflict")
-        }
+        #expect(result.standsWhole)
+        #expect(result.winner(of: .text)?.isSameWrite(as: tags.stamp) == true, "the text that stands is the greatest write's")
+        #expect(result.losses.contains { $0.loser.stamp.isSameWrite(as: text.stamp) && $0.fields?.contains(.text) != false },
+                "o1's text is gone from the entry, and reported")
     }
 
     /// The histories are what the properties need: concurrency, equal HLCs across origins.

@@ -33,6 +33,9 @@ public struct FieldMergeResult: Equatable, Sendable {
     /// matter again and is dropped.
     public var kept: [EntryWrite]
     public var losses: [FieldLoss]
+    /// The fields together passed the size an entry may take, so `content` is the latest write's
+    /// own entry whole (the kept writes still decide the fields once a later write allows).
+    public var standsWhole = false
 
     /// Whether `write` is part of the result (as the latest or kept).
     public func holds(_ stamp: VersionStamp) -> Bool {
@@ -43,6 +46,7 @@ public struct FieldMergeResult: Equatable, Sendable {
     /// held write that changed it, or the latest when none did.
     public func winner(of field: EntryField) -> VersionStamp? {
         guard content != nil else { return nil }
+        guard !standsWhole else { return latest.stamp }
         let live = (kept + [latest]).filter { $0.entry != nil }
         return (live.last { $0.fields.contains(field) } ?? latest).stamp
     }
@@ -92,8 +96,12 @@ public enum FieldMerge {
             content.take(field, from: counted[index].entry!)
         }
         // Fields of different writes can together pass the size a single entry may take: then
-        // the greatest write stands whole, so nothing is kept that could not be sent on.
-        if (try? content.requireEncodedSize()) == nil { content = greatest.entry! }
+        // the greatest write stands whole, so nothing is stored that could not be sent on. The
+        // writes are kept as the fields decide (the set, not the fallback, is the state: a later
+        // write can bring the entry back under the bound), and each value the fallback hides is
+        // reported as lost to the greatest write.
+        let standsWhole = (try? content.requireEncodedSize()) == nil
+        if standsWhole { content = greatest.entry! }
 
         var kept: [EntryWrite] = []
         var losses: [FieldLoss] = []
@@ -106,7 +114,14 @@ public enum FieldMerge {
             var lost = FieldMask.none
             var beatenBy: VersionStamp?
             for field in write.fields.fields {
-                guard let winner = winners[field.rawValue], winner != index else { continue }
+                guard let winner = winners[field.rawValue] else { continue }
+                if winner == index {
+                    if standsWhole && index != counted.count - 1 && !content.hasSameValue(as: write.entry!, in: field) {
+                        lost.rawValue |= FieldMask([field]).rawValue
+                        beatenBy = greatest.stamp
+                    }
+                    continue
+                }
                 let stamp = counted[winner].stamp
                 // (A greatest write that had seen both sides but did not change the field leaves
                 // the loss standing: an edit of the text settles nothing about the category.)
@@ -128,6 +143,6 @@ public enum FieldMerge {
         }
         assert(kept.allSatisfy { $0.stamp.precedes(greatest.stamp) }, "the kept writes are below the latest")
         assert(content.id == greatest.entry!.id, "a merge keeps the entry's identity")
-        return FieldMergeResult(latest: greatest, content: content, kept: kept, losses: losses)
+        return FieldMergeResult(latest: greatest, content: content, kept: kept, losses: losses, standsWhole: standsWhole)
     }
 }
