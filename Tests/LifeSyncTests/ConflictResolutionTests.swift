@@ -186,8 +186,11 @@ import TestSupport
     @Test func anEditOnTheLosersDeviceAfterTheWinnerArrivedSettlesTheConflict() throws {
         let m = try Mesh()
         try m.syncAll()
-        // A wrote the loser, then saw the winner; its next edit has seen both.
+        // A wrote the loser, then saw the winner. An edit of another field settles nothing about
+        // the fields it lost; its next edit of a lost field has seen both, and settles them.
         try m.a.update(id: m.id, patch: .object([("category", .string("errand"))]))
+        #expect(try m.a.conflicts().count == 1)
+        try m.a.update(id: m.id, patch: .object([("data", .object([("text", .string("buy oat milk, 2 l"))]))]))
         #expect(try m.a.conflicts().isEmpty)
         // B's own later edit had not seen A's loser: B's record stays until A's edit arrives.
         try m.syncAll()

@@ -120,7 +120,8 @@ extension Replica {
             for record in records {
                 for stamp in [record.loser, record.winner] where seen[stamp.origin] < stamp.sequence { seen[stamp.origin] = stamp.sequence }
             }
-            let stamp = try writeLocal(id: entryID, entry: content, previous: current, alsoSeen: seen, settles: .all)
+            let settled = records.reduce(FieldMask.none) { FieldMask(rawValue: $0.rawValue | ($1.lostFields ?? .all).rawValue) }
+            let stamp = try writeLocal(id: entryID, entry: content, previous: current, alsoSeen: seen, restamps: settled)
             let unsettled = try conflicts(entryID: entryID)
             precondition(unsettled.isEmpty, "a resolution has seen every side it settles")
             return stamp

@@ -94,16 +94,17 @@ extension Replica {
 
     /// Stamps and stores one local write. An edit stamps only the fields it changed (PROTOCOL.md
     /// §8), so a concurrent edit of another field elsewhere survives it; it has seen every write
-    /// the entry is made of, and `alsoSeen` (the sides a conflict resolution settles). It settles
-    /// the conflicts of the fields it changed, or of `settles` (a resolution settles them all).
+    /// the entry is made of, and `alsoSeen` (the sides a conflict resolution settles). It also
+    /// stamps `restamps`, changed or not: a resolution stamps the fields it settles, so that it
+    /// wins them and every replica it reaches clears the records of those fields.
     @discardableResult
     func writeLocal(id: String, entry: LogEntry?, previous: StoredVersion?, alsoSeen: VersionVector = VersionVector(),
-                    settles: FieldMask? = nil) throws -> VersionStamp {
+                    restamps: FieldMask = .none) throws -> VersionStamp {
         let stored = previous == nil ? nil : try storedWrites(id: id)
         let seen = (stored?.kept ?? []).reduce(alsoSeen) { $0.joined(with: $1.stamp.vector) }
         let stamp = try nextStamp(previous: previous?.stamp, deleted: entry == nil, alsoSeen: seen)
         var fields = FieldMask.all
-        if let entry, let before = stored?.content { fields = FieldMask.changed(from: before, to: entry) }
+        if let entry, let before = stored?.content { fields = FieldMask(rawValue: FieldMask.changed(from: before, to: entry).rawValue | restamps.rawValue) }
         var writer = RecordWriter(database: database, createdAt: now)
         if let stored {
             let result = FieldMerge.merge(stored.all + [EntryWrite(stamp: stamp, fields: fields, entry: entry)])
@@ -115,7 +116,7 @@ extension Replica {
             try writer.store(id: id, entry: entry, stamp: stamp, previous: nil)
         }
         // An edit made where the loser was written, after the winner arrived, has seen both.
-        if previous != nil { try clearSettledConflicts(id: id, by: stamp, fields: settles ?? (entry == nil ? .all : fields)) }
+        if previous != nil { try clearSettledConflicts(id: id, by: stamp, fields: fields) }
         return stamp
     }
 
