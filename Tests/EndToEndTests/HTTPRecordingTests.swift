@@ -115,13 +115,14 @@ import TestSupport
     @Test(.timeLimit(.minutes(1)))
     func conflictsAreListedLikeTheCLI() throws {
         let api = try HTTPNode()
-        // A concurrent edit of one entry on the served replica and on a mac that never saw it.
+        // A concurrent edit of one entry's text on the served replica and on a mac that never
+        // saw it (edits of different fields would both stand: no conflict).
         let phone = try Replica(path: api.node.db, clock: SystemClock(), random: SystemRandom())
         let mac = try ReplicaFixtures.replica(role: .mac, seed: 5, clock: nil)
         let entry = try phone.add(json: .object([("timestamp", .string("2026-11-22T10:00:00Z")), ("data", .object([("text", .string("buy milk"))]))]))
         try ReplicaFixtures.sync(from: phone, to: mac)
         try phone.update(id: entry.id, patch: .object([("data", .object([("text", .string("buy oat milk"))]))]))
-        try mac.update(id: entry.id, patch: .object([("data", .object([("tags", .array([.string("errand")]))]))]))
+        try mac.update(id: entry.id, patch: .object([("data", .object([("text", .string("buy milk and eggs"))]))]))
         try ReplicaFixtures.sync(from: mac, to: phone)
 
         let listed = try api.curl.request("GET", "/api/conflicts")
@@ -129,5 +130,6 @@ import TestSupport
         let cli = try parseJSON(try LifeSyncBinary.run(["conflicts", "--json", "--db", api.node.db]).stdout) as? [[String: Any]] ?? []
         #expect(overHTTP.count == 1 && overHTTP.first?["entry_id"] as? String == entry.id, "\(listed.body)")
         #expect(NSArray(array: overHTTP).isEqual(to: cli), "HTTP: \(overHTTP)\nCLI: \(cli)")
+        #expect(overHTTP.first?["lost_fields"] as? [String] == ["data.text"], "\(listed.body)")
     }
 }
