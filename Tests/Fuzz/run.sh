@@ -6,7 +6,8 @@
 #
 # Environment: FUZZ_BUILD (build folder, default <repo>/.build-fuzz), FUZZ_WORK (corpora and
 # crashes, default /tmp/lifesync-fuzz), FUZZ_OPT (-O or -Onone, default -O), FUZZ_MAX_LEN,
-# FUZZ_SOURCE (worktree, default, or head: build the committed core from `git archive HEAD`).
+# FUZZ_SOURCE (worktree, default, or head: build the committed core from `git archive HEAD`),
+# FUZZ_BUILD_ONLY=1 (build the binary and stop: CI builds its targets side by side).
 # Exit status: 0 no crash, 1 a crash (its input under $FUZZ_WORK/crashes/TARGET/), 2 usage or build.
 set -euo pipefail
 
@@ -57,7 +58,7 @@ if [[ ! -x "$binary" ]] || [[ -n "$(find "$repo/Sources/LifeSync" "$repo/Sources
     mapfile -t target_files < <(find "$snapshot/target" -name '*.swift' | sort)
     echo "building $binary ($opt, ${#core[@]} core files + ${#target_files[@]} target files)…"
     start=$(date +%s)
-    if ! "$swiftc" -sanitize=fuzzer,address -parse-as-library "$opt" -g -module-name LifeSyncFuzz "${defines[@]}" \
+    if ! "$swiftc" -sanitize=fuzzer,address -parse-as-library "$opt" -g -num-threads "$(nproc)" -module-name LifeSyncFuzz "${defines[@]}" \
             -I "$snapshot/CSQLite" -I "$snapshot/CCrypto" \
             -module-cache-path "$build/module-cache" \
             "${core[@]}" "${target_files[@]}" -lsqlite3 -lcrypto -lm -o "$binary.tmp" 2> "$build/build-$target.log"; then
@@ -69,6 +70,7 @@ if [[ ! -x "$binary" ]] || [[ -n "$(find "$repo/Sources/LifeSync" "$repo/Sources
     touch -r "$binary.stamp" "$binary"   # sources edited during the build count as newer
     echo "built in $(( $(date +%s) - start )) s"
 fi
+[[ "${FUZZ_BUILD_ONLY:-}" == 1 ]] && exit 0
 
 # Seeds: every protocol vector (and, for the sessions, sequences the binary builds with the real
 # encoder). Re-writing them is harmless; the corpus keeps what the fuzzer found.
