@@ -139,7 +139,7 @@ struct InvariantChecker {
                 let key = "\(conflict.entryID)|\(conflict.loser.origin)|\(conflict.loser.sequence)"
                 switch (kept[key], conflict.lostFields) {
                 case (nil, let fields): kept[key] = fields
-                case (.some(.some(let a)), .some(let b)): kept[key] = FieldMask(rawValue: a.rawValue | b.rawValue)
+                case (.some(.some(let a)), .some(let b)): kept[key] = a.union(b)
                 default: kept[key] = .some(nil)
                 }
             }
@@ -201,8 +201,4 @@ struct InvariantChecker {
         }
         return violations
     }
-}
-
-extension VersionStamp {
-    var sequenceKey: String { "\(origin)#\(sequence)" }
 }

@@ -50,6 +50,9 @@ public struct FieldMask: Equatable, Hashable, Sendable {
     public var fields: [EntryField] { EntryField.allCases.filter(contains) }
     public var isEmpty: Bool { rawValue == 0 }
     public func isSubset(of other: FieldMask) -> Bool { rawValue & ~other.rawValue == 0 }
+    public func intersects(_ other: FieldMask) -> Bool { rawValue & other.rawValue != 0 }
+    public func union(_ other: FieldMask) -> FieldMask { FieldMask(rawValue: rawValue | other.rawValue) }
+    public mutating func insert(_ field: EntryField) { self = union(FieldMask([field])) }
 
     /// The fields on which `after` differs from `before`.
     public static func changed(from before: LogEntry, to after: LogEntry) -> FieldMask {

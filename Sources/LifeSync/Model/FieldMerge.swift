@@ -117,7 +117,7 @@ public enum FieldMerge {
                 guard let winner = winners[field.rawValue] else { continue }
                 if winner == index {
                     if standsWhole && index != counted.count - 1 && !content.hasSameValue(as: write.entry!, in: field) {
-                        lost.rawValue |= FieldMask([field]).rawValue
+                        lost.insert(field)
                         beatenBy = greatest.stamp
                     }
                     continue
@@ -126,7 +126,7 @@ public enum FieldMerge {
                 // (A greatest write that had seen both sides but did not change the field leaves
                 // the loss standing: an edit of the text settles nothing about the category.)
                 guard !stamp.hasSeen(write.stamp) else { continue }
-                lost.rawValue |= FieldMask([field]).rawValue
+                lost.insert(field)
                 if beatenBy.map({ $0.precedes(stamp) }) ?? true { beatenBy = stamp }
             }
             if let beatenBy { losses.append(FieldLoss(loser: write, fields: lost, winner: beatenBy)) }

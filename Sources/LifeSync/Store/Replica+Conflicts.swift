@@ -35,11 +35,11 @@ extension Replica {
         }
         let recorded = try database.firstRow("SELECT fields FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?",
                                              [.text(id), .text(loss.loser.stamp.origin), .counter(loss.loser.stamp.sequence)]) { row in
-            row.isNull(0) ? FieldMask.all : try Replica.fieldMask(row, 0)
+            try Replica.fieldMask(row, 0)
         }
         if let recorded {
             guard !lost.isSubset(of: recorded) else { return }
-            lost.rawValue |= recorded.rawValue
+            lost = lost.union(recorded)
             try database.run("DELETE FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?",
                              [.text(id), .text(loss.loser.stamp.origin), .counter(loss.loser.stamp.sequence)])
         }
@@ -120,7 +120,7 @@ extension Replica {
             for record in records {
                 for stamp in [record.loser, record.winner] where seen[stamp.origin] < stamp.sequence { seen[stamp.origin] = stamp.sequence }
             }
-            let settled = records.reduce(FieldMask.none) { FieldMask(rawValue: $0.rawValue | ($1.lostFields ?? .all).rawValue) }
+            let settled = records.reduce(FieldMask.none) { $0.union($1.lostFields ?? .all) }
             let stamp = try writeLocal(id: entryID, entry: content, previous: current, alsoSeen: seen, restamps: settled)
             let unsettled = try conflicts(entryID: entryID)
             precondition(unsettled.isEmpty, "a resolution has seen every side it settles")
@@ -163,12 +163,11 @@ extension Replica {
     /// One index probe when there are none (the common case).
     func clearSettledConflicts(id: String, by stamp: VersionStamp, fields: FieldMask) throws {
         let sides = try database.rows("SELECT loser_origin, loser_seq, winner_origin, winner_seq, fields FROM conflicts WHERE entry_id = ?", [.text(id)]) { row in
-            (row.string(0), UInt64(clamping: row.int64(1)), row.string(2), UInt64(clamping: row.int64(3)),
-             row.isNull(4) ? FieldMask.all : FieldMask(rawValue: UInt8(truncatingIfNeeded: row.int64(4))))
+            (row.string(0), UInt64(clamping: row.int64(1)), row.string(2), UInt64(clamping: row.int64(3)), try Replica.fieldMask(row, 4))
         }
         for (loserOrigin, loserSequence, winnerOrigin, winnerSequence, lost) in sides
         where stamp.vector[loserOrigin] >= loserSequence && stamp.vector[winnerOrigin] >= winnerSequence
-            && lost.rawValue & fields.rawValue != 0 {
+            && lost.intersects(fields) {
             try database.run("DELETE FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?",
                              [.text(id), .text(loserOrigin), .counter(loserSequence)])
         }

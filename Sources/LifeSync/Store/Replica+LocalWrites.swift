@@ -104,7 +104,7 @@ extension Replica {
         let seen = (stored?.kept ?? []).reduce(alsoSeen) { $0.joined(with: $1.stamp.vector) }
         let stamp = try nextStamp(previous: previous?.stamp, deleted: entry == nil, alsoSeen: seen)
         var fields = FieldMask.all
-        if let entry, let before = stored?.content { fields = FieldMask(rawValue: FieldMask.changed(from: before, to: entry).rawValue | restamps.rawValue) }
+        if let entry, let before = stored?.content { fields = FieldMask.changed(from: before, to: entry).union(restamps) }
         var writer = RecordWriter(database: database, createdAt: now)
         if let stored {
             let result = FieldMerge.merge(stored.all + [EntryWrite(stamp: stamp, fields: fields, entry: entry)])
