@@ -74,6 +74,8 @@ extension LifeSyncCommandLine {
                 let stamped = "\(Timestamp(millisecondsSince1970: SystemClock().nowMilliseconds()).iso8601) \(line)"
                 if let file { file.write(stamped) } else { console.print(stamped) }
             }
+            // This process is a node: chunk frames reuse warm heap pages rather than fault in new ones.
+            FrameMemory.keepFreedFrames()
             let server = try NodeServer(replica: replica, configuration: configuration, listen: arguments.value("--listen"), name: role, log: say)
             if let http {
                 let https = arguments.flag("--http-tls")
