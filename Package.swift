@@ -2,7 +2,7 @@
 import PackageDescription
 
 // LifeSync takes no third-party Swift packages: Foundation, Dispatch, Glibc and the system's
-// sqlite3, libcrypto and libssl are all it links (and glibc's malloc.h, for two of its tunables).
+// sqlite3, libcrypto and libssl are all it links.
 let package = Package(
     name: "LifeSync",
     products: [
@@ -28,12 +28,12 @@ let package = Package(
             pkgConfig: "libssl",
             providers: [.apt(["libssl-dev"])]
         ),
-        // glibc's malloc tunables (mallopt), for the daemon only: see `FrameMemory`.
-        .systemLibrary(name: "CMalloc"),
+        // What Swift's Glibc module leaves out (mallopt, O_DIRECT), for the runtime only.
+        .systemLibrary(name: "CLinux"),
         // The deterministic core: model, clocks, merge, store, wire codec, session state machines.
         .target(name: "LifeSync", dependencies: ["CSQLite", "CCrypto"], linkerSettings: [.linkedLibrary("m")]),
         // The thin shell: the system clock and randomness, sockets, files, the node daemon.
-        .target(name: "LifeSyncRuntime", dependencies: ["LifeSync", "CSSL", "CMalloc"]),
+        .target(name: "LifeSyncRuntime", dependencies: ["LifeSync", "CSSL", "CLinux"]),
         // Many nodes on virtual time with one seeded PRNG, driving the same core as the daemon.
         // Simulation/scenarios holds the scenario files the README runs (`simulate --scenario`).
         .target(name: "LifeSyncSimulation", dependencies: ["LifeSync"], path: "Simulation", exclude: ["scenarios"]),

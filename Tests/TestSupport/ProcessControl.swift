@@ -12,8 +12,11 @@ import Glibc
 public enum ProcessControl {
     /// The one-letter state of `pid` from `/proc/PID/stat` (`R`, `S`, `D`, `T`, `t`, `Z`…), or
     /// nil when there is no such process.
-    public static func state(of pid: pid_t) -> Character? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return nil }
+    public static func state(of pid: pid_t) -> Character? { state(statFile: "/proc/\(pid)/stat") }
+
+    /// The state letter in a `/proc/…/stat` file.
+    static func state(statFile: String) -> Character? {
+        guard let text = try? String(contentsOfFile: statFile, encoding: .utf8) else { return nil }
         // "PID (COMM) STATE …": COMM may itself hold spaces and parentheses, so take the last ')'.
         guard let close = text.lastIndex(of: ")") else { return nil }
         return text[text.index(after: close)...].first { $0 != " " }
@@ -40,11 +43,21 @@ public enum ProcessControl {
         let deadline = Date().addingTimeInterval(timeout)
         for _ in 0..<100_000 {
             let current = state(of: pid)
-            if current == "T" || current == "t" { return true }
+            if (current == "T" || current == "t") && everyThreadStopped(pid) { return true }
             if current == nil || current == "Z" || Date() >= deadline { return false }
             usleep(1_000)
         }
         return isStopped(pid)
+    }
+
+    /// Whether every thread of `pid` has stopped: a thread inside a system call (a recording's
+    /// writer in the middle of a disk write) finishes it before it stops, after the main thread.
+    static func everyThreadStopped(_ pid: pid_t) -> Bool {
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return threads.allSatisfy { tid in
+            let state = state(statFile: "/proc/\(pid)/task/\(tid)/stat")
+            return state == nil || state == "T" || state == "t"  // nil: the thread is gone
+        }
     }
 
     /// Sends SIGCONT (a stopped process runs on; a running one is unaffected).

@@ -9,6 +9,15 @@ import LifeSync
 public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
     public let folder: String
     let incoming: String
+    /// The temporary files being written, by recording ID, oldest use first. An incoming
+    /// transfer keeps its file open from chunk to chunk; a session that ends mid-transfer
+    /// leaves its writer here until the next call about that ID, or until more than
+    /// `maximumWriters` are open and the oldest is closed (its writes land first). A node
+    /// receives one recording per session at a time, so 8 cover a busy mesh; beyond, writers
+    /// are closed and reopened, slower but never wrong.
+    private var writers: [(id: String, writer: TemporaryFileWriter)] = []
+    static let maximumWriters = 8
+    private let writersLock = Lock()
 
     /// The folder for the replica at `replicaPath`, created if needed.
     public init(replicaPath: String) throws {
@@ -67,12 +76,14 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
 
     public func temporarySize(_ id: String) -> UInt64 {
         guard let path = try? temporaryPath(id) else { return 0 }
+        try? openWriter(id)?.drain()
         var info = stat()
         return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? UInt64(info.st_size) : 0
     }
 
     public func readTemporary(_ id: String, offset: UInt64, count: Int) throws -> [UInt8] {
         let path = try temporaryPath(id)
+        try openWriter(id)?.drain()
         return try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             initialized = try readFile(path, offset: offset, into: UnsafeMutableRawBufferPointer(buffer))
         }
@@ -80,27 +91,17 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
 
     public func writeTemporary(_ id: String, offset: UInt64, bytes: UnsafeRawBufferPointer) throws {
         let path = try temporaryPath(id)
-        let fd = try openFile(path, O_WRONLY | O_CREAT, 0o600)
-        defer { close(fd) }
-        var info = stat()
-        if fstat(fd, &info) == 0, UInt64(info.st_size) != offset {
-            guard ftruncate(fd, off_t(offset)) == 0 else { throw RecordingStorageError("cannot truncate \(path): \(errnoText())") }
-        }
-        var written = 0
-        while written < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + written, bytes.count - written, off_t(offset) + off_t(written))
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw RecordingStorageError("cannot write \(path): \(errnoText())") }
-            written += n
-        }
-        // Start writing these pages to disk now (Linux begins writeback of dirty pages on
-        // DONTNEED), so the fsync before the rename finds little left to do, and a recording
-        // does not crowd the page cache; only a resume ever reads it back.
-        _ = posix_fadvise(fd, off_t(offset), off_t(bytes.count), POSIX_FADV_DONTNEED)
+        let writer = try openWriter(id) ?? {
+            let writer = try TemporaryFileWriter(path: path)
+            adopt(writer, for: id)
+            return writer
+        }()
+        try writer.write(at: offset, bytes)
     }
 
     public func syncTemporary(_ id: String) throws {
         let path = try temporaryPath(id)
+        if let writer = openWriter(id) { return try writer.sync() }
         let fd = try openFile(path, O_RDONLY)
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw RecordingStorageError("cannot sync \(path): \(errnoText())") }
@@ -108,12 +109,45 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
 
     public func promoteTemporary(_ id: String, to fileName: String) throws {
         let from = try temporaryPath(id), to = try path(of: fileName)
+        if let writer = closeWriter(id) { try writer.drain() }
         guard rename(from, to) == 0 else { throw RecordingStorageError("cannot move \(from) to \(to): \(errnoText())") }
         syncFolder()
     }
 
     public func discardTemporary(_ id: String) {
+        _ = closeWriter(id)
         if let path = try? temporaryPath(id) { unlink(path) }
+    }
+
+    /// The writer of `id`'s temporary file, if one is open (it becomes the most recently used).
+    private func openWriter(_ id: String) -> TemporaryFileWriter? {
+        writersLock.withLock {
+            guard let index = writers.firstIndex(where: { $0.id == id }) else { return nil }
+            let entry = writers.remove(at: index)
+            writers.append(entry)
+            return entry.writer
+        }
+    }
+
+    /// Keeps `writer` open for `id`; beyond `maximumWriters`, the least recently used goes (its
+    /// queued writes land as it is released).
+    private func adopt(_ writer: TemporaryFileWriter, for id: String) {
+        let evicted: TemporaryFileWriter? = writersLock.withLock {
+            writers.append((id, writer))
+            defer { precondition(writers.count <= Self.maximumWriters, "writers bounded") }
+            return writers.count > Self.maximumWriters ? writers.removeFirst().writer : nil
+        }
+        // Its writes land before a writer opened afresh for the same file could truncate it; a
+        // write that failed there shows in the recording's whole-file hash.
+        try? evicted?.drain()
+    }
+
+    /// Forgets `id`'s writer and returns it (its file closes once the caller lets it go).
+    private func closeWriter(_ id: String) -> TemporaryFileWriter? {
+        writersLock.withLock {
+            guard let index = writers.firstIndex(where: { $0.id == id }) else { return nil }
+            return writers.remove(at: index).writer
+        }
     }
 
     /// Copies a user's file into storage as `fileName`, hashing as it copies, synced and renamed

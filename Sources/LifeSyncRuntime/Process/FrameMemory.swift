@@ -1,4 +1,4 @@
-import CMalloc
+import CLinux
 import LifeSync
 
 /// How a node process keeps the memory of the frames it moves.
