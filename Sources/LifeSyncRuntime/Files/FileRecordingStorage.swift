@@ -56,7 +56,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
     }
 
     /// Opens `path` without following a symbolic link in its last component; the error says so.
-    private func openFile(_ path: String, _ flags: Int32, _ mode: mode_t = 0) throws -> Int32 {
+    static func openFile(_ path: String, _ flags: Int32, _ mode: mode_t = 0) throws -> Int32 {
         let fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else {
             let code = errno
@@ -102,7 +102,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
     public func syncTemporary(_ id: String) throws {
         let path = try temporaryPath(id)
         if let writer = openWriter(id) { return try writer.sync() }
-        let fd = try openFile(path, O_RDONLY)
+        let fd = try Self.openFile(path, O_RDONLY)
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw RecordingStorageError("cannot sync \(path): \(errnoText())") }
     }
@@ -197,7 +197,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
     /// we open it afresh.
     private func openLockedTemporary(_ temporary: String) throws -> Int32 {
         for _ in 0..<3 {
-            let fd = try openFile(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            let fd = try Self.openFile(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
             var locked: Int32
             repeat { locked = flock(fd, LOCK_EX) } while locked != 0 && errno == EINTR
             var info = stat()
@@ -251,7 +251,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
 
     /// Fills `buffer` from `offset`, short only at the end of the file.
     private func readFile(_ path: String, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let fd = try openFile(path, O_RDONLY)
+        let fd = try Self.openFile(path, O_RDONLY)
         defer { close(fd) }
         var got = 0
         while got < buffer.count {

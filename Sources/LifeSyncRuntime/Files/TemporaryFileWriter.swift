@@ -35,7 +35,7 @@ final class TemporaryFileWriter: @unchecked Sendable {
     /// The same file opened with `O_DIRECT`, or -1 where the file system has none.
     private let direct: Int32
     /// What the file holds once every queued write has landed.
-    private(set) var size: UInt64
+    private var size: UInt64
     private let queue = DispatchQueue(label: "lifesync.recording-writer")
     private let slots = DispatchSemaphore(value: TemporaryFileWriter.depth)
     private let lock = Lock()
@@ -46,11 +46,7 @@ final class TemporaryFileWriter: @unchecked Sendable {
 
     /// Opens (creating, mode 0600) the file at `path`, never through a symbolic link.
     init(path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            let code = errno
-            throw RecordingStorageError(code == ELOOP ? "refusing \(path): it is a symbolic link" : "cannot open \(path): \(errnoText(code))")
-        }
+        let fd = try FileRecordingStorage.openFile(path, O_WRONLY | O_CREAT, 0o600)
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             let reason = errnoText()
