@@ -13,6 +13,21 @@ public final class MemoryRecordingStorage: RecordingStorage {
     /// Called before each removal, with the file name: the simulator's check that only allowed
     /// removals happen.
     public var onRemove: ((String) -> Void)?
+    /// Incoming chunks wait unchecked until `judgePendingChunks` (or until a session waits for
+    /// them), as on a node whose storage checks them on a thread of its own (`IncomingFileWriter`).
+    public var defersChecks = false
+    /// Called when a chunk starts waiting for its check (the simulator schedules the check).
+    public var onDeferredCheck: (() -> Void)?
+    /// The writers of transfers under way, held weakly: a transfer may hand on more chunks
+    /// after all it had were checked, and its writer goes when the transfer does.
+    private var deferredWriters: [Weak] = []
+    private struct Weak { weak var writer: DeferredFileWriter? }
+    private var liveWriters: [DeferredFileWriter] {
+        deferredWriters.removeAll { $0.writer == nil }
+        return deferredWriters.compactMap(\.writer)
+    }
+    /// Running digests kept per file (`keepChunkDigests`), as `attach` keeps them on disk.
+    public private(set) var keptDigests: [String: (chunkSize: UInt32, digests: [SHA256.Digest])] = [:]
 
     public init() {}
 
@@ -32,11 +47,32 @@ public final class MemoryRecordingStorage: RecordingStorage {
         onRemove?(fileName)
         removals.append(fileName)
         files[fileName] = nil
+        keptDigests[fileName] = nil
     }
 
-    public func temporarySize(_ id: String) -> UInt64 { UInt64(temporary[id]?.count ?? 0) }
+    /// Keeps `digests` (by default the true ones of the stored file) for `fileName`.
+    public func keepChunkDigests(_ fileName: String, chunkSize: UInt32, digests: [SHA256.Digest]? = nil) {
+        let bytes = files[fileName] ?? []
+        let computed = stride(from: 0, to: bytes.count, by: Int(chunkSize)).map {
+            SHA256.hash(bytes[0..<min($0 + Int(chunkSize), bytes.count)])
+        }
+        keptDigests[fileName] = (chunkSize, digests ?? computed)
+    }
+
+    public func chunkDigests(_ fileName: String, chunkSize: UInt32) -> [SHA256.Digest]? {
+        keptDigests[fileName].flatMap { $0.chunkSize == chunkSize ? $0.digests : nil }
+    }
+
+    public func forgetChunkDigests(_ fileName: String) { keptDigests[fileName] = nil }
+
+    /// As on disk, where the file's queue is drained first: chunks waiting for `id` are checked.
+    public func temporarySize(_ id: String) -> UInt64 {
+        judgePendingChunks(of: id)
+        return UInt64(temporary[id]?.count ?? 0)
+    }
 
     public func readTemporary(_ id: String, offset: UInt64, count: Int) throws -> [UInt8] {
+        judgePendingChunks(of: id)
         let file = temporary[id] ?? []
         let start = min(Int(offset), file.count)
         return Array(file[start..<min(start + count, file.count)])
@@ -62,8 +98,71 @@ public final class MemoryRecordingStorage: RecordingStorage {
         files[fileName] = file
     }
 
-    public func discardTemporary(_ id: String) { temporary[id] = nil }
+    public func discardTemporary(_ id: String) {
+        deferredWriters.removeAll { $0.writer?.id == id }  // what waited for it lands nowhere
+        temporary[id] = nil
+    }
+
+    public func incomingWriter(for id: String, hashedUpTo offset: UInt64, hasher: SHA256) -> IncomingFileWriter {
+        let immediate = ImmediateFileWriter(storage: self, id: id, hasher: hasher, verified: offset)
+        guard defersChecks else { return immediate }
+        let writer = DeferredFileWriter(immediate, id: id) { [weak self] in self?.onDeferredCheck?() }
+        deferredWriters.append(Weak(writer: writer))
+        return writer
+    }
+
+    /// Chunks handed on and not yet checked, in all.
+    public var pendingChecks: Int { liveWriters.reduce(0) { $0 + $1.pending.count } }
+
+    /// Checks (and writes, if they match) up to `count` waiting chunks, oldest first.
+    public func judgePendingChunks(_ count: Int = .max) {
+        var left = count
+        for writer in liveWriters where left > 0 { left -= writer.judge(left) }
+    }
+
+    private func judgePendingChunks(of id: String) {
+        for writer in liveWriters where writer.id == id { _ = writer.judge(.max) }
+    }
+
+    /// The process died: chunks that waited for their check are lost with it.
+    public func dropPendingChecks() { deferredWriters.removeAll() }
 
     /// Stores a file directly (what `attach` does on disk).
     public func put(_ fileName: String, _ bytes: [UInt8]) { files[fileName] = bytes }
+}
+
+/// Holds chunks until judged, then hands them to the immediate writer in order.
+private final class DeferredFileWriter: IncomingFileWriter {
+    let id: String
+    private let inner: ImmediateFileWriter
+    private let submitted: () -> Void
+    private(set) var pending: [(bytes: [UInt8], offset: UInt64, digest: SHA256.Digest)] = []
+
+    init(_ inner: ImmediateFileWriter, id: String, submitted: @escaping () -> Void) {
+        self.inner = inner
+        self.id = id
+        self.submitted = submitted
+    }
+
+    func submit(_ bytes: UnsafeRawBufferPointer, at offset: UInt64, expecting digest: SHA256.Digest) {
+        pending.append((Array(bytes), offset, digest))
+        submitted()
+    }
+
+    /// Judges up to `count` chunks; returns how many.
+    func judge(_ count: Int) -> Int {
+        let taken = min(count, pending.count)
+        for chunk in pending.prefix(taken) {
+            chunk.bytes.withUnsafeBytes { inner.submit($0, at: chunk.offset, expecting: chunk.digest) }
+        }
+        pending.removeFirst(taken)
+        return taken
+    }
+
+    func verdicts(waiting: Bool) -> ChunkVerdicts {
+        if waiting { _ = judge(.max) }
+        return inner.verdicts(waiting: false)
+    }
+
+    func finalize() -> SHA256.Digest { inner.finalize() }
 }

@@ -12,3 +12,6 @@
 #else
 #error "LIFESYNC_O_DIRECT: add this architecture's O_DIRECT"
 #endif
+
+// eventfd (LoopWaker): a counter that poll sees, written from other threads.
+#include <sys/eventfd.h>

@@ -8,10 +8,13 @@ import TestSupport
 
     // MARK: Delivery and retention
 
-    @Test(arguments: [1, 4095, 4096, 4097, 100_000])
-    func watchToPhoneDeliversIdenticalBytesAndRemovesTheCopyOnlyAfterTheConfirm(size: Int) throws {
+    /// `checksLater`: the phone's storage checks chunks later, as the runtime's does on a queue
+    /// of its own: its ACCEPTs lag behind the chunks and never acknowledge an unchecked byte.
+    @Test(arguments: [1, 4095, 4096, 4097, 100_000], [false, true])
+    func watchToPhoneDeliversIdenticalBytesAndRemovesTheCopyOnlyAfterTheConfirm(size: Int, checksLater: Bool) throws {
         let watch = try TestNode(.watch, seed: 1)
         let phone = try TestNode(.phone, seed: 2)
+        phone.storage.defersChecks = checksLater
         let bytes = randomBytes(size, seed: UInt64(size))
         let recording = try watch.attach(bytes, seed: 100)
         let link = SessionPair(a: watch.session(), b: phone.session())
@@ -21,7 +24,12 @@ import TestSupport
         // Retention: the watch's copy is there until the CONFIRM, gone right after it.
         var removalSeenAfter: [Message] = []
         var confirmDelivered = false
+        var uncheckedAcknowledged: [UInt64] = [], mostUnchecked = 0
         link.onSend = { side, message in
+            if side == .b, case .accept(_, let offset) = message, offset > 0,
+               offset > UInt64(phone.storage.temporary[recording.id]?.count ?? phone.storage.files[recording.fileName]?.count ?? 0) {
+                uncheckedAcknowledged.append(offset)
+            }
             guard side == .a, case .chunk(let chunk) = message else { return }
             highestSent = chunk.offset + UInt64(chunk.data.count)
             if highestSent - highestAcknowledged > 4 * UInt64(Self.chunk) {
@@ -34,6 +42,7 @@ import TestSupport
             return frame
         }
         link.observe = { side, message in
+            mostUnchecked = max(mostUnchecked, phone.storage.pendingChecks)
             guard side == .a else { return }
             if case .confirm = message { confirmDelivered = true }
             if !watch.storage.removals.isEmpty && removalSeenAfter.isEmpty { removalSeenAfter.append(message) }
@@ -43,9 +52,14 @@ import TestSupport
             }
         }
         link.start()
-        #expect(link.run())
+        #expect(runJudgingLater(link, phone.storage))
         #expect(link.closed.isEmpty, "\(link.closed)")
         #expect(windowViolations.isEmpty, "\(windowViolations)")
+        #expect(uncheckedAcknowledged.isEmpty, "ACCEPTs beyond the bytes checked and written: \(uncheckedAcknowledged)")
+        // Every ACCEPT after the first moves on: verdicts that came late are acknowledged once.
+        let offsets = link.accepts(from: .b).map(\.offset)
+        #expect(zip(offsets.dropFirst(), offsets.dropFirst(2)).allSatisfy { $0 < $1 }, "\(offsets)")
+        #expect(!checksLater || size <= Int(Self.chunk) || mostUnchecked > 0, "the phone never held an unchecked chunk")
 
         // The phone holds the very bytes, in permanent storage, nothing temporary left.
         expectStored(phone, recording.fileName, bytes)

@@ -69,13 +69,13 @@ import TestSupport
         var transfer = try IncomingTransfer.start(offer, resumingAt: 0, in: storage)
         let half = Array(bytes[..<1_024])
         let second = Chunk(recordingID: recording.id, offset: 1_024, sha256: SHA256.hash(bytes), data: Array(bytes[1_024...]))
-        guard case .refused(.outOfOrder, _, false) = transfer.take(second, into: storage) else { Issue.record("a gap was taken"); return }
+        guard case .refused(.outOfOrder, _, false) = transfer.take(second) else { Issue.record("a gap was taken"); return }
         let wrong = Chunk(recordingID: recording.id, offset: 0, sha256: SHA256.hash([0]), data: half)
-        guard case .refused(.corruptChunk, _, false) = transfer.take(wrong, into: storage) else { Issue.record("a wrong digest was taken"); return }
+        guard case .refused(.corruptChunk, _, false) = transfer.take(wrong) else { Issue.record("a wrong digest was taken"); return }
 
         var fresh = try IncomingTransfer.start(offer, resumingAt: 0, in: storage)
-        #expect(fresh.take(Chunk(recordingID: recording.id, offset: 0, sha256: SHA256.hash(half), data: half), into: storage) == .taken(checkpoint: false))
-        #expect(fresh.take(second, into: storage) == .taken(checkpoint: false))
+        #expect(fresh.take(Chunk(recordingID: recording.id, offset: 0, sha256: SHA256.hash(half), data: half)) == .taken(verified: 1_024, checkpoint: false))
+        #expect(fresh.take(second) == .taken(verified: 2_048, checkpoint: false))
         #expect(fresh.isComplete)
         #expect(fresh.finish(in: storage) == .stored(recording.sha256))
         #expect(storage.files[recording.fileName] == bytes && storage.temporary.isEmpty)
@@ -84,7 +84,7 @@ import TestSupport
         let again = MemoryRecordingStorage()
         try again.writeTemporary(recording.id, offset: 0, bytes: half)
         var resumed = try IncomingTransfer.start(offer, resumingAt: 1_024, in: again)
-        #expect(resumed.take(second, into: again) == .taken(checkpoint: false))
+        #expect(resumed.take(second) == .taken(verified: 2_048, checkpoint: false))
         #expect(resumed.finish(in: again) == .stored(recording.sha256))
     }
 }

@@ -1,11 +1,12 @@
 import Foundation
 
-/// A fresh directory under the system's temporary folder, removed when the value is released.
+/// A fresh directory under the system's temporary folder (or `parent`), removed when the value
+/// is released.
 public final class TemporaryDirectory: @unchecked Sendable {
     public let path: String
 
-    public init(_ label: String = "lifesync") {
-        let base = NSTemporaryDirectory() + "\(label)-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+    public init(_ label: String = "lifesync", in parent: String? = nil) {
+        let base = (parent.map { $0 + "/" } ?? NSTemporaryDirectory()) + "\(label)-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         try! FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         path = base
     }

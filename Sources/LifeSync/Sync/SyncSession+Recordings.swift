@@ -31,7 +31,9 @@ extension SyncSession {
                 && holdsCopy(of: candidate, in: storage, actions: &actions) && peerHoldsMetadata(of: candidate.id)
         }) else { return }
         open?.failedRecordings[recording.id] = nil
-        open?.outgoing = OutgoingTransfer(recording: recording, now: now)
+        let chunkSize = configuration.transfer.chunkSize
+        open?.outgoing = OutgoingTransfer(recording: recording, now: now,
+                                          digests: storage.chunkDigests(recording.storageName, chunkSize: chunkSize), chunkSize: chunkSize)
         lastSent = now
         actions.append(.send(Message.offer(Offer(recordingID: recording.id, fileName: recording.fileName, mediaType: recording.mediaType,
                                                   size: recording.size, chunkSize: configuration.transfer.chunkSize, sha256: recording.sha256)).encoded()))
@@ -173,6 +175,12 @@ extension SyncSession {
         }
         if let transfer = open?.outgoing, transfer.id == id {
             open?.outgoing = nil
+            if transfer.digests != nil, code == TransferFailure.corruptChunk.rawValue || code == TransferFailure.checksumMismatch.rawValue {
+                // Chunks sent with the kept digests did not match on arrival: the copy may have
+                // changed since they were kept. Only a cache goes; the next attempt hashes the
+                // copy itself, and marks it damaged if it is.
+                storage?.forgetChunkDigests(transfer.recording.storageName)
+            }
             retryLater(id, now: now)
             actions.append(.event(.recordingFailed(id: id, reason: "peer refused (\(TransferFailure.name(code))): \(text)", sending: true)))
             offerNext(now: now, actions: &actions)
@@ -195,10 +203,13 @@ extension SyncSession {
             actions.append(.send(Message.failure(recordingID: offer.recordingID, code: failure.rawValue, message: text).encoded()))
             actions.append(.event(.recordingFailed(id: offer.recordingID, reason: text, sending: false)))
         }
-        if let current = open?.incoming, current.id == offer.recordingID, current.offer == offer {
+        if var current = open?.incoming, current.id == offer.recordingID, current.offer == offer {
             // The same offer again (a duplicate, or the sender's retry after it gave up waiting):
-            // the transfer goes on from what arrived, its running hash intact.
-            actions.append(.send(Message.accept(recordingID: offer.recordingID, offset: current.received).encoded()))
+            // the transfer goes on from what arrived, its running hash intact, once every chunk
+            // handed on is judged (the sender starts again where this ACCEPT says).
+            let outcome = current.settle(waiting: true)
+            open?.incoming = current
+            settled(outcome, acknowledgingAnyway: true, now: now, actions: &actions)
             return
         }
         open?.incoming = nil
@@ -249,27 +260,45 @@ extension SyncSession {
     }
 
     func receiveChunk(_ chunk: Chunk, now: Int64, actions: inout [SessionAction]) throws {
-        guard let storage, var transfer = open?.incoming, transfer.id == chunk.recordingID else { return }  // after a refusal
-        switch transfer.take(chunk, into: storage) {
+        guard var transfer = open?.incoming, transfer.id == chunk.recordingID else { return }  // after a refusal
+        let outcome = transfer.take(chunk)
+        open?.incoming = transfer
+        settled(outcome, now: now, actions: &actions)
+    }
+
+    /// Verdicts on chunks that arrived earlier (a storage that checks them on a thread of its
+    /// own): the runtime ticks the session when one comes in.
+    func collectVerdicts(now: Int64, actions: inout [SessionAction]) {
+        guard var transfer = open?.incoming, transfer.verified < transfer.received else { return }
+        let outcome = transfer.settle(waiting: false)
+        open?.incoming = transfer
+        settled(outcome, now: now, actions: &actions)
+    }
+
+    /// Acts on what the incoming transfer's writer judged: a refusal ends the transfer; newly
+    /// verified bytes are noted (every 16 chunks), acknowledged and, once the file is whole,
+    /// finished. `acknowledgingAnyway`: an ACCEPT goes even when nothing new was verified.
+    private func settled(_ outcome: IncomingTransfer.ChunkOutcome, acknowledgingAnyway: Bool = false, now: Int64, actions: inout [SessionAction]) {
+        guard let transfer = open?.incoming else { return }
+        switch outcome {
         case .refused(let failure, let text, let dropPrefix):
             open?.incoming = nil
             if dropPrefix {
-                storage.discardTemporary(transfer.id)
+                storage?.discardTemporary(transfer.id)
                 try? replica.clearRecordingFile(id: transfer.id)
             }
             actions.append(.send(Message.failure(recordingID: transfer.id, code: failure.rawValue, message: text).encoded()))
             actions.append(.event(.recordingFailed(id: transfer.id, reason: text, sending: false)))
-            return
-        case .taken(let checkpoint):
+        case .taken(let verified, let checkpoint):
             if checkpoint {
-                try? replica.setRecordingFile(id: transfer.id, state: .partial, sha256: transfer.offer.sha256, received: transfer.received)
+                try? replica.setRecordingFile(id: transfer.id, state: .partial, sha256: transfer.offer.sha256, received: transfer.verified)
             }
+            guard verified != nil || acknowledgingAnyway else { return }
+            lastSent = now
+            actions.append(.send(Message.accept(recordingID: transfer.id, offset: transfer.verified).encoded()))
+            actions.append(.event(.recordingProgress(id: transfer.id, done: transfer.verified, total: transfer.offer.size, sending: false)))
+            if transfer.isComplete { finishIncoming(now: now, actions: &actions) }
         }
-        open?.incoming = transfer
-        lastSent = now
-        actions.append(.send(Message.accept(recordingID: transfer.id, offset: transfer.received).encoded()))
-        actions.append(.event(.recordingProgress(id: transfer.id, done: transfer.received, total: transfer.offer.size, sending: false)))
-        if transfer.isComplete { finishIncoming(now: now, actions: &actions) }
     }
 
     /// Whether the user deleted the recording (on this replica, or a delete that reached it).

@@ -144,8 +144,14 @@ public final class SyncSession {
         return actions
     }
 
-    /// Time passed: keepalive, idle and handshake timeouts.
+    /// Time passed: verdicts on incoming chunks, keepalive, idle and handshake timeouts.
     public func tick(now: Int64) -> [SessionAction] {
+        var actions: [SessionAction] = []
+        collectVerdicts(now: now, actions: &actions)
+        return actions + timers(now: now)
+    }
+
+    private func timers(now: Int64) -> [SessionAction] {
         if !deferredChanges.isEmpty {
             _ = try? replica.apply(deferredChanges, through: VersionVector())
             deferredChanges.removeAll()

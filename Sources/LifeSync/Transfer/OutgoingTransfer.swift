@@ -8,15 +8,27 @@ struct OutgoingTransfer {
     var acknowledged: UInt64 = 0
     var sent: UInt64 = 0
     let hasher = SHA256()
-    /// Bytes fed to `hasher`: behind `sent` only right after a resume, until the prefix is hashed.
+    /// Bytes fed to `hasher` (or covered by `digests`): behind `sent` only right after a resume,
+    /// until the prefix is hashed.
     var hashed: UInt64 = 0
     /// When the receiver last moved the transfer on (the offer, then every ACCEPT): a transfer
     /// that stalls longer than `TransferConfiguration.stallTimeout` is given up and retried.
     var lastProgress: Int64
 
-    init(recording: Recording, now: Int64) {
+    /// The running digest at the end of each chunk, kept by storage when the file came in
+    /// (`RecordingStorage.chunkDigests`): with them nothing is hashed on the way out. Taken only
+    /// when there is one per chunk and the last is the recording's SHA-256. A copy damaged since
+    /// then is caught by the receiver (`corrupt_chunk`), after which the sender drops them and
+    /// hashes its copy again on the next attempt (`SyncSession.receiveFailure`).
+    let digests: [SHA256.Digest]?
+
+    init(recording: Recording, now: Int64, digests: [SHA256.Digest]? = nil, chunkSize: UInt32 = TransferConfiguration().chunkSize) {
         self.recording = recording
         lastProgress = now
+        let chunks = (recording.size + UInt64(chunkSize) - 1) / UInt64(chunkSize)
+        self.digests = digests.flatMap { digests in
+            digests.count == chunks && digests.last == recording.sha256 && recording.size > 0 ? digests : nil
+        }
     }
 
     var id: String { recording.id }
@@ -66,6 +78,23 @@ struct OutgoingTransfer {
     mutating func fill(chunkSize: UInt32, window: Int, from storage: RecordingStorage) throws -> [[UInt8]] {
         guard accepted else { return [] }
         let chunk = UInt64(chunkSize), size = recording.size
+        var frames: [[UInt8]] = []
+        if let digests {
+            precondition(digests.count == Int((size + chunk - 1) / chunk), "a kept digest per chunk")
+            hashed = sent  // a resumed prefix needs no hashing either
+            while room(chunkSize: chunkSize, window: window) > 0 {
+                let count = Int(min(chunk, size - sent))
+                // `sent` is a chunk boundary: the start, a resume point, or the end of the last.
+                let index = Int(sent / chunk)
+                frames.append(try Chunk.frame(recordingID: id, offset: sent, count: count) { data in
+                    try readWhole(into: data, from: storage)
+                    return digests[index].bytes
+                })
+                sent += UInt64(count)
+                hashed = sent
+            }
+            return frames
+        }
         if hashed < sent {
             var scratch = [UInt8](repeating: 0, count: Int(chunk))
             while hashed < sent {
@@ -73,7 +102,6 @@ struct OutgoingTransfer {
                 try scratch.withUnsafeMutableBytes { try readAndHash(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), from: storage) }
             }
         }
-        var frames: [[UInt8]] = []
         while room(chunkSize: chunkSize, window: window) > 0 {
             let count = Int(min(chunk, size - sent))
             frames.append(try Chunk.frame(recordingID: id, offset: sent, count: count) { data in
@@ -92,10 +120,15 @@ struct OutgoingTransfer {
 
     /// Fills `buffer` with the bytes after what the hash covers and feeds them to it.
     private mutating func readAndHash(into buffer: UnsafeMutableRawBufferPointer, from storage: RecordingStorage) throws {
+        try readWhole(into: buffer, from: storage)
+        hasher.update(UnsafeRawBufferPointer(buffer))
+        hashed += UInt64(buffer.count)
+    }
+
+    /// Fills `buffer` with the bytes at `hashed`; a copy shorter than that is damaged.
+    private func readWhole(into buffer: UnsafeMutableRawBufferPointer, from storage: RecordingStorage) throws {
         let got = try storage.read(recording.storageName, offset: hashed, into: buffer)
         guard got == buffer.count else { throw LocalCopyDamaged(reason: "local copy is shorter than its metadata says (\(hashed + UInt64(got)) of \(recording.size) bytes)") }
-        hasher.update(UnsafeRawBufferPointer(buffer))
-        hashed += UInt64(got)
     }
 
     /// What a CONFIRM carrying `digest` proves.

@@ -21,9 +21,22 @@ public protocol RecordingStorage: AnyObject {
     /// Moves the verified temporary file into permanent storage under `fileName`, atomically.
     func promoteTemporary(_ id: String, to fileName: String) throws
     func discardTemporary(_ id: String)
+    /// Where an incoming transfer's chunks are checked and written (`IncomingFileWriter`):
+    /// `hasher` holds the running hash of the `offset` bytes the file already has.
+    func incomingWriter(for id: String, hashedUpTo offset: UInt64, hasher: SHA256) -> IncomingFileWriter
+    /// The running digests of permanent file `fileName` at the end of each `chunkSize` chunk,
+    /// if storage kept them when the file came in (nil: not kept, or for another chunk size).
+    /// A cache that spares a sender one hash pass over every file it sends; see
+    /// `OutgoingTransfer.digests` for what it checks before use.
+    func chunkDigests(_ fileName: String, chunkSize: UInt32) -> [SHA256.Digest]?
+    /// Drops the kept digests of `fileName` (a receiver found a chunk that did not match them).
+    func forgetChunkDigests(_ fileName: String)
 }
 
 extension RecordingStorage {
+    public func chunkDigests(_ fileName: String, chunkSize: UInt32) -> [SHA256.Digest]? { nil }
+    public func forgetChunkDigests(_ fileName: String) {}
+
     public func writeTemporary(_ id: String, offset: UInt64, bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { try writeTemporary(id, offset: offset, bytes: $0) }
     }

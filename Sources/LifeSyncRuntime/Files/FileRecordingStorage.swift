@@ -18,6 +18,9 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
     private var writers: [(id: String, writer: TemporaryFileWriter)] = []
     static let maximumWriters = 8
     private let writersLock = Lock()
+    /// Called on a writer's queue once an incoming chunk was checked (and written, or refused):
+    /// the node's loop wakes to acknowledge it. Set before the node serves.
+    public var onVerdict: (@Sendable () -> Void)?
 
     /// The folder for the replica at `replicaPath`, created if needed.
     public init(replicaPath: String) throws {
@@ -72,6 +75,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
     public func remove(_ fileName: String) throws {
         let path = try path(of: fileName)
         guard unlink(path) == 0 || errno == ENOENT else { throw RecordingStorageError("cannot remove \(path): \(errnoText())") }
+        forgetChunkDigests(fileName)
     }
 
     public func temporarySize(_ id: String) -> UInt64 {
@@ -90,13 +94,23 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
     }
 
     public func writeTemporary(_ id: String, offset: UInt64, bytes: UnsafeRawBufferPointer) throws {
+        try writer(for: id).write(at: offset, bytes)
+    }
+
+    /// Chunks are checked and written on the temporary file's queue (`QueuedFileWriter`);
+    /// `onVerdict` is called there after each.
+    public func incomingWriter(for id: String, hashedUpTo offset: UInt64, hasher: SHA256) -> IncomingFileWriter {
+        let wake = onVerdict
+        return QueuedFileWriter(id: id, hasher: hasher, verified: offset, writer: { [self] in try writer(for: id) }, wake: { wake?() })
+    }
+
+    /// The open writer of `id`'s temporary file, or a new one.
+    private func writer(for id: String) throws -> TemporaryFileWriter {
         let path = try temporaryPath(id)
-        let writer = try openWriter(id) ?? {
-            let writer = try TemporaryFileWriter(path: path)
-            adopt(writer, for: id)
-            return writer
-        }()
-        try writer.write(at: offset, bytes)
+        if let writer = openWriter(id) { return writer }
+        let writer = try TemporaryFileWriter(path: path)
+        adopt(writer, for: id)
+        return writer
     }
 
     public func syncTemporary(_ id: String) throws {
@@ -161,6 +175,8 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
         var closed = false
         defer { if !closed { close(output) } }
         let hasher = SHA256()
+        let chunkSize = TransferConfiguration().chunkSize
+        var digests = ChunkDigestCollector(chunkSize: chunkSize)
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var size: UInt64 = 0
         do {
@@ -176,7 +192,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
                     guard n > 0 else { throw RecordingStorageError("cannot write \(temporary): \(errnoText())") }
                     written += n
                 }
-                buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
+                buffer.withUnsafeBytes { digests.update(hasher, with: UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
                 size += UInt64(got)
             }
             guard fsync(output) == 0 else { throw RecordingStorageError("cannot sync \(temporary): \(errnoText())") }
@@ -188,7 +204,10 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
             unlink(temporary)
             throw error
         }
-        return (size, hasher.finalize())
+        let sha256 = hasher.finalize()
+        // Kept for the default chunk size, the one a sender offers unless configured otherwise.
+        if let kept = digests.finished(with: sha256) { keepChunkDigests(kept, chunkSize: chunkSize, for: fileName) }
+        return (size, sha256)
     }
 
     /// Creates (truncating) the temporary file of an import and holds an exclusive lock on it

@@ -37,10 +37,14 @@ final class TemporaryFileWriter: @unchecked Sendable {
     /// What the file holds once every queued write has landed.
     private var size: UInt64
     private let queue = DispatchQueue(label: "lifesync.recording-writer")
+    /// Where checked writes are checked before they join `queue`.
+    private let checks = DispatchQueue(label: "lifesync.recording-checks")
     private let slots = DispatchSemaphore(value: TemporaryFileWriter.depth)
     private let lock = Lock()
     /// The first write that failed on the queue; every later call reports it.
     private var failure: RecordingStorageError?
+    /// A checked write was refused: the writes queued behind it are dropped (see `drain`).
+    private var refused = false
     /// Buffers no queued write holds: reused chunk after chunk, so their pages stay warm.
     private var spare: [AlignedBuffer] = []
 
@@ -73,16 +77,11 @@ final class TemporaryFileWriter: @unchecked Sendable {
     /// Writes `bytes` at `offset`, first dropping whatever the file holds beyond `offset`.
     /// Returns once the bytes are queued (an aligned piece) or written (any other).
     func write(at offset: UInt64, _ bytes: UnsafeRawBufferPointer) throws {
-        try reportFailure()
-        if offset != size {
-            try drain()
-            guard ftruncate(fd, off_t(offset)) == 0 else { throw RecordingStorageError("cannot truncate \(path): \(errnoText())") }
-            size = offset
-        }
+        try prepare(at: offset)
         guard !bytes.isEmpty else { return }
         let alignment = UInt64(Self.alignment)
         if direct >= 0 && offset % alignment == 0 && UInt64(bytes.count) % alignment == 0 {
-            try enqueue(at: offset, bytes)
+            try enqueue(at: offset, bytes, directly: true, check: nil, landed: nil)
         } else {
             try drain()
             if let error = Self.writeFully(fd, bytes.baseAddress!, bytes.count, at: offset) {
@@ -96,13 +95,46 @@ final class TemporaryFileWriter: @unchecked Sendable {
         precondition(size >= offset, "the size covers what was just written")
     }
 
+    /// What became of a checked write (`write(at:_:check:landed:)`).
+    enum Landing {
+        /// `check` said yes: the bytes are queued for the disk (a write that fails there says
+        /// `failed` later, and every later call reports it).
+        case passed
+        /// `check` said no: neither it nor anything queued after it is written.
+        case refused
+        case failed(String)
+    }
+
+    /// Queues `bytes` (at least one) for `offset`, whatever their alignment: `check` sees them
+    /// first, on a queue of its own, in the order they were queued, and only if it says yes are
+    /// they queued for the disk; `landed` says what became of them. After a refusal the writes
+    /// queued behind it are dropped without a word, until `drain`.
+    func write(at offset: UInt64, _ bytes: UnsafeRawBufferPointer, check: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool,
+               landed: @escaping @Sendable (Landing) -> Void) throws {
+        precondition(!bytes.isEmpty, "a checked write holds something")
+        try prepare(at: offset)
+        let alignment = UInt64(Self.alignment)
+        let directly = direct >= 0 && offset % alignment == 0 && UInt64(bytes.count) % alignment == 0
+        try enqueue(at: offset, bytes, directly: directly, check: check, landed: landed)
+        size = offset + UInt64(bytes.count)
+    }
+
     /// Waits until every queued write has landed, and lets their buffers go (a writer left
-    /// idle holds none); throws the first write that failed.
+    /// idle holds none); throws the first write that failed. After a refusal, the size is the
+    /// file's again (the writes dropped behind it never landed).
     func drain() throws {
+        checks.sync {}
         queue.sync {}
-        lock.withLock {
+        let wasRefused = lock.withLock {
             for buffer in spare { buffer.release() }
             spare.removeAll()
+            defer { refused = false }
+            return refused
+        }
+        if wasRefused {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw RecordingStorageError("cannot stat \(path): \(errnoText())") }
+            size = UInt64(info.st_size)
         }
         try reportFailure()
     }
@@ -113,7 +145,18 @@ final class TemporaryFileWriter: @unchecked Sendable {
         guard fsync(fd) == 0 else { throw RecordingStorageError("cannot sync \(path): \(errnoText())") }
     }
 
-    private func enqueue(at offset: UInt64, _ bytes: UnsafeRawBufferPointer) throws {
+    /// Reports a failed write, then drops what the file holds beyond `offset` if it is not its end.
+    private func prepare(at offset: UInt64) throws {
+        try reportFailure()
+        if offset != size || lock.withLock({ refused }) {
+            try drain()
+            guard ftruncate(fd, off_t(offset)) == 0 else { throw RecordingStorageError("cannot truncate \(path): \(errnoText())") }
+            size = offset
+        }
+    }
+
+    private func enqueue(at offset: UInt64, _ bytes: UnsafeRawBufferPointer, directly: Bool,
+                         check: (@Sendable (UnsafeRawBufferPointer) -> Bool)?, landed: (@Sendable (Landing) -> Void)?) throws {
         slots.wait()
         // A free buffer is there: `depth` of them at most, each back in the pool before its slot.
         var buffer = lock.withLock { spare.popLast() } ?? AlignedBuffer()
@@ -126,16 +169,36 @@ final class TemporaryFileWriter: @unchecked Sendable {
         }
         buffer.start.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
         let held = buffer, count = bytes.count
-        queue.async { [self] in
-            defer {
-                lock.withLock { spare.append(held) }
-                slots.signal()
-            }
+        let write: @Sendable () -> Void = { [self] in
+            defer { recycle(held) }
             guard lock.withLock({ failure == nil }) else { return }  // the transfer is over
-            if let error = writeDirectly(held.start, count, at: offset) {
-                lock.withLock { failure = failure ?? RecordingStorageError("cannot write \(path): \(error)") }
+            let error = directly ? writeDirectly(held.start, count, at: offset) : writeThroughCache(held.start, count, at: offset)
+            if let error {
+                let failed = RecordingStorageError("cannot write \(path): \(error)")
+                lock.withLock { failure = failure ?? failed }
+                landed?(.failed(failed.description))
             }
         }
+        guard let check else { return queue.async(execute: write) }
+        // Checked on a queue of its own, so the hash of one chunk overlaps the disk write of the
+        // one before (one after the other on one queue, they took as long as both together).
+        checks.async { [self] in
+            guard lock.withLock({ failure == nil && !refused }) else { return recycle(held) }  // dropped
+            guard check(UnsafeRawBufferPointer(start: held.start, count: count)) else {
+                lock.withLock { refused = true }
+                recycle(held)
+                landed?(.refused)
+                return
+            }
+            landed?(.passed)
+            queue.async(execute: write)
+        }
+    }
+
+    /// A buffer whose write is done (or dropped) goes back to the pool, and frees its slot.
+    private func recycle(_ buffer: AlignedBuffer) {
+        lock.withLock { spare.append(buffer) }
+        slots.signal()
     }
 
     private func reportFailure() throws {
@@ -151,6 +214,13 @@ final class TemporaryFileWriter: @unchecked Sendable {
         if n < 0 && errno != EINVAL { return errnoText() }
         let done = max(n, 0)
         return Self.writeFully(fd, buffer + done, count - done, at: offset + UInt64(done))
+    }
+
+    /// A piece that cannot go direct, from the queue: through the cache, its writeback started.
+    private func writeThroughCache(_ buffer: UnsafeRawPointer, _ count: Int, at offset: UInt64) -> String? {
+        if let error = Self.writeFully(fd, buffer, count, at: offset) { return error }
+        _ = posix_fadvise(fd, off_t(offset), off_t(count), POSIX_FADV_DONTNEED)
+        return nil
     }
 
     /// Writes all `count` bytes at `offset`; the system's reason when it cannot.

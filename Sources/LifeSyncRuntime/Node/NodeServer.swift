@@ -49,6 +49,8 @@ public final class NodeServer: @unchecked Sendable {
     let discoveryPort: UInt16
     /// The LifeLog HTTP API, when served (`serveHTTP`): another participant of `run`'s loop.
     public internal(set) var http: HTTPServer?
+    /// Wakes the loop when an incoming chunk was checked on its file's queue (`QueuedFileWriter`).
+    let waker: LoopWaker
     /// The connections of this round's interests, in their order, after the listener if polled.
     private var polled: (listener: Bool, connections: [PeerConnection]) = (false, [])
 
@@ -84,6 +86,9 @@ public final class NodeServer: @unchecked Sendable {
             let restored = try replica.recheckDamagedRecordings(in: storage)
             if !restored.isEmpty { log("\(restored.count) recording(s) marked damaged check out again and are offered again: \(restored.prefix(8).joined(separator: ", "))") }
         }
+        let waker = try LoopWaker()
+        storage?.onVerdict = { waker.wake() }
+        self.waker = waker
         core = NodeCore(replica: replica, configuration: configuration, random: SystemRandom(), now: MonotonicClock.milliseconds(), storage: storage)
         self.log = log
         self.limits = limits
@@ -128,7 +133,7 @@ public final class NodeServer: @unchecked Sendable {
     /// Runs until `requestStop()` or `externalStop()` returns true, then closes every peer cleanly.
     public func run(externalStop: () -> Bool = { false }) {
         let discovery = NodeDiscovery.make(for: self, port: discoveryPort)
-        let loop = PollLoop(participants: [self] + (discovery.map { [$0] } ?? []) + (http.map { [$0] } ?? []))
+        let loop = PollLoop(participants: [waker, self] + (discovery.map { [$0] } ?? []) + (http.map { [$0] } ?? []))
         execute(core.start(now: MonotonicClock.milliseconds()))
         while !shouldStop && !externalStop() {
             loop.runOnce(maximumWait: 100)
@@ -146,7 +151,7 @@ public final class NodeServer: @unchecked Sendable {
     }
 
     /// One round of a poll loop with this server as its only participant (`run`'s loop).
-    func pollOnce(maximumWait: Int64) { PollLoop(participants: [self]).runOnce(maximumWait: maximumWait) }
+    func pollOnce(maximumWait: Int64) { PollLoop(participants: [waker, self]).runOnce(maximumWait: maximumWait) }
 
     /// Stops reading from a connection whose queued output is over the bound, resumes once it
     /// is below half: a peer that sends without reading then meets TCP's own back-pressure.

@@ -42,6 +42,20 @@ struct TestNode {
     }
 }
 
+/// Runs `link` until quiet; while `storage` (with `defersChecks`) holds chunks it has not
+/// checked, checks one and ticks `side`, as a node's loop does when a verdict wakes it, and runs
+/// again. Without deferred checks, one `run`. False as `run`, or when the rounds ran out.
+@discardableResult
+func runJudgingLater(_ link: SessionPair, _ storage: MemoryRecordingStorage, side: SessionPair.Side = .b) -> Bool {
+    for _ in 0..<100_000 {
+        guard link.run() else { return false }
+        guard storage.pendingChecks > 0 else { return true }
+        storage.judgePendingChunks(1)
+        link.enqueue(link.session(side).tick(now: link.now), from: side)
+    }
+    return false
+}
+
 /// `count` pseudo-random bytes from `seed`.
 func randomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
     let random = SeededRandom(seed: seed)

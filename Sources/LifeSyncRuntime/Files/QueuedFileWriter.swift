@@ -1,0 +1,76 @@
+import LifeSync
+
+/// An incoming recording's chunks checked and written on its temporary file's queue
+/// (`TemporaryFileWriter`), so the node's thread only decrypts and copies: each chunk is hashed
+/// there, compared with its running digest, and written only if it matches.
+///
+/// Why: hashing was 44% of a receiving node's thread in `bench transfer`, the thread that also
+/// decrypts every byte. On the queue it overlaps with the decryption of the next chunks. The
+/// session learns the verdicts from `verdicts`, and the node's loop is woken (`wake`) when one
+/// comes in, so an acknowledgement never waits for the next chunk to arrive.
+///
+/// The running hash is touched only on the queue while chunks are pending, and by `finalize`
+/// after `verdicts(waiting: true)`, when none is.
+final class QueuedFileWriter: IncomingFileWriter, @unchecked Sendable {
+    private let id: String
+    private let hasher: SHA256
+    /// The temporary file's writer now: asked for on each chunk, as the storage may have closed
+    /// one that stayed idle (it drained it first, so the order of the hash holds).
+    private let writer: () throws -> TemporaryFileWriter
+    private let wake: @Sendable () -> Void
+    private let lock = Lock()
+    private var state: ChunkVerdicts
+    /// Where the next chunk must start: what was handed to the queue.
+    private var submitted: UInt64
+
+    init(id: String, hasher: SHA256, verified: UInt64, writer: @escaping () throws -> TemporaryFileWriter, wake: @escaping @Sendable () -> Void) {
+        self.id = id
+        self.hasher = hasher
+        self.writer = writer
+        self.wake = wake
+        state = ChunkVerdicts(verified: verified)
+        submitted = verified
+    }
+
+    func submit(_ bytes: UnsafeRawBufferPointer, at offset: UInt64, expecting digest: SHA256.Digest) {
+        precondition(offset == submitted && !bytes.isEmpty, "chunks are submitted in order, each where the last ended")
+        submitted = offset + UInt64(bytes.count)
+        let end = submitted
+        guard lock.withLock({ state.failure == nil }) else { return }  // judged already: not written
+        do {
+            try writer().write(at: offset, bytes, check: { [self] piece in
+                hasher.update(piece)
+                return hasher.digestSoFar() == digest
+            }, landed: { [self] landing in
+                lock.withLock {
+                    switch landing {
+                    case .passed:
+                        precondition(state.failure != nil || state.verified <= offset, "chunks land in order")
+                        if state.failure == nil { state.verified = end }
+                    case .refused:
+                        state.failure = state.failure ?? .corrupt(offset: offset)
+                    case .failed(let reason):
+                        state.failure = state.failure ?? .storage(reason)
+                    }
+                }
+                wake()
+            })
+        } catch {
+            lock.withLock { state.failure = state.failure ?? .storage("\(error)") }
+        }
+    }
+
+    func verdicts(waiting: Bool) -> ChunkVerdicts {
+        if waiting {
+            // The writes' own failures arrive through `landed`; one found only now (its writer
+            // failed earlier for another reason) counts too.
+            do { try writer().drain() } catch { lock.withLock { state.failure = state.failure ?? .storage("\(error)") } }
+        }
+        return lock.withLock { state }
+    }
+
+    func finalize() -> SHA256.Digest {
+        precondition(lock.withLock { state.failure == nil && state.verified == submitted }, "a digest only of a whole, verified file")
+        return hasher.finalize()
+    }
+}
