@@ -35,6 +35,10 @@ public struct SimulationOptions: Sendable {
     /// Attacks the hostile node leaves out, by the name it counts them under in the fault counts
     /// (`hostile_forged_vv`, …): to isolate one finding, or to run without a known one.
     public var hostileExclusions: Set<String> = []
+    /// Receivers check incoming chunks a few ms after they arrive, a random number at a time, as
+    /// the runtime does on a queue of its own (`IncomingFileWriter`): acknowledgements lag and a
+    /// corrupt chunk is found after later ones arrived.
+    public var checksLater = true
     /// Defects to plant, for the tests that prove the checker can fail.
     public var plantedBugs: PlantedBugs = []
     /// Scripted events instead of (or on top of) random ones.

@@ -9,7 +9,24 @@ extension Simulator {
         count("crash")
         trace.record(now, "crash \(name)")
         network.crash(name)
+        node.storage.dropPendingChecks()
         node.replica = nil
+    }
+
+    /// With `checksLater`: `name`'s chunks waiting for their check are checked 1–4 ms from now,
+    /// a random number of them, and the node ticked, as a verdict wakes the runtime's loop.
+    func scheduleChecks(on name: String) {
+        guard let node = nodes[name], !node.checksScheduled else { return }
+        node.checksScheduled = true
+        network.schedule(at: now + 1 + Int64(checkRandom.next(below: 4))) { [unowned self] in
+            node.checksScheduled = false
+            let pending = node.storage.pendingChecks
+            guard pending > 0, let core = network.core(of: name) else { return }
+            count("chunk_checks_later")
+            node.storage.judgePendingChunks(1 + Int(checkRandom.next(below: UInt64(pending))))
+            network.perform(core.tick(now: now), on: name)
+            if node.storage.pendingChecks > 0 { scheduleChecks(on: name) }
+        }
     }
 
     func count(_ kind: String) { network.count(kind) }
@@ -41,6 +58,8 @@ extension Simulator {
         let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(size), sha256: sha, mediaType: "audio/mp4", entryID: nil,
                                   originNode: replica.identity.nodeID, createdAt: replica.now)
         node.storage.put(recording.storageName, bytes)
+        // Half the time the digests are kept, as `attach` keeps them on disk: sent without a hash.
+        if checkRandom.next(below: 2) == 0 { node.storage.keepChunkDigests(recording.storageName, chunkSize: Simulator.chunkSize) }
         do {
             try replica.addRecording(recording, signedBy: SimulatedSigner(name: name, seed: seed))
             attached.append((id, name, sha, recording.storageName))

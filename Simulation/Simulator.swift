@@ -24,6 +24,8 @@ public final class Simulator {
         let keeper: Database
         /// The node's recording files: like its disk, they survive a crash.
         let storage = MemoryRecordingStorage()
+        /// A check of its waiting chunks is scheduled (`scheduleChecks`).
+        var checksScheduled = false
 
         init(name: String, role: Role, path: String, clock: SimulatedClock, keeper: Database) {
             self.name = name
@@ -45,6 +47,8 @@ public final class Simulator {
     /// The untrusted hosts, with `options.hostile`: judged by what reached them (nothing).
     var stranger: StrangerNode?
     let strangerRandom: SeededRandom
+    /// When chunks are checked, with `options.checksLater`.
+    let checkRandom: SeededRandom
     /// When each node's running process last noted each untrusted key (`noteUntrusted`).
     var untrustedNotes: [String: Int64] = [:]
     /// The hosts, their links and the event queue; the simulator adds workload, faults and checks.
@@ -63,6 +67,8 @@ public final class Simulator {
     var safetyOver = false
     var converged = false
     static let epoch: Int64 = 1_795_305_600_000
+    /// The recordings' chunk size in the simulation (recordings are 1–60 KB).
+    static let chunkSize: UInt32 = 4_096
 
     public init(seed: UInt64, options: SimulationOptions) {
         self.seed = seed
@@ -80,6 +86,7 @@ public final class Simulator {
         nodeRandom = root.derive("nodes")
         hostileRandom = root.derive("hostile")
         strangerRandom = root.derive("stranger")
+        checkRandom = root.derive("checks")
         names = options.nodeNames
         network.tracer = { [unowned self] time, line, bytes in trace.record(time, line, bytes: bytes) }
         network.observer = { [unowned self] time, name, action in
@@ -129,6 +136,8 @@ public final class Simulator {
             let keeper = try Database(path: path)
             identities.append((name, try Replica.create(path: path, role: role, clock: clock, random: nodeRandom.derive(name)).identity))
             let node = Node(name: name, role: role, path: path, clock: clock, keeper: keeper)
+            node.storage.defersChecks = options.checksLater
+            node.storage.onDeferredCheck = { [unowned self] in scheduleChecks(on: name) }
             nodes[name] = node
             node.storage.onRemove = { [unowned self] fileName in self.checkRemoval(of: fileName, on: name) }
             trace.record(0, "node \(name) \(role.rawValue) skew \(skew) drift \(drift)")
@@ -225,8 +234,8 @@ public final class Simulator {
         replica.signatureVerifier = SimulatedVerifier()
         var configuration = NodeConfiguration(peers: peers(of: name).filter { network.isLinked(name, $0) })
         configuration.session.plantedBugs = options.plantedBugs
-        // Small chunks, so even small recordings cross in many pieces.
-        configuration.session.transfer.chunkSize = 16_384
+        // Small chunks, so even small recordings cross in many pieces, more than a window holds.
+        configuration.session.transfer.chunkSize = Simulator.chunkSize
         // Writes reach the core directly (localWrite); polling the file would only cost ticks.
         configuration.changePollInterval = 3_600_000
         let core = NodeCore(replica: replica, configuration: configuration, random: nodeRandom.derive("core-\(name)-\(now)"), now: now,
