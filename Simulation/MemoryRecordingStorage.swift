@@ -99,7 +99,9 @@ public final class MemoryRecordingStorage: RecordingStorage {
     }
 
     public func discardTemporary(_ id: String) {
-        deferredWriters.removeAll { $0.writer?.id == id }  // what waited for it lands nowhere
+        // What waited for it lands nowhere, and a transfer still going fails (as on disk).
+        for writer in liveWriters where writer.id == id { writer.abandon() }
+        deferredWriters.removeAll { $0.writer?.id == id }
         temporary[id] = nil
     }
 
@@ -144,9 +146,18 @@ private final class DeferredFileWriter: IncomingFileWriter {
         self.submitted = submitted
     }
 
+    private var abandoned = false
+
     func submit(_ bytes: UnsafeRawBufferPointer, at offset: UInt64, expecting digest: SHA256.Digest) {
+        guard !abandoned else { return }
         pending.append((Array(bytes), offset, digest))
         submitted()
+    }
+
+    /// Its file was discarded: nothing waiting is checked, and the transfer's verdict fails.
+    func abandon() {
+        abandoned = true
+        pending.removeAll()
     }
 
     /// Judges up to `count` chunks; returns how many.
@@ -161,7 +172,9 @@ private final class DeferredFileWriter: IncomingFileWriter {
 
     func verdicts(waiting: Bool) -> ChunkVerdicts {
         if waiting { _ = judge(.max) }
-        return inner.verdicts(waiting: false)
+        var verdicts = inner.verdicts(waiting: false)
+        if abandoned { verdicts.failure = verdicts.failure ?? .storage("the temporary file was discarded while its chunks were checked") }
+        return verdicts
     }
 
     func finalize() -> SHA256.Digest { inner.finalize() }

@@ -88,6 +88,24 @@ import TestSupport
         #expect(Self.read(try storage.temporaryPath(id)) == bytes)
     }
 
+    /// The file discarded while chunks wait for their check (the user deleted the recording on
+    /// this node): what waited is dropped, nothing shares the running hash with it, and the
+    /// transfer's next chunk fails on the fresh file instead of writing after a hole.
+    @Test func aFileDiscardedUnderItsTransferFailsTheTransferWithoutAHole() throws {
+        let directory = TemporaryDirectory("lifesync-queued")
+        let storage = try FileRecordingStorage(replicaPath: directory.file("phone.sqlite"))
+        let id = Identifier.make(role: .watch, random: SystemRandom())
+        let (_, pieces) = Self.file(chunks: 8, tail: 0)
+        let writer = storage.incomingWriter(for: id, hashedUpTo: 0, hasher: SHA256())
+        for piece in pieces[..<4] { piece.bytes.withUnsafeBytes { writer.submit($0, at: UInt64(piece.offset), expecting: piece.digest) } }
+        storage.discardTemporary(id)
+        for piece in pieces[4...] { piece.bytes.withUnsafeBytes { writer.submit($0, at: UInt64(piece.offset), expecting: piece.digest) } }
+        let verdicts = writer.verdicts(waiting: true)
+        guard case .storage = verdicts.failure else { Issue.record("no storage verdict: \(verdicts)"); return }
+        #expect(verdicts.verified < UInt64(pieces[4].offset))
+        #expect(storage.temporarySize(id) == 0, "a hole of zeros was written")
+    }
+
     /// A device that fails writes: the verdict names it, and nothing is called verified past it.
     @Test func aFailingDeviceIsAStorageVerdict() throws {
         let writer = try TemporaryFileWriter(path: "/dev/full")

@@ -1,7 +1,8 @@
 /// Checks the chunks of one incoming recording against their running digests (PROTOCOL.md
 /// §5.9.3) and writes those that match to its temporary file, in order: at once, or on a thread
 /// of its own. Either way the session learns the outcome from `verdicts`, and acknowledges only
-/// bytes that were checked and written.
+/// bytes that were checked and written, or queued for the disk: a write that fails later is a
+/// verdict too, and every write lands before the file can finish.
 ///
 /// Why a seam here: hashing every byte is nearly half of what a receiving node's one thread does
 /// (the rest is decrypting and copying). A storage that checks on another thread lets that
@@ -24,10 +25,11 @@ public protocol IncomingFileWriter: AnyObject {
 
 /// What an `IncomingFileWriter` knows of the chunks it was given.
 public struct ChunkVerdicts: Equatable, Sendable {
-    /// Every byte from 0 to here matched its chunk's running digest and was written (a resumed
-    /// prefix counts: it was hashed from the file before the first new chunk).
+    /// Every byte from 0 to here matched its chunk's running digest and was written or queued
+    /// for the disk (a resumed prefix counts: it was hashed from the file before the first new
+    /// chunk).
     public var verified: UInt64
-    /// The first thing that went wrong; nothing after it was written.
+    /// The first thing that went wrong; nothing handed on after it is written.
     public var failure: ChunkFailure?
 
     public init(verified: UInt64, failure: ChunkFailure? = nil) {

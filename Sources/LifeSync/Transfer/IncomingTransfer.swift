@@ -6,8 +6,8 @@ struct IncomingTransfer {
     let offer: Offer
     /// Bytes handed to the writer: the next chunk starts here.
     var received: UInt64
-    /// Bytes checked and written: what ACCEPT acknowledges. Behind `received` while the writer
-    /// checks on a thread of its own.
+    /// Bytes checked and written (or queued for the disk): what ACCEPT acknowledges. Behind
+    /// `received` while the writer checks on a thread of its own.
     var verified: UInt64
     /// Where this session started: bytes kept from an earlier attempt, not yet proven by a chunk.
     let resumedFrom: UInt64

@@ -24,7 +24,9 @@ extension FileRecordingStorage {
         guard let path = try? digestsPath(fileName), let fd = try? Self.openFile(path, O_RDONLY) else { return nil }
         defer { close(fd) }
         let limit = 8 + 32 * Self.maximumKeptDigests
-        var bytes = [UInt8](repeating: 0, count: limit + 1)
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_size >= 8, info.st_size <= limit else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
         var got = 0
         while got < bytes.count {
             let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + got, $0.count - got, off_t(got)) }

@@ -128,8 +128,11 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
         syncFolder()
     }
 
+    /// The writer is abandoned first: what it still had queued is dropped, and a transfer that
+    /// goes on handing it chunks meets a fresh file it cannot write into (the two never share
+    /// a running hash).
     public func discardTemporary(_ id: String) {
-        _ = closeWriter(id)
+        closeWriter(id)?.abandon()
         if let path = try? temporaryPath(id) { unlink(path) }
     }
 
@@ -152,7 +155,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
             return writers.count > Self.maximumWriters ? writers.removeFirst().writer : nil
         }
         // Its writes land before a writer opened afresh for the same file could truncate it; a
-        // write that failed there shows in the recording's whole-file hash.
+        // write that fails there was reported to its transfer as it failed (`Landing.failed`).
         try? evicted?.drain()
     }
 

@@ -10,7 +10,13 @@ import LifeSync
 /// comes in, so an acknowledgement never waits for the next chunk to arrive.
 ///
 /// The running hash is touched only on the queue while chunks are pending, and by `finalize`
-/// after `verdicts(waiting: true)`, when none is.
+/// after `verdicts(waiting: true)`, when none is. A file discarded under a transfer
+/// (`FileRecordingStorage.discardTemporary`) has its writer abandoned, drained first, so the
+/// hash never has two queues; the transfer then fails on the fresh file.
+///
+/// `verified` counts a chunk once it is checked and queued for the disk: a write that fails
+/// after that is a verdict of its own (`.storage`), before the file can finish (`finalize`
+/// follows a drain of every write).
 final class QueuedFileWriter: IncomingFileWriter, @unchecked Sendable {
     private let id: String
     private let hasher: SHA256
@@ -65,6 +71,12 @@ final class QueuedFileWriter: IncomingFileWriter, @unchecked Sendable {
             // The writes' own failures arrive through `landed`; one found only now (its writer
             // failed earlier for another reason) counts too.
             do { try writer().drain() } catch { lock.withLock { state.failure = state.failure ?? .storage("\(error)") } }
+            lock.withLock {
+                // Chunks its writer dropped unjudged: the file was discarded under the transfer.
+                if state.failure == nil && state.verified != submitted {
+                    state.failure = .storage("the temporary file was discarded while its chunks were checked")
+                }
+            }
         }
         return lock.withLock { state }
     }

@@ -12,7 +12,8 @@ import LifeSync
 /// `O_DIRECT`, a whole chunk is copied once into an aligned buffer and written straight to the
 /// device from the queue: the copy is the only CPU it costs, and the disk works all along. A
 /// piece that is not block-aligned (a file's last chunk, a peer's odd chunk size), or a file
-/// system without `O_DIRECT` (tmpfs), is written at once through the page cache, as before.
+/// system without `O_DIRECT` (tmpfs), goes through the page cache: from the queue when it is
+/// checked there (`write(at:_:check:landed:)`), else at once.
 ///
 /// Bounded: at most `depth` chunks wait for the disk, in as many buffers of a chunk each (at most
 /// 4 × 4 MiB, `Message.Limits.maximumChunkBytes`); a fifth write waits for the first. A
@@ -112,6 +113,9 @@ final class TemporaryFileWriter: @unchecked Sendable {
     func write(at offset: UInt64, _ bytes: UnsafeRawBufferPointer, check: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool,
                landed: @escaping @Sendable (Landing) -> Void) throws {
         precondition(!bytes.isEmpty, "a checked write holds something")
+        // Behind a refusal: dropped, as the queue drops those it holds (its verdict is on the
+        // way). Only a new transfer's `drain` (through the storage) goes on from there.
+        if lock.withLock({ refused }) { return }
         try prepare(at: offset)
         let alignment = UInt64(Self.alignment)
         let directly = direct >= 0 && offset % alignment == 0 && UInt64(bytes.count) % alignment == 0
@@ -145,14 +149,24 @@ final class TemporaryFileWriter: @unchecked Sendable {
         guard fsync(fd) == 0 else { throw RecordingStorageError("cannot sync \(path): \(errnoText())") }
     }
 
-    /// Reports a failed write, then drops what the file holds beyond `offset` if it is not its end.
+    /// Reports a failed write, then drops what the file holds beyond `offset` if it is not its
+    /// end. Never grows the file: a write past its end would leave a hole of zeros.
     private func prepare(at offset: UInt64) throws {
         try reportFailure()
         if offset != size || lock.withLock({ refused }) {
             try drain()
+            guard offset <= size else { throw RecordingStorageError("cannot write \(path) at \(offset): it holds \(size) bytes") }
             guard ftruncate(fd, off_t(offset)) == 0 else { throw RecordingStorageError("cannot truncate \(path): \(errnoText())") }
             size = offset
         }
+    }
+
+    /// The file is being discarded: whatever is still queued is dropped, and once this returns
+    /// no check or write of this writer runs any more.
+    func abandon() {
+        lock.withLock { failure = failure ?? RecordingStorageError("\(path) was discarded") }
+        checks.sync {}
+        queue.sync {}
     }
 
     private func enqueue(at offset: UInt64, _ bytes: UnsafeRawBufferPointer, directly: Bool,
