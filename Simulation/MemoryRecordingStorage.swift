@@ -52,11 +52,10 @@ public final class MemoryRecordingStorage: RecordingStorage {
 
     /// Keeps `digests` (by default the true ones of the stored file) for `fileName`.
     public func keepChunkDigests(_ fileName: String, chunkSize: UInt32, digests: [SHA256.Digest]? = nil) {
-        let bytes = files[fileName] ?? []
-        let computed = stride(from: 0, to: bytes.count, by: Int(chunkSize)).map {
-            SHA256.hash(bytes[0..<min($0 + Int(chunkSize), bytes.count)])
-        }
-        keptDigests[fileName] = (chunkSize, digests ?? computed)
+        let hasher = SHA256()
+        var collector = ChunkDigestCollector(chunkSize: chunkSize)
+        (files[fileName] ?? []).withUnsafeBytes { collector.update(hasher, with: $0) }
+        keptDigests[fileName] = (chunkSize, digests ?? collector.finished(with: hasher.finalize()) ?? [])
     }
 
     public func chunkDigests(_ fileName: String, chunkSize: UInt32) -> [SHA256.Digest]? {

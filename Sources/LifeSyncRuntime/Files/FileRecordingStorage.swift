@@ -101,7 +101,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
     /// `onVerdict` is called there after each.
     public func incomingWriter(for id: String, hashedUpTo offset: UInt64, hasher: SHA256) -> IncomingFileWriter {
         let wake = onVerdict
-        return QueuedFileWriter(id: id, hasher: hasher, verified: offset, writer: { [self] in try writer(for: id) }, wake: { wake?() })
+        return QueuedFileWriter(hasher: hasher, verified: offset, writer: { [self] in try writer(for: id) }, wake: { wake?() })
     }
 
     /// The open writer of `id`'s temporary file, or a new one.
@@ -179,7 +179,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
         defer { if !closed { close(output) } }
         let hasher = SHA256()
         let chunkSize = TransferConfiguration().chunkSize
-        var digests = ChunkDigestCollector(chunkSize: chunkSize)
+        var digests = ChunkDigestCollector(chunkSize: chunkSize, maximum: Self.maximumKeptDigests)
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var size: UInt64 = 0
         do {

@@ -18,7 +18,6 @@ import LifeSync
 /// after that is a verdict of its own (`.storage`), before the file can finish (`finalize`
 /// follows a drain of every write).
 final class QueuedFileWriter: IncomingFileWriter, @unchecked Sendable {
-    private let id: String
     private let hasher: SHA256
     /// The temporary file's writer now: asked for on each chunk, as the storage may have closed
     /// one that stayed idle (it drained it first, so the order of the hash holds).
@@ -29,8 +28,7 @@ final class QueuedFileWriter: IncomingFileWriter, @unchecked Sendable {
     /// Where the next chunk must start: what was handed to the queue.
     private var submitted: UInt64
 
-    init(id: String, hasher: SHA256, verified: UInt64, writer: @escaping () throws -> TemporaryFileWriter, wake: @escaping @Sendable () -> Void) {
-        self.id = id
+    init(hasher: SHA256, verified: UInt64, writer: @escaping () throws -> TemporaryFileWriter, wake: @escaping @Sendable () -> Void) {
         self.hasher = hasher
         self.writer = writer
         self.wake = wake
