@@ -29,6 +29,22 @@ import TestSupport
         #expect(try phone.replica.recordingsToOffer(peerNodeID: "mac_6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d").map(\.id) == [recording.id])
     }
 
+    /// The receiver's progress note (what `recordings` shows while a file arrives) moves the
+    /// figure of an arriving file only: a note that comes late never rolls back a finished one.
+    @Test func aProgressNoteMovesOnlyAnArrivingFile() throws {
+        let phone = try TestNode(.phone, seed: 7)
+        let digest = SHA256.hash(randomBytes(100, seed: 8))
+        try phone.replica.setRecordingFile(id: "watch_rec", state: .partial, sha256: digest, received: 0)
+        try phone.replica.noteRecordingProgress(id: "watch_rec", received: 4096)
+        #expect(try phone.replica.recordingFile(id: "watch_rec")?.received == 4096)
+        #expect(try phone.replica.recordingFile(id: "watch_rec")?.state == .partial)
+        try phone.replica.setRecordingFile(id: "watch_rec", state: .present, sha256: digest, received: 10_000)
+        try phone.replica.noteRecordingProgress(id: "watch_rec", received: 8192)
+        #expect(try phone.replica.recordingFile(id: "watch_rec")?.received == 10_000)
+        try phone.replica.noteRecordingProgress(id: "unknown", received: 1)
+        #expect(try phone.replica.recordingFile(id: "unknown") == nil, "a note creates nothing")
+    }
+
     /// A sender whose own copy no longer matches its SHA-256 says so, stops offering it (no
     /// second OFFER however long the session runs), and offers it again once the file is right.
     @Test func aDamagedLocalCopyIsShownWithItsReasonAndNotOfferedUntilRepaired() throws {

@@ -291,7 +291,7 @@ extension SyncSession {
             actions.append(.event(.recordingFailed(id: transfer.id, reason: text, sending: false)))
         case .taken(let verified, let checkpoint):
             if checkpoint {
-                try? replica.setRecordingFile(id: transfer.id, state: .partial, sha256: transfer.offer.sha256, received: transfer.verified)
+                try? replica.noteRecordingProgress(id: transfer.id, received: transfer.verified)
             }
             guard verified != nil || acknowledgingAnyway else { return }
             lastSent = now

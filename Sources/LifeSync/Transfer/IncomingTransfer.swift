@@ -89,7 +89,8 @@ struct IncomingTransfer {
         }
         guard verdicts.verified > verified else { return .taken(verified: nil, checkpoint: false) }
         verified = verdicts.verified
-        // Every 16 chunks' worth, the replica notes how far a resume may start.
+        // Every 16 chunks' worth, the replica notes how far it got, for `recordings` to show (a
+        // resume goes by the temporary file's length, not by this note).
         let checkpoint = verified - checkpointed >= 16 * UInt64(offer.chunkSize)
         if checkpoint { checkpointed = verified }
         precondition(!waiting || verified == received, "after waiting, every chunk handed on is judged")
