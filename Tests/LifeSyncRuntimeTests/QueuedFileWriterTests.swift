@@ -41,7 +41,7 @@ import TestSupport
         return Array(bytes.prefix(max(0, got)))
     }
 
-    /// On the local disk (direct writes) and on tmpfs (through the cache).
+    /// On the local disk and on tmpfs.
     @Test(arguments: [false, true])
     func aWholeFileIsVerifiedWrittenAndEachVerdictWakesTheLoop(onTmpfs: Bool) throws {
         let directory = onTmpfs ? TemporaryDirectory("lifesync-queued", in: "/dev/shm") : TemporaryDirectory("lifesync-queued")
@@ -102,7 +102,9 @@ import TestSupport
         for piece in pieces[4...] { piece.bytes.withUnsafeBytes { writer.submit($0, at: UInt64(piece.offset), expecting: piece.digest) } }
         let verdicts = writer.verdicts(waiting: true)
         guard case .storage = verdicts.failure else { Issue.record("no storage verdict: \(verdicts)"); return }
-        #expect(verdicts.verified < UInt64(pieces[4].offset))
+        // The first four may all have been checked before the discard (it races their queue);
+        // nothing submitted after it counts.
+        #expect(verdicts.verified <= UInt64(pieces[4].offset))
         #expect(storage.temporarySize(id) == 0, "a hole of zeros was written")
     }
 

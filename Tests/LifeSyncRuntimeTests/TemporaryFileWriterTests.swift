@@ -5,47 +5,15 @@ import LifeSync
 import Testing
 import TestSupport
 
-/// The temporary file of an incoming recording: whole chunks queued to disk with O_DIRECT where
-/// the file system takes it, everything else through the page cache, and the file always exactly
-/// the bytes written once the writer drains.
+/// The temporary file of an incoming recording: chunks queued to disk and flushed as they go,
+/// and the file always exactly the bytes written once the writer drains.
 @Suite struct TemporaryFileWriterTests {
     /// Varied bytes (nothing along the way can take a run of zeros for a hole).
     static func pattern(_ count: Int, seed: UInt8) -> [UInt8] {
         (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed) &+ $0 >> 9) }
     }
 
-    /// Whether `path` is on a file system known to take O_DIRECT (ext4, xfs, btrfs): the type of
-    /// the longest mount point above it in /proc/self/mounts.
-    static func takesDirectIO(_ path: String) -> Bool {
-        guard let mounts = try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8) else { return false }
-        var best: (point: String, type: String) = ("", "")
-        for line in mounts.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard fields.count >= 3 else { continue }
-            let point = String(fields[1])
-            let covers = point == "/" || path == point || path.hasPrefix(point + "/")
-            if covers && point.count >= best.point.count { best = (point, String(fields[2])) }
-        }
-        return ["ext4", "xfs", "btrfs"].contains(best.type)
-    }
-
-    /// Pages of `path` in the page cache (mincore over a read-only mapping).
-    static func cachedPages(_ path: String) -> Int {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { return -1 }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_size > 0 else { return 0 }
-        let length = Int(info.st_size)
-        guard let map = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0), map != MAP_FAILED else { return -1 }
-        defer { munmap(map, length) }
-        let pages = (length + 4095) / 4096
-        var resident = [UInt8](repeating: 0, count: pages)
-        guard mincore(map, length, &resident) == 0 else { return -1 }
-        return resident.filter { $0 & 1 == 1 }.count
-    }
-
-    @Test func wholeChunksBypassThePageCacheAndTheFileHoldsExactlyWhatWasWritten() throws {
+    @Test func theFileHoldsExactlyWhatWasWrittenThroughTheQueue() throws {
         let directory = TemporaryDirectory("lifesync-writer")
         let storage = try FileRecordingStorage(replicaPath: directory.file("phone.sqlite"))
         let id = Identifier.make(role: .watch, random: SystemRandom())
@@ -56,13 +24,8 @@ import TestSupport
             try storage.writeTemporary(id, offset: UInt64(expected.count), bytes: bytes)
             expected += bytes
         }
-        let path = try storage.temporaryPath(id)
         #expect(storage.temporarySize(id) == UInt64(expected.count), "the size counts every queued chunk once drained")
-        if Self.takesDirectIO(directory.path) {
-            #expect(Self.cachedPages(path) == 0, "whole chunks went to the device, not through the cache")
-            #expect(try TemporaryFileWriter(path: directory.file("probe.part")).writesDirectly)
-        }
-        let tail = Self.pattern(1000, seed: 99)  // a last chunk of no block size: through the cache
+        let tail = Self.pattern(1000, seed: 99)  // a last chunk of no block size
         try storage.writeTemporary(id, offset: UInt64(expected.count), bytes: tail)
         expected += tail
         try storage.syncTemporary(id)
@@ -70,6 +33,34 @@ import TestSupport
         try storage.promoteTemporary(id, to: id + ".m4a")
         let stored = try #require(FileManager.default.contents(atPath: try storage.path(of: id + ".m4a")))
         #expect(Array(stored) == expected)
+    }
+
+    /// The writer flushes as it goes, every `flushEvery` bytes, not only when asked to sync; a
+    /// writer that never reaches the mark flushes nothing before `sync`.
+    @Test(arguments: [false, true])
+    func writesAreFlushedAsTheyGo(onTmpfs: Bool) throws {
+        let directory = onTmpfs ? TemporaryDirectory("lifesync-writer", in: "/dev/shm") : TemporaryDirectory("lifesync-writer")
+        let chunk = 64 * 1024, chunks = 12
+        let often = try TemporaryFileWriter(path: directory.file("often.part"), flushEvery: UInt64(2 * chunk))
+        let never = try TemporaryFileWriter(path: directory.file("never.part"), flushEvery: UInt64(100 * chunk))
+        for n in 0..<chunks {
+            let bytes = Self.pattern(chunk, seed: UInt8(n))
+            try bytes.withUnsafeBytes { try often.write(at: UInt64(n * chunk), $0) }
+            try bytes.withUnsafeBytes { try never.write(at: UInt64(n * chunk), $0) }
+        }
+        try often.drain()
+        try never.drain()
+        #expect(often.flushedThrough >= UInt64(2 * chunk) && often.flushedThrough <= UInt64(chunks * chunk), "flushed while writing")
+        #expect(often.flushedThrough % UInt64(chunk) == 0, "a flush covers whole chunks written before it")
+        #expect(never.flushedThrough == 0)
+        try never.sync()
+        #expect(never.flushedThrough == UInt64(chunks * chunk))
+        // A write at an earlier offset drops what followed: nothing beyond the file counts as flushed.
+        try Self.pattern(chunk, seed: 77).withUnsafeBytes { try often.write(at: 0, $0) }
+        try often.drain()
+        #expect(often.flushedThrough <= UInt64(chunk))
+        try often.sync()
+        #expect(often.flushedThrough == UInt64(chunk))
     }
 
     @Test func aWriteAtAnEarlierOffsetDropsWhatFollowedIt() throws {
@@ -87,10 +78,9 @@ import TestSupport
         #expect(try storage.readTemporary(id, offset: 0, count: 4 * chunk) == expected)
     }
 
-    @Test func oddChunkSizesAndAFileSystemWithoutDirectIOStillGetEveryByte() throws {
+    @Test func oddChunkSizesOnDiskAndOnTmpfsStillGetEveryByte() throws {
         let local = TemporaryDirectory("lifesync-writer")
         var folders = [local.path]
-        // tmpfs: O_DIRECT is refused at open there on most kernels, so every write is buffered.
         var template = Array("/dev/shm/lifesync-writer-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
         let inMemory = made ? String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
@@ -142,7 +132,7 @@ import TestSupport
     }
 
     @Test func aWriteThatFailsIsReportedWithThePathAndTheSystemsReason() throws {
-        // /dev/full takes no O_DIRECT and refuses every write with ENOSPC.
+        // /dev/full refuses every write with ENOSPC.
         let writer = try TemporaryFileWriter(path: "/dev/full")
         let bytes = Self.pattern(4096, seed: 1)
         let error = #expect(throws: RecordingStorageError.self) {
