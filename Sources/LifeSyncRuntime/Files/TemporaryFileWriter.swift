@@ -9,12 +9,12 @@ import LifeSync
 /// Why: a receiver cannot skip one durable copy of the file, and what costs is its flush, not
 /// its writes. On this project's machines (a VM's virtio disk) the device takes writes into its
 /// cache at over 1 GB/s, and flushing 1 GiB of them took 1.3 s; `bench transfer` left all of it
-/// to the fsync before the rename, with the node's loop waiting. Writes through the page cache
-/// (writeback started at once) with an `fdatasync` every `flushEvery` bytes on a queue of its
-/// own let the device flush while the node decrypts: the last fsync finds one stretch left.
+/// to the fsync before the rename, with the node's loop waiting. Writes into the page cache
+/// with an `fdatasync` every `flushEvery` bytes on a queue of its own let the device flush
+/// while the node decrypts: the last fsync finds one stretch left.
 /// `O_DIRECT` writes, used before, got no further: a direct write cannot go on while the device
 /// flushes, so periodic flushes stalled them, and without them the final fsync held the whole
-/// file (1 GiB in 3.7–4.1 s against 2.6–3.0 s this way, alternating; note of session 13).
+/// file (1 GiB in 3.7–4.1 s against 2.7–3.0 s this way, alternating; note of session 13).
 ///
 /// Bounded: at most `depth` chunks wait for the disk, in as many buffers of a chunk each (at most
 /// 4 × 4 MiB, `Message.Limits.maximumChunkBytes`); a fifth write waits for the first. A
@@ -182,7 +182,9 @@ final class TemporaryFileWriter: @unchecked Sendable {
         let write: @Sendable () -> Void = { [self] in
             defer { recycle(held) }
             guard lock.withLock({ failure == nil }) else { return }  // the transfer is over
-            if let error = writeBack(held.start, count, at: offset) {
+            // Into the page cache only: the flushes write it back. (Starting writeback here, chunk
+            // by chunk, made this queue wait for the device while a flush ran: 5 % slower.)
+            if let error = Self.writeFully(fd, held.start, count, at: offset) {
                 let failed = RecordingStorageError("cannot write \(path): \(error)")
                 lock.withLock { failure = failure ?? failed }
                 landed?(.failed(failed.description))
@@ -218,6 +220,10 @@ final class TemporaryFileWriter: @unchecked Sendable {
         unflushed = 0
         flushes.async { [self] in
             let failed = fdatasync(fd) == 0 ? nil : RecordingStorageError("cannot sync \(path): \(errnoText())")
+            // Flushed pages are clean: the cache lets them go rather than keep a copy of the
+            // whole file (no one reads it before the rename, and then once, to hash it anew).
+            let from = lock.withLock { flushedThrough }
+            if failed == nil && end > from { _ = posix_fadvise(fd, off_t(from), off_t(end - from), POSIX_FADV_DONTNEED) }
             lock.withLock {
                 flushing = false
                 if let failed { failure = failure ?? failed } else { flushedThrough = max(flushedThrough, end) }
@@ -233,15 +239,6 @@ final class TemporaryFileWriter: @unchecked Sendable {
 
     private func reportFailure() throws {
         if let failure = lock.withLock({ failure }) { throw failure }
-    }
-
-    /// One chunk through the page cache, its writeback started at once (Linux starts it on
-    /// DONTNEED, and drops the pages of earlier chunks already written back), so the next flush
-    /// finds it on its way.
-    private func writeBack(_ buffer: UnsafeRawPointer, _ count: Int, at offset: UInt64) -> String? {
-        if let error = Self.writeFully(fd, buffer, count, at: offset) { return error }
-        _ = posix_fadvise(fd, off_t(offset), off_t(count), POSIX_FADV_DONTNEED)
-        return nil
     }
 
     /// Writes all `count` bytes at `offset`; the system's reason when it cannot.
