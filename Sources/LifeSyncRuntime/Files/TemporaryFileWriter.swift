@@ -55,8 +55,8 @@ final class TemporaryFileWriter: @unchecked Sendable {
     private var unflushed: UInt64 = 0
     /// A flush is running or waiting on `flushes`: the next one waits for more bytes.
     private var flushing = false
-    /// The file's bytes below this are on stable storage (as far as a flush can tell).
-    private(set) var flushedThrough: UInt64 = 0
+    /// The file's bytes below this are on stable storage (as far as a flush can tell); under `lock`.
+    private var flushed: UInt64 = 0
 
     /// Opens (creating, mode 0600) the file at `path`, never through a symbolic link.
     init(path: String, flushEvery: UInt64 = TemporaryFileWriter.defaultFlushEvery) throws {
@@ -79,6 +79,9 @@ final class TemporaryFileWriter: @unchecked Sendable {
         for buffer in spare { buffer.release() }
         close(fd)
     }
+
+    /// The file's bytes below this are on stable storage, as far as the flushes so far can tell.
+    var flushedThrough: UInt64 { lock.withLock { flushed } }
 
     /// Queues `bytes` for `offset`, first dropping whatever the file holds beyond `offset`.
     /// Returns once the bytes are queued.
@@ -140,7 +143,7 @@ final class TemporaryFileWriter: @unchecked Sendable {
     func sync() throws {
         try drain()
         guard fsync(fd) == 0 else { throw RecordingStorageError("cannot sync \(path): \(errnoText())") }
-        lock.withLock { flushedThrough = size }
+        lock.withLock { flushed = size }
     }
 
     /// Reports a failed write, then drops what the file holds beyond `offset` if it is not its
@@ -152,7 +155,7 @@ final class TemporaryFileWriter: @unchecked Sendable {
             guard offset <= size else { throw RecordingStorageError("cannot write \(path) at \(offset): it holds \(size) bytes") }
             guard ftruncate(fd, off_t(offset)) == 0 else { throw RecordingStorageError("cannot truncate \(path): \(errnoText())") }
             size = offset
-            lock.withLock { flushedThrough = min(flushedThrough, offset) }
+            lock.withLock { flushed = min(flushed, offset) }
         }
     }
 
@@ -222,11 +225,11 @@ final class TemporaryFileWriter: @unchecked Sendable {
             let failed = fdatasync(fd) == 0 ? nil : RecordingStorageError("cannot sync \(path): \(errnoText())")
             // Flushed pages are clean: the cache lets them go rather than keep a copy of the
             // whole file (no one reads it before the rename, and then once, to hash it anew).
-            let from = lock.withLock { flushedThrough }
+            let from = lock.withLock { flushed }
             if failed == nil && end > from { _ = posix_fadvise(fd, off_t(from), off_t(end - from), POSIX_FADV_DONTNEED) }
             lock.withLock {
                 flushing = false
-                if let failed { failure = failure ?? failed } else { flushedThrough = max(flushedThrough, end) }
+                if let failed { failure = failure ?? failed } else { flushed = max(flushed, end) }
             }
         }
     }
