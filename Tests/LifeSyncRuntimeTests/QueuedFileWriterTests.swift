@@ -124,6 +124,41 @@ import TestSupport
         #expect(failures.total >= 1, "the failed write was not reported with its reason")
     }
 
+    /// A failure no write reported (a flush that failed) reaches the chunks still waiting for
+    /// their check: each is told, none is written, so the transfer ends on a storage verdict
+    /// at once rather than at the sender's stall timeout.
+    @Test func aFailedFlushReachesTheChunksWaitingForTheirCheck() throws {
+        let directory = TemporaryDirectory("lifesync-queued")
+        let writer = try TemporaryFileWriter(path: directory.file("flush.part"))
+        let (_, pieces) = Self.file(chunks: 3, tail: 0)
+        let passed = Wakes(), told = Wakes()
+        let allQueued = DispatchSemaphore(value: 0)  // else a later write would throw the failure itself
+        for (n, piece) in pieces.enumerated() {
+            try piece.bytes.withUnsafeBytes { bytes in
+                try writer.write(at: UInt64(piece.offset), bytes, check: { _ in
+                    // The first chunk's check runs before the others': the flush fails meanwhile.
+                    if n == 0 {
+                        allQueued.wait()
+                        writer.noteFailure(RecordingStorageError("cannot sync flush.part: Input/output error"))
+                    }
+                    return true
+                }, landed: { landing in
+                    switch landing {
+                    case .passed: passed.wake()
+                    case .failed(let reason): if reason.contains("Input/output error") { told.wake() }
+                    case .refused: break
+                    }
+                })
+            }
+        }
+        allQueued.signal()
+        let error = #expect(throws: RecordingStorageError.self) { try writer.drain() }
+        #expect(error?.description.contains("Input/output error") == true)
+        #expect(passed.total == 1, "only the chunk checked before the failure passed")
+        #expect(told.total == pieces.count - 1, "the chunks behind the failure were not told of it")
+        #expect(Self.read(directory.file("flush.part")).isEmpty, "a chunk was written after the failure")
+    }
+
     /// A wake from another thread ends the loop's wait at once, not at its timeout.
     @Test func aWakeFromAnotherThreadEndsThePollWait() throws {
         let waker = try LoopWaker()

@@ -200,7 +200,15 @@ final class TemporaryFileWriter: @unchecked Sendable {
         // Checked on a queue of its own, so the hash of one chunk overlaps the disk write of the
         // one before (one after the other on one queue, they took as long as both together).
         checks.async { [self] in
-            guard lock.withLock({ failure == nil && !refused }) else { return recycle(held) }  // dropped
+            let (failed, behindRefusal) = lock.withLock { (failure, refused) }
+            guard failed == nil && !behindRefusal else {
+                recycle(held)
+                // Dropped. Behind a refusal, its verdict is on the way; behind a failure that no
+                // write reported (a flush, a discard), it is said here, or a transfer whose
+                // chunks all waited here would hear of it only at its sender's stall timeout.
+                if let failed, !behindRefusal { landed?(.failed(failed.description)) }
+                return
+            }
             guard check(UnsafeRawBufferPointer(start: held.start, count: count)) else {
                 lock.withLock { refused = true }
                 recycle(held)
@@ -223,15 +231,22 @@ final class TemporaryFileWriter: @unchecked Sendable {
         unflushed = 0
         flushes.async { [self] in
             let failed = fdatasync(fd) == 0 ? nil : RecordingStorageError("cannot sync \(path): \(errnoText())")
+            if let failed { noteFailure(failed) }
             // Flushed pages are clean: the cache lets them go rather than keep a copy of the
             // whole file (no one reads it before the rename, and then once, to hash it anew).
             let from = lock.withLock { flushed }
             if failed == nil && end > from { _ = posix_fadvise(fd, off_t(from), off_t(end - from), POSIX_FADV_DONTNEED) }
             lock.withLock {
                 flushing = false
-                if let failed { failure = failure ?? failed } else { flushed = max(flushed, end) }
+                if failed == nil { flushed = max(flushed, end) }
             }
         }
+    }
+
+    /// A failure no write reports (a flush): every later call throws it, and the chunks still
+    /// waiting for their check are told of it (`Landing.failed`) instead of being written.
+    func noteFailure(_ failed: RecordingStorageError) {
+        lock.withLock { failure = failure ?? failed }
     }
 
     /// A buffer whose write is done (or dropped) goes back to the pool, and frees its slot.
