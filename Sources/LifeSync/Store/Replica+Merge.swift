@@ -65,15 +65,9 @@ extension Replica {
     /// ID index, so one commit for three batches writes a third of the pages.
     public func apply(_ batches: [(changes: [Change], through: VersionVector)],
                       origins: [(origin: String, nodeID: String, role: Role)] = []) throws -> [ApplyOutcome] {
-        // `execute`, not a cached statement: SQLite applies this pragma while compiling it, so a
-        // statement kept for reuse would not set it again.
-        try database.execute("PRAGMA synchronous = NORMAL")
         database.setWALAutocheckpoint(pages: 65536)
-        defer {
-            try? database.execute("PRAGMA synchronous = FULL")
-            database.setWALAutocheckpoint(pages: 1000)
-        }
-        return try writeTransaction {
+        defer { database.setWALAutocheckpoint(pages: 1000) }
+        return try database.withUnsyncedCommits { try writeTransaction {
             try requireOriginRoom(batches.flatMap(\.through.entries).map(\.origin) + origins.map(\.origin))
             let now = clock.nowMilliseconds()
             // With no tombstones, a new live entry needs no lookup first: try the insert, and
@@ -114,7 +108,7 @@ extension Replica {
             }
             for origin in origins { try recordOriginIfUnknown(origin.origin, nodeID: origin.nodeID, role: origin.role) }
             return outcomes
-        }
+        } }
     }
 
     /// Copies the WAL back into the database file without waiting for readers or writers

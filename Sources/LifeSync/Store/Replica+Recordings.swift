@@ -140,10 +140,10 @@ extension Replica {
     /// transfer: 64 notes, the disk writes idling behind them). A power cut can roll it back
     /// to an earlier figure; the next synced write makes it durable too.
     public func noteRecordingProgress(id: String, received: UInt64) throws {
-        try database.execute("PRAGMA synchronous = NORMAL")
-        defer { try? database.execute("PRAGMA synchronous = FULL") }
-        try database.run("UPDATE recording_files SET received = ?, updated_at = ? WHERE id = ? AND state = 'partial'",
-                         [.integer(Int64(received)), .text(now.iso8601), .text(id)])
+        try database.withUnsyncedCommits {
+            try database.run("UPDATE recording_files SET received = ?, updated_at = ? WHERE id = ? AND state = 'partial'",
+                             [.integer(Int64(received)), .text(now.iso8601), .text(id)])
+        }
     }
 
     /// Notes why this node's own copy cannot be sent (it no longer matches its SHA-256, or it is
