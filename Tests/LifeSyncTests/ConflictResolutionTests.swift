@@ -186,13 +186,18 @@ import TestSupport
     @Test func anEditOnTheLosersDeviceAfterTheWinnerArrivedSettlesTheConflict() throws {
         let m = try Mesh()
         try m.syncAll()
-        // A wrote the loser, then saw the winner. An edit of another field settles nothing about
-        // the fields it lost; its next edit of a lost field has seen both, and settles them.
+        // A wrote the loser (text and tags), then saw the winner. An edit of another field settles
+        // nothing about the fields it lost; an edit of a lost field has seen both, and settles
+        // that field: the lost tags are still kept, for nothing else holds them now.
         try m.a.update(id: m.id, patch: .object([("category", .string("errand"))]))
         #expect(try m.a.conflicts().count == 1)
         try m.a.update(id: m.id, patch: .object([("data", .object([("text", .string("buy oat milk, 2 l"))]))]))
-        #expect(try m.a.conflicts().isEmpty)
-        // B's own later edit had not seen A's loser: B's record stays until A's edit arrives.
+        #expect(try m.a.conflicts().map(\.lostFields) == [FieldMask([.tags])])
+        // B's own later edit had not seen A's loser: B's record stays until A's edits arrive.
+        try m.syncAll()
+        for replica in [m.a, m.b] { #expect(try replica.conflicts().map(\.lostFields) == [FieldMask([.tags])]) }
+        #expect(try m.c.conflicts().isEmpty, "the loser never reached C: it lost where it met the winner, and went")
+        try m.a.update(id: m.id, patch: .object([("data", .object([("tags", .array([.string("home")]))]))]))
         try m.syncAll()
         for replica in [m.a, m.b, m.c] { #expect(try replica.conflicts().isEmpty) }
     }

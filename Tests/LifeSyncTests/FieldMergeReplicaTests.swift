@@ -102,6 +102,69 @@ import TestSupport
         #expect(try p.a.canonicalDump() == p.b.canonicalDump())
     }
 
+    /// A loser that lost two fields to two writes keeps a record of both; a later edit of one
+    /// of them, made after seeing every side, settles that field alone. The loser wins no field
+    /// and is dropped from the entry's writes, so its record is all that is left of its other
+    /// value: it must stay, for that field, until an edit of that field settles it too. (The
+    /// simulator found this: `simulate --seed 2160` lost a text this way.)
+    @Test func settlingOneLostFieldKeepsTheRecordOfTheOther() throws {
+        let p = try Pair()
+        // B edits text and tags; A, later by the clock and not having seen it, edits the tags,
+        // then the text: B's write loses both fields, to two writes.
+        try p.b.update(id: p.id, patch: .object([("data", .object([
+            ("text", .string("buy soy milk")), ("tags", .array([.string("shop")]))]))]))
+        p.clockA.advance(by: 5_000)
+        try p.a.update(id: p.id, patch: Self.errandTags)
+        try p.a.update(id: p.id, patch: Self.textPatch("buy oat milk"))
+        try p.exchange()
+        // Recorded where it lost (B); dropped there, it never reaches A.
+        #expect(try p.b.conflicts().first?.lostFields == FieldMask([.text, .tags]))
+        #expect(try p.a.conflicts().isEmpty)
+        #expect(try p.b.entryWrites(id: p.id).allSatisfy { $0.stamp.origin != p.b.identity.incarnation }, "the loser is no longer one of the entry's writes")
+        // B, having seen everything, edits the tags: that settles the lost tags, not the text.
+        p.clockB.advance(by: 10_000)
+        try p.b.update(id: p.id, patch: .object([("data", .object([("tags", .array([.string("done")]))]))]))
+        try p.exchange()
+        #expect(try p.a.canonicalDump() == p.b.canonicalDump())
+        let left = try p.b.conflicts()
+        #expect(left.count == 1, "the lost text has no other home")
+        #expect(left.first?.lostFields == FieldMask([.text]))
+        #expect(left.first?.loserEntry?.data.text == "buy soy milk")
+        // An edit of the text, made after seeing both sides, settles what is left, wherever it arrives.
+        try p.a.update(id: p.id, patch: Self.textPatch("buy any milk"))
+        try p.exchange()
+        #expect(try p.b.conflicts().isEmpty)
+        #expect(try p.a.canonicalDump() == p.b.canonicalDump())
+    }
+
+    /// A write that lost one field and then falls below a delete it had not seen has lost
+    /// everything: its record becomes whole, with its own entry, rather than staying the record
+    /// of the one field (`simulate --seed 2358` lost a text that way).
+    @Test func aPartialLoserThatFallsBelowADeleteIsKeptWhole() throws {
+        let p = try Pair()
+        let clockC = ManualClock(milliseconds: Self.t0 + 1_500)
+        let c = try ReplicaFixtures.replica(role: .mac, seed: 3, clock: clockC)
+        try ReplicaFixtures.sync(from: p.a, to: c)
+        // A edits text and tags; B, its clock far ahead, the tags; C deletes, after A by the clock.
+        // None has seen another.
+        try p.a.update(id: p.id, patch: .object([("data", .object([
+            ("text", .string("buy soy milk")), ("tags", .array([.string("shop")]))]))]))
+        p.clockB.advance(by: 100_000)
+        try p.b.update(id: p.id, patch: Self.errandTags)
+        clockC.advance(by: 1_000)
+        try c.delete(id: p.id)
+        try ReplicaFixtures.sync(from: p.b, to: p.a)
+        #expect(try p.a.conflicts().first?.lostFields == FieldMask([.tags]), "A's write lost its tags to B's")
+        try ReplicaFixtures.sync(from: c, to: p.a)
+        // B's edit stands above the delete; A's write, below it, counts no more: it lost its text too.
+        #expect(try p.a.entry(id: p.id).data.tags == ["home", "errand"])
+        let mine = try p.a.conflicts().filter { $0.loser.origin == p.a.identity.incarnation }
+        #expect(mine.count == 1)
+        #expect(mine.first?.lostFields == nil, "kept whole")
+        #expect(mine.first?.loserEntry?.data.text == "buy soy milk")
+        #expect(mine.first?.loserEntry?.data.tags == ["shop"])
+    }
+
     /// An edit of one field that reaches a replica before the entry's creation reads as the
     /// whole entry its writer had (a write carries the whole entry, its mask only says which
     /// fields it changed); the creation arriving later changes nothing.

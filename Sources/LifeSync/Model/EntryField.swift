@@ -52,6 +52,7 @@ public struct FieldMask: Equatable, Hashable, Sendable {
     public func isSubset(of other: FieldMask) -> Bool { rawValue & ~other.rawValue == 0 }
     public func intersects(_ other: FieldMask) -> Bool { rawValue & other.rawValue != 0 }
     public func union(_ other: FieldMask) -> FieldMask { FieldMask(rawValue: rawValue | other.rawValue) }
+    public func removing(_ other: FieldMask) -> FieldMask { FieldMask(rawValue: rawValue & ~other.rawValue) }
     public mutating func insert(_ field: EntryField) { self = union(FieldMask([field])) }
 
     /// The fields on which `after` differs from `before`.

@@ -29,19 +29,22 @@ extension Replica {
     /// Keeps what a write lost in a merge. A write that lost only some fields is kept as the
     /// entry as it stands with those fields set to the write's values: only what it lost is the
     /// backup. When the same write loses another field later, its record grows to hold both.
+    /// A whole loss takes the place of a record of some fields of the same write: the write
+    /// lost everything now (it fell below a delete it had not seen), and a record that kept
+    /// only its earlier loss would be the only copy of it, short of the rest.
     func recordLoss(id: String, _ loss: FieldLoss, standing: LogEntry?) throws {
+        let key: [SQLValue] = [.text(id), .text(loss.loser.stamp.origin), .counter(loss.loser.stamp.sequence)]
         guard var lost = loss.fields, let loser = loss.loser.entry, var kept = standing else {
+            try database.run("DELETE FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ? AND fields IS NOT NULL", key)
             return try recordConflict(id: id, loser: loss.loser.stamp, loserEntry: loss.loser.entry, winner: loss.winner)
         }
-        let recorded = try database.firstRow("SELECT fields FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?",
-                                             [.text(id), .text(loss.loser.stamp.origin), .counter(loss.loser.stamp.sequence)]) { row in
+        let recorded = try database.firstRow("SELECT fields FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?", key) { row in
             try Replica.fieldMask(row, 0)
         }
         if let recorded {
             guard !lost.isSubset(of: recorded) else { return }
             lost = lost.union(recorded)
-            try database.run("DELETE FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?",
-                             [.text(id), .text(loss.loser.stamp.origin), .counter(loss.loser.stamp.sequence)])
+            try database.run("DELETE FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?", key)
         }
         for field in lost.fields { kept.take(field, from: loser) }
         try recordConflict(id: id, loser: loss.loser.stamp, loserEntry: kept, winner: loss.winner, fields: lost)
@@ -157,19 +160,29 @@ extension Replica {
         return removed
     }
 
-    /// Clears the records of `id` that the version stamped `stamp`, which changed `fields`,
-    /// settles: it had seen both the loser and the winner, and — for a loser that lost only some
-    /// fields — it changed one of them (an edit of the text says nothing about a lost category).
-    /// One index probe when there are none (the common case).
+    /// Settles what the version stamped `stamp`, which changed `fields`, settles of `id`'s
+    /// records: it had seen both the loser and the winner. A whole record (a delete against an
+    /// edit) then goes. A record of some fields gives up only the fields the version changed (an
+    /// edit of the text says nothing about a lost category), and goes once none is left: a loser
+    /// that wins no field is dropped from the entry's writes, so what it lost of another field
+    /// lives on in its record alone. One index probe when there are none (the common case).
     func clearSettledConflicts(id: String, by stamp: VersionStamp, fields: FieldMask) throws {
         let sides = try database.rows("SELECT loser_origin, loser_seq, winner_origin, winner_seq, fields FROM conflicts WHERE entry_id = ?", [.text(id)]) { row in
-            (row.string(0), UInt64(clamping: row.int64(1)), row.string(2), UInt64(clamping: row.int64(3)), try Replica.fieldMask(row, 4))
+            (row.string(0), UInt64(clamping: row.int64(1)), row.string(2), UInt64(clamping: row.int64(3)),
+             row.isNull(4) ? nil : try Replica.fieldMask(row, 4))
         }
         for (loserOrigin, loserSequence, winnerOrigin, winnerSequence, lost) in sides
         where stamp.vector[loserOrigin] >= loserSequence && stamp.vector[winnerOrigin] >= winnerSequence
-            && lost.intersects(fields) {
-            try database.run("DELETE FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?",
-                             [.text(id), .text(loserOrigin), .counter(loserSequence)])
+            && (lost ?? .all).intersects(fields) {
+            let key: [SQLValue] = [.text(id), .text(loserOrigin), .counter(loserSequence)]
+            let left = lost.map { $0.removing(fields) } ?? .none
+            if left.isEmpty {
+                try database.run("DELETE FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?", key)
+            } else {
+                try database.run("UPDATE conflicts SET fields = ? WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?",
+                                 [.integer(Int64(left.rawValue))] + key)
+            }
+            assert(left.isSubset(of: lost ?? .none) && !left.intersects(fields), "a settled field leaves the record")
         }
     }
 }
