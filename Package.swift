@@ -28,7 +28,7 @@ let package = Package(
             pkgConfig: "libssl",
             providers: [.apt(["libssl-dev"])]
         ),
-        // What Swift's Glibc module leaves out (mallopt, O_DIRECT), for the runtime only.
+        // What Swift's Glibc module leaves out (mallopt, eventfd), for the runtime only.
         .systemLibrary(name: "CLinux"),
         // The deterministic core: model, clocks, merge, store, wire codec, session state machines.
         .target(name: "LifeSync", dependencies: ["CSQLite", "CCrypto"], linkerSettings: [.linkedLibrary("m")]),

@@ -53,6 +53,13 @@ import TestSupport
         #expect(often.flushedThrough >= UInt64(2 * chunk) && often.flushedThrough <= UInt64(chunks * chunk), "flushed while writing")
         #expect(often.flushedThrough % UInt64(chunk) == 0, "a flush covers whole chunks written before it")
         #expect(never.flushedThrough == 0)
+        if !onTmpfs && Self.isDiskFileSystem(directory.path) {
+            // Flushed pages are let go (tmpfs keeps its pages whatever is asked); the unflushed stay.
+            let flushedPages = Int(often.flushedThrough / 4096)
+            let resident = Self.residentPages(directory.file("often.part"))
+            #expect(resident.prefix(flushedPages).allSatisfy { !$0 }, "the flushed pages stayed in the page cache")
+            #expect(Self.residentPages(directory.file("never.part")).allSatisfy { $0 }, "unflushed pages went")
+        }
         try never.sync()
         #expect(never.flushedThrough == UInt64(chunks * chunk))
         // A write at an earlier offset drops what followed: nothing beyond the file counts as flushed.
@@ -61,6 +68,36 @@ import TestSupport
         #expect(often.flushedThrough <= UInt64(chunk))
         try often.sync()
         #expect(often.flushedThrough == UInt64(chunk))
+    }
+
+    /// Whether `path` is on ext4, xfs or btrfs, whose page cache lets clean pages go on request:
+    /// the type of the longest mount point above it in /proc/self/mounts.
+    static func isDiskFileSystem(_ path: String) -> Bool {
+        guard let mounts = try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8) else { return false }
+        var best: (point: String, type: String) = ("", "")
+        for line in mounts.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 3 else { continue }
+            let point = String(fields[1])
+            let covers = point == "/" || path == point || path.hasPrefix(point + "/")
+            if covers && point.count >= best.point.count { best = (point, String(fields[2])) }
+        }
+        return ["ext4", "xfs", "btrfs"].contains(best.type)
+    }
+
+    /// Which pages of `path` are in the page cache (mincore over a read-only mapping).
+    static func residentPages(_ path: String) -> [Bool] {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_size > 0 else { return [] }
+        let length = Int(info.st_size)
+        guard let map = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0), map != MAP_FAILED else { return [] }
+        defer { munmap(map, length) }
+        var resident = [UInt8](repeating: 0, count: (length + 4095) / 4096)
+        guard mincore(map, length, &resident) == 0 else { return [] }
+        return resident.map { $0 & 1 == 1 }
     }
 
     @Test func aWriteAtAnEarlierOffsetDropsWhatFollowedIt() throws {

@@ -154,9 +154,12 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
             defer { precondition(writers.count <= Self.maximumWriters, "writers bounded") }
             return writers.count > Self.maximumWriters ? writers.removeFirst().writer : nil
         }
-        // Its writes land before a writer opened afresh for the same file could truncate it; a
-        // write that fails there was reported to its transfer as it failed (`Landing.failed`).
-        try? evicted?.drain()
+        // Its writes land before a writer opened afresh for the same file could truncate it. A
+        // write or flush that failed is known to this writer alone, and a flush's error is
+        // reported once: the next writer's fsync would succeed over pages that never reached
+        // the disk. So the file goes, and its transfer starts over from nothing.
+        guard let evicted else { return }
+        do { try evicted.drain() } catch { unlink(evicted.path) }
     }
 
     /// Forgets `id`'s writer and returns it (its file closes once the caller lets it go).

@@ -95,8 +95,9 @@ final class TemporaryFileWriter: @unchecked Sendable {
 
     /// What became of a checked write (`write(at:_:check:landed:)`).
     enum Landing {
-        /// `check` said yes: the bytes are queued for the disk (a write that fails there says
-        /// `failed` later, and every later call reports it).
+        /// `check` said yes: the bytes are queued for the disk. A write that fails there says
+        /// `failed` later; after a failed flush they are dropped unwritten. Either way every later
+        /// call (`write`, `drain`, `sync`) throws, so no CONFIRM can cover them.
         case passed
         /// `check` said no: neither it nor anything queued after it is written.
         case refused
