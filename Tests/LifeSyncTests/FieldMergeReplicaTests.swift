@@ -165,6 +165,51 @@ import TestSupport
         #expect(mine.first?.loserEntry?.data.tags == ["shop"])
     }
 
+    /// A loser beaten on two fields by two writes: the one that arrives second wins the text,
+    /// while the tags' winner (the greater write) came first. Its loss is recorded all the same
+    /// (`simulate --seed 105885` lost the text: the merge named only the greater winner).
+    @Test func aLossToTheSecondOfTwoWinnersIsRecorded() throws {
+        let p = try Pair()
+        let clockC = ManualClock(milliseconds: Self.t0 + 3_000)
+        let c = try ReplicaFixtures.replica(role: .mac, seed: 3, clock: clockC)
+        try ReplicaFixtures.sync(from: p.a, to: c)
+        try p.b.update(id: p.id, patch: .object([("data", .object([("text", .string("buy soy milk")), ("tags", .array([.string("shop")]))]))]))
+        try c.update(id: p.id, patch: .object([("data", .object([("text", .string("buy rice milk")), ("tags", .array([.string("x")]))]))]))
+        p.clockA.advance(by: 10_000)
+        try p.a.update(id: p.id, patch: Self.errandTags)
+        try ReplicaFixtures.sync(from: p.a, to: p.b)
+        #expect(try p.b.conflicts().first { $0.loser.origin == p.b.identity.incarnation }?.lostFields == FieldMask([.tags]))
+        try ReplicaFixtures.sync(from: c, to: p.b)
+        #expect(try p.b.entry(id: p.id).data.text == "buy rice milk")
+        let mine = try p.b.conflicts().first { $0.loser.origin == p.b.identity.incarnation }
+        #expect(mine?.lostFields == FieldMask([.text, .tags]), "B's text lost to C's write, which came second")
+        #expect(mine?.loserEntry?.data.text == "buy soy milk")
+    }
+
+    /// An edit that fell below a delete is kept whole; an edit of another field by someone who
+    /// had seen both does not settle it (the record does not say which fields the edit changed),
+    /// a resolution does (`simulate --seed 104536` lost the text to an edit of the tags).
+    @Test func anEditBelowADeleteIsKeptUntilAResolution() throws {
+        let p = try Pair()
+        let clockC = ManualClock(milliseconds: Self.t0 + 3_000)
+        let c = try ReplicaFixtures.replica(role: .mac, seed: 3, clock: clockC)
+        try ReplicaFixtures.sync(from: p.a, to: c)
+        try p.b.update(id: p.id, patch: Self.textPatch("buy soy milk"))
+        try c.delete(id: p.id)
+        p.clockA.advance(by: 10_000)
+        try p.a.update(id: p.id, patch: Self.textPatch("buy oat milk"))
+        try ReplicaFixtures.sync(from: c, to: p.b)
+        try ReplicaFixtures.sync(from: p.a, to: p.b)
+        #expect(try p.b.entry(id: p.id).data.text == "buy oat milk", "A's edit, above the delete, stands")
+        func mine() throws -> Conflict? { try p.b.conflicts().first { $0.loser.origin == p.b.identity.incarnation } }
+        #expect(try mine()?.lostFields == nil)
+        p.clockB.advance(by: 20_000)
+        try p.b.update(id: p.id, patch: Self.errandTags)
+        #expect(try mine()?.loserEntry?.data.text == "buy soy milk", "an edit of the tags chose nothing about the lost text")
+        try p.b.resolveConflict(entryID: p.id, keep: .winner)
+        #expect(try p.b.conflicts().isEmpty)
+    }
+
     /// An edit of one field that reaches a replica before the entry's creation reads as the
     /// whole entry its writer had (a write carries the whole entry, its mask only says which
     /// fields it changed); the creation arriving later changes nothing.

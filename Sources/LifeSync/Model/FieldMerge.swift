@@ -105,8 +105,10 @@ public enum FieldMerge {
 
         var kept: [EntryWrite] = []
         var losses: [FieldLoss] = []
+        // An edit below the floor is settled only by a greatest write of every field that had
+        // seen both (a resolution): any other leaves some field the edit changed unchosen.
         func settled(_ loser: VersionStamp, _ winner: VersionStamp) -> Bool {
-            greatest.stamp.hasSeen(loser) && greatest.stamp.hasSeen(winner)
+            greatest.fields == .all && greatest.stamp.hasSeen(loser) && greatest.stamp.hasSeen(winner)
         }
         for (index, write) in counted.enumerated() {
             let wins = winners.contains(index)

@@ -161,19 +161,21 @@ extension Replica {
     }
 
     /// Settles what the version stamped `stamp`, which changed `fields`, settles of `id`'s
-    /// records: it had seen both the loser and the winner. A whole record (a delete against an
-    /// edit) then goes. A record of some fields gives up only the fields the version changed (an
-    /// edit of the text says nothing about a lost category), and goes once none is left: a loser
-    /// that wins no field is dropped from the entry's writes, so what it lost of another field
-    /// lives on in its record alone. One index probe when there are none (the common case).
+    /// records: it had seen both the loser and the winner. A record of some fields gives up only
+    /// the fields the version changed (an edit of the text says nothing about a lost category),
+    /// and goes once none is left: a loser that wins no field is dropped from the entry's writes,
+    /// so what it lost of another field lives on in its record alone. A whole record goes: of a
+    /// delete, with any such version; of an edit (one that fell below a delete), only with a
+    /// version of every field (a resolution), for the record does not say which fields the edit
+    /// changed. One index probe when there are none (the common case).
     func clearSettledConflicts(id: String, by stamp: VersionStamp, fields: FieldMask) throws {
-        let sides = try database.rows("SELECT loser_origin, loser_seq, winner_origin, winner_seq, fields FROM conflicts WHERE entry_id = ?", [.text(id)]) { row in
+        let sides = try database.rows("SELECT loser_origin, loser_seq, winner_origin, winner_seq, fields, loser_deleted FROM conflicts WHERE entry_id = ?", [.text(id)]) { row in
             (row.string(0), UInt64(clamping: row.int64(1)), row.string(2), UInt64(clamping: row.int64(3)),
-             row.isNull(4) ? nil : try Replica.fieldMask(row, 4))
+             row.isNull(4) ? nil : try Replica.fieldMask(row, 4), row.int64(5) != 0)
         }
-        for (loserOrigin, loserSequence, winnerOrigin, winnerSequence, lost) in sides
+        for (loserOrigin, loserSequence, winnerOrigin, winnerSequence, lost, loserDeleted) in sides
         where stamp.vector[loserOrigin] >= loserSequence && stamp.vector[winnerOrigin] >= winnerSequence
-            && (lost ?? .all).intersects(fields) {
+            && (lost ?? .all).intersects(fields) && (lost != nil || loserDeleted || fields == .all) {
             let key: [SQLValue] = [.text(id), .text(loserOrigin), .counter(loserSequence)]
             let left = lost.map { $0.removing(fields) } ?? .none
             if left.isEmpty {
