@@ -17,10 +17,12 @@ import Testing
         #expect(failures.isEmpty, "\(failures.prefix(5))")
     }
 
-    /// Seeds that once broke an invariant, kept so the fault they found stays fixed: 2160 and
-    /// 2358 lost an edit's text from the conflicts table (a record of two lost fields cleared
-    /// by an edit of one; a record of one lost field kept after its write lost them all).
-    @Test(arguments: [UInt64(2160), 2358])
+    /// Seeds that once broke an invariant, kept so the fault they found stays fixed. Each lost
+    /// an edit's text from the conflicts table: 2160, a record of two lost fields cleared by an
+    /// edit of one; 2358, a record of one lost field kept after its write lost them all; 104379
+    /// and 105885, a text lost to a write that arrived after the tags' winner, unrecorded;
+    /// 104536, an edit below a delete kept whole, then cleared by an edit of the tags.
+    @Test(arguments: [UInt64(2160), 2358, 104379, 104536, 105885])
     func seedsThatOnceFailedKeepEveryInvariant(seed: UInt64) {
         let result = Simulator(seed: seed, options: SimulationOptions()).run()
         #expect(result.violations.isEmpty, "replay: lifesync simulate --seed \(seed)")
