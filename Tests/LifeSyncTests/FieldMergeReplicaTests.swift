@@ -210,6 +210,21 @@ import TestSupport
         #expect(try p.b.conflicts().isEmpty)
     }
 
+    /// An edit that changed nothing (a patch that set what stood) loses nothing to a concurrent
+    /// delete: no conflict is kept for it, in either order of arrival (`simulate --seed 1763`
+    /// waited for ever for such a write to be accounted for).
+    @Test func aNoOpEditConcurrentWithADeleteIsNoConflict() throws {
+        let p = try Pair()
+        try p.a.update(id: p.id, patch: Self.textPatch("buy milk"))
+        try p.b.delete(id: p.id)
+        try p.exchange()
+        #expect(try p.a.canonicalDump() == p.b.canonicalDump())
+        for replica in [p.a, p.b] {
+            #expect(throws: ReplicaError.self) { try replica.entry(id: p.id) }
+            #expect(try replica.conflicts().isEmpty, "a no-op edit lost nothing")
+        }
+    }
+
     /// An edit of one field that reaches a replica before the entry's creation reads as the
     /// whole entry its writer had (a write carries the whole entry, its mask only says which
     /// fields it changed); the creation arriving later changes nothing.

@@ -83,7 +83,8 @@ public enum FieldMerge {
         guard let greatest = ordered.last(where: { $0.entry != nil }), floor.map({ $0.stamp.precedes(greatest.stamp) }) ?? true else {
             let delete = floor!
             // A concurrent delete that lost is a loser too (whole-entry rule, as before fields).
-            let losses = ordered.filter { !$0.stamp.isSameWrite(as: delete.stamp) && !delete.stamp.hasSeen($0.stamp) }
+            // An edit that changed nothing (a no-op patch) lost nothing.
+            let losses = ordered.filter { !$0.stamp.isSameWrite(as: delete.stamp) && !delete.stamp.hasSeen($0.stamp) && !$0.isNoOpEdit }
                 .map { FieldLoss(loser: $0, fields: nil, winner: delete.stamp) }
             return FieldMergeResult(latest: delete, content: nil, kept: [], losses: losses)
         }
@@ -135,8 +136,8 @@ public enum FieldMerge {
         }
         if let floor {
             kept.insert(floor, at: 0)
-            for write in ordered where write.entry != nil && write.stamp.precedes(floor.stamp) && !floor.stamp.hasSeen(write.stamp)
-                && !settled(write.stamp, floor.stamp) {
+            for write in ordered where write.entry != nil && !write.isNoOpEdit && write.stamp.precedes(floor.stamp)
+                && !floor.stamp.hasSeen(write.stamp) && !settled(write.stamp, floor.stamp) {
                 losses.append(FieldLoss(loser: write, fields: nil, winner: floor.stamp))
             }
         }
@@ -147,4 +148,10 @@ public enum FieldMerge {
         assert(content.id == greatest.entry!.id, "a merge keeps the entry's identity")
         return FieldMergeResult(latest: greatest, content: content, kept: kept, losses: losses, standsWhole: standsWhole)
     }
+}
+
+extension EntryWrite {
+    /// An edit that changed no field (a patch that set what stood): whatever it meets, it has
+    /// nothing to lose, so it is never a conflict.
+    var isNoOpEdit: Bool { entry != nil && fields.isEmpty }
 }
