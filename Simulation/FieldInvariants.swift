@@ -6,8 +6,8 @@ import LifeSync
 /// - No acknowledged write lost: for each field a write changed, its value stands, or the write
 ///   whose value stands had seen it (superseded), or it is kept as a conflict for that field, or
 ///   a write that is itself accounted for on that field or whole had seen it (an edit replaced by
-///   a later edit or delete of the same node that lost). A deleted entry is held to the
-///   whole-entry rule.
+///   a later edit or delete of the same node that lost); a delete, which holds no field, once
+///   any write accounted for had seen it. A deleted entry is held to the whole-entry rule.
 /// - Causality: a write never loses a field it changed to a write it had seen; and the entry's
 ///   latest write is never one some other write had seen (no resurrection by an older delete).
 struct FieldInvariants {
@@ -57,8 +57,10 @@ struct FieldInvariants {
             for unit in units where !accounted.contains(key(unit.write.stamp, unit.field)) {
                 let w = unit.write.stamp
                 // By a write accounted for on this field, or whole (a delete made after seeing it).
+                // A delete holds no field: any accounted write made after seeing it answered it
+                // (an edit of the text by someone who saw the entry deleted and kept it alive).
                 let seenByAccounted = units.contains {
-                    ($0.field == unit.field || $0.field == nil) && accounted.contains(key($0.write.stamp, $0.field))
+                    ($0.field == unit.field || $0.field == nil || w.deleted) && accounted.contains(key($0.write.stamp, $0.field))
                         && $0.write.stamp.vector[w.origin] >= w.sequence
                 }
                 if seenByAccounted { accounted.insert(key(w, unit.field)); grew = true }

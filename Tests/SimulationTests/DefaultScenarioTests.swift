@@ -23,7 +23,8 @@ import Testing
     /// and 105885, a text lost to a write that arrived after the tags' winner, unrecorded;
     /// 104536, an edit below a delete kept whole, then cleared by an edit of the tags. And 1763
     /// never converged: a no-op edit against a delete was a conflict at one replica, not another.
-    @Test(arguments: [UInt64(1763), 2160, 2358, 104379, 104536, 105885])
+    /// 500908 was the checker's: it asked a delete to be seen on a field it never had.
+    @Test(arguments: [UInt64(1763), 2160, 2358, 104379, 104536, 105885, 500908])
     func seedsThatOnceFailedKeepEveryInvariant(seed: UInt64) {
         let result = Simulator(seed: seed, options: SimulationOptions()).run()
         #expect(result.violations.isEmpty, "replay: lifesync simulate --seed \(seed)")
