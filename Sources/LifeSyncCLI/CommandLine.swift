@@ -14,8 +14,16 @@ struct CommandContext {
         arguments.value("--db") ?? environment["LIFESYNC_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "lifesync.sqlite"
     }
 
+    /// The replica, with its write marks in the user's state folder (`FileWriteMarks`), so a
+    /// replica put back from an older copy starts a new history before it writes.
     func openReplica(_ arguments: ParsedArguments) throws -> Replica {
-        try Replica(path: databasePath(arguments), clock: clock, random: random)
+        let replica = try Replica(path: databasePath(arguments), clock: clock, random: random)
+        replica.writeMarks = FileWriteMarks.standard(environment: environment)
+        let console = console
+        replica.onRestoreNoticed = { evidence, old, new in
+            console.error("note: this replica was restored from an older copy (\(evidence)); its writes continue under a new incarnation, \(new) (was \(old)), so none reuses a number the lost ones used")
+        }
+        return replica
     }
 
     /// Rows a read passed over because they do not read back: said on stderr, the rest shown.
@@ -35,7 +43,7 @@ struct Command: Sendable {
 /// The `lifesync` command line.
 public enum LifeSyncCommandLine {
     static var commands: [Command] {
-        [initCommand, addCommand, importCommand, getCommand, updateCommand, deleteCommand, listCommand,
+        [initCommand, addCommand, backupCommand, restoreCommand, importCommand, getCommand, updateCommand, deleteCommand, listCommand,
          exportCommand, changesCommand, statsCommand, statusCommand, conflictsCommand, attachCommand, recordingsCommand, serveCommand, waitCommand, keysCommand, idCommand, pairCommand, trustCommand, untrustCommand, peersCommand, demoCommand, simulateCommand, benchCommand, conformanceCommand]
     }
 

@@ -103,8 +103,7 @@ final class BackgroundRun {
         self.arguments = arguments
         outFile = directory.file("\(label).out")
         errFile = directory.file("\(label).err")
-        var environment = ProcessInfo.processInfo.environment
-        environment.removeValue(forKey: "LIFESYNC_DB")
+        let environment = LifeSyncBinary.environment
         process = try Subprocess(LifeSyncBinary.path, arguments, environment: environment, standardOutput: outFile, standardError: errFile)
     }
 

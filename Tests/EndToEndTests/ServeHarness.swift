@@ -124,8 +124,7 @@ final class ServeNode {
             var arguments = ["serve", "--db", db, "--reconnect-max-ms", "1000", "--debounce-ms", "100"]
             if listen { arguments += ["--listen", address] }
             for peer in peers { arguments += ["--peer", peer] }
-            var environment = ProcessInfo.processInfo.environment
-            environment.removeValue(forKey: "LIFESYNC_DB")
+            var environment = LifeSyncBinary.environment
             environment.merge(added) { _, new in new }
             let process = try Subprocess(LifeSyncBinary.path, arguments + extra, environment: environment,
                                          standardOutput: outFile, standardError: errFile)

@@ -15,6 +15,15 @@ public enum LifeSyncBinary {
         return FileManager.default.currentDirectoryPath + "/.build/debug/lifesync"
     }
 
+    /// The environment a test runs the binary with: the test's own, less `LIFESYNC_DB`, and the
+    /// write marks (`FileWriteMarks`) in a folder of the test run's, not the user's state folder.
+    public static var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "LIFESYNC_DB")
+        if env["LIFESYNC_STATE_DIR"] == nil { env["LIFESYNC_STATE_DIR"] = NSTemporaryDirectory() + "lifesync-test-state" }
+        return env
+    }
+
     public struct Result: Sendable {
         public var status: Int32
         public var stdout: String
@@ -26,8 +35,7 @@ public enum LifeSyncBinary {
     @discardableResult
     public static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:],
                            directory: String? = nil, timeout: Double = 60) throws -> Result {
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "LIFESYNC_DB")
+        var env = Self.environment
         for (key, value) in environment { env[key] = value }
         return try Captured.run(path, arguments, input: input, environment: env, directory: directory, timeout: timeout)
     }

@@ -82,14 +82,22 @@ extension Replica {
         do { return try LogEntry.validated(from: json, defaults: defaults) } catch { throw .invalid(error) }
     }
 
-    /// A write transaction that first catches up with what other processes wrote to the file.
+    /// A write transaction that first catches up with what other processes wrote to the file
+    /// (the clock, and the incarnation another process may have started), starts a new
+    /// incarnation if the replica was restored from an older copy (`startFreshIfRestored`), and
+    /// notes the last sequence number outside the replica once it committed (`writeMarks`).
     func writeTransaction<T>(_ body: () throws -> T) throws -> T {
-        try database.transaction {
-            try refreshClock()
+        var before = WriteMark(incarnation: identity.incarnation, sequence: 0)
+        let result = try database.transaction {
+            try reloadIdentity()
+            try startFreshIfRestored()
+            before = WriteMark(incarnation: identity.incarnation, sequence: try currentSequence())
             let result = try body()
             try persistClock()
             return result
         }
+        recordWriteMark(after: before)
+        return result
     }
 
     /// Stamps and stores one local write. An edit stamps only the fields it changed (PROTOCOL.md

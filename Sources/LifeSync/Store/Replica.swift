@@ -36,6 +36,12 @@ public final class Replica {
     /// Checks the origin signatures of recording metadata from peers: ECDSA P-256 for real
     /// nodes; the simulator models it without the crypto.
     public var signatureVerifier: SignatureVerifier = ECDSAP256Verifier()
+    /// Where this node notes how far its own writes went, outside the replica (nil: nowhere,
+    /// and a replica put back from an older copy is noticed only through its peers).
+    public var writeMarks: WriteMarkStore?
+    /// Told when a write found the replica restored from an older copy and started a new
+    /// incarnation (the evidence, the old incarnation, the new one), to tell the user.
+    public var onRestoreNoticed: ((RestoreEvidence, _ old: String, _ new: String) -> Void)?
 
     /// Opens an existing replica. Refuses a missing file, a file that is not SQLite, a SQLite
     /// file of another program, and a schema newer than this build.

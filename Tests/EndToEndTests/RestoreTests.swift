@@ -1,0 +1,106 @@
+import Foundation
+import Glibc
+import LifeSyncRuntime
+import Testing
+import TestSupport
+
+/// A replica restored from an older copy (issue: "nothing lost in the user's world" §1), with
+/// real `serve` processes: every write made before and after the restore reaches both replicas,
+/// and they converge.
+@Suite(.serialized) struct RestoreTests {
+    /// `lifesync add --text TEXT` on `node`'s file; its entry ID and what it said on stderr.
+    private func add(_ node: ServeNode, _ text: String) throws -> (id: String, stderr: String) {
+        let result = try LifeSyncBinary.run(["add", "--db", node.db, "--category", "note", "--text", text])
+        try #require(result.status == 0, "add on \(node.name): \(result.stderr)")
+        return (result.stdout.trimmingCharacters(in: .whitespacesAndNewlines), result.stderr)
+    }
+
+    private func waitFor(_ ids: [String], on node: ServeNode) throws {
+        let result = try LifeSyncBinary.run(["wait", "--db", node.db, "--timeout", "20"] + ids.flatMap { ["--for", $0] }, timeout: 30)
+        #expect(result.status == 0, "\(node.name) never got \(ids): \(result.stderr)\n\(node.allOutput)")
+    }
+
+    private func stateHash(_ node: ServeNode) throws -> String { try node.status()["state_hash"] as? String ?? "?" }
+
+    /// The replica's own files (`mac.sqlite`, `-wal`, `-shm`, `.key`), as a user copies them aside.
+    private func replicaFiles(_ node: ServeNode) throws -> [String] {
+        let folder = (node.db as NSString).deletingLastPathComponent, base = (node.db as NSString).lastPathComponent
+        return try FileManager.default.contentsOfDirectory(atPath: folder).filter { name in
+            var isFolder: ObjCBool = false
+            return name.hasPrefix(base) && FileManager.default.fileExists(atPath: folder + "/" + name, isDirectory: &isFolder) && !isFolder.boolValue
+        }.map { folder + "/" + $0 }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aReplicaPutBackByHandLosesNothing() throws {
+        let group = ServeGroup()
+        defer { group.stopAll() }
+        let phone = try group.node("phone", role: "phone")
+        let mac = try group.node("mac", role: "mac")
+        try phone.start()
+        try mac.start(peers: [phone.address])
+        let one = try add(mac, "one")
+        try waitFor([one.id], on: phone)
+
+        mac.terminate()
+        let aside = group.directory.file("aside")
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
+        let copied = try replicaFiles(mac)
+        for file in copied { try FileManager.default.copyItem(atPath: file, toPath: aside + "/" + (file as NSString).lastPathComponent) }
+
+        try mac.start(peers: [phone.address])
+        let two = try add(mac, "two")
+        try waitFor([two.id], on: phone)
+        mac.terminate()
+        for file in try replicaFiles(mac) { try FileManager.default.removeItem(atPath: file) }
+        for file in copied { try FileManager.default.copyItem(atPath: aside + "/" + (file as NSString).lastPathComponent, toPath: file) }
+
+        let three = try add(mac, "three")
+        #expect(three.stderr.contains("restored from an older copy"), "the user is told: \(three.stderr)")
+        try mac.start(peers: [phone.address])
+        try waitFor([three.id], on: phone)
+        try waitFor([two.id], on: mac)
+        #expect(eventually(timeout: 20, interval: 0.2) { (try? stateHash(mac)) == (try? stateHash(phone)) },
+                "the replicas converge\n\(mac.allOutput)\n\(phone.allOutput)")
+        #expect(mac.entryCount == 3 && phone.entryCount == 3)
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func backupWhileServingThenRestoreLosesNothing() throws {
+        let group = ServeGroup()
+        defer { group.stopAll() }
+        let phone = try group.node("phone", role: "phone")
+        let mac = try group.node("mac", role: "mac")
+        try phone.start()
+        try mac.start(peers: [phone.address])
+        let one = try add(mac, "one")
+        try waitFor([one.id], on: phone)
+
+        let backup = group.directory.file("mac-backup.sqlite")
+        let made = try LifeSyncBinary.run(["backup", backup, "--db", mac.db])
+        try #require(made.status == 0, "backup: \(made.stderr)")
+        #expect(made.stdout.contains("backed up") && made.stdout.contains("the key was not copied"))
+        let refused = try LifeSyncBinary.run(["backup", backup, "--db", mac.db])
+        #expect(refused.status == 1 && refused.stderr.contains("exists"))
+
+        let two = try add(mac, "two")
+        try waitFor([two.id], on: phone)
+        let whileServing = try LifeSyncBinary.run(["restore", backup, "--db", mac.db])
+        #expect(whileServing.status == 1 && whileServing.stderr.contains("serving"), "restore refused while the node serves: \(whileServing.stderr)")
+        mac.terminate()
+        let restored = try LifeSyncBinary.run(["restore", backup, "--db", mac.db])
+        try #require(restored.status == 0, "restore: \(restored.stderr)")
+        #expect(mac.entryCount == 1, "the backup holds the state before two")
+
+        let three = try add(mac, "three")
+        #expect(three.stderr.contains("lifesync backup"), "the user is told why: \(three.stderr)")
+        try mac.start(peers: [phone.address])
+        try waitFor([three.id], on: phone)
+        try waitFor([two.id], on: mac)
+        #expect(eventually(timeout: 20, interval: 0.2) { (try? stateHash(mac)) == (try? stateHash(phone)) },
+                "the replicas converge\n\(mac.allOutput)\n\(phone.allOutput)")
+        phone.terminate()
+        let wrong = try LifeSyncBinary.run(["restore", backup, "--db", phone.db])
+        #expect(wrong.status == 1 && wrong.stderr.contains("is a backup of"), "another node's backup is refused: \(wrong.stderr)")
+    }
+}
