@@ -39,6 +39,9 @@ public struct SimulationOptions: Sendable {
     /// the runtime does on a queue of its own (`IncomingFileWriter`): acknowledgements lag and a
     /// corrupt chunk is found after later ones arrived.
     public var checksLater = true
+    /// Replicas copied aside (half of them by `lifesync backup`) and later put back, the node
+    /// down meanwhile (`Simulator+Restores`).
+    public var restores = true
     /// Defects to plant, for the tests that prove the checker can fail.
     public var plantedBugs: PlantedBugs = []
     /// Scripted events instead of (or on top of) random ones.

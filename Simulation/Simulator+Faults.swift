@@ -4,6 +4,7 @@ import LifeSync
 /// clock jumps, connection resets, and the scripted scenario steps.
 extension Simulator {
     func injectFault() {
+        backupOrRestore()
         let roll = faultRandom.next(below: 100)
         let victim = names[Int(faultRandom.next(below: UInt64(names.count)))]
         let healAfter = 5_000 + Int64(faultRandom.next(below: 60_000))

@@ -62,7 +62,7 @@ extension Simulator {
         if checkRandom.next(below: 2) == 0 { node.storage.keepChunkDigests(recording.storageName, chunkSize: Simulator.chunkSize) }
         do {
             try replica.addRecording(recording, signedBy: SimulatedSigner(name: name, seed: seed))
-            attached.append((id, name, sha, recording.storageName))
+            attached.append((id, name, sha, recording.storageName, now))
             trace.record(now, "attach \(name) \(id) \(size)")
             perform(core.localWrite(now: now), on: name)
         } catch {

@@ -26,6 +26,11 @@ public final class Simulator {
         let storage = MemoryRecordingStorage()
         /// A check of its waiting chunks is scheduled (`scheduleChecks`).
         var checksScheduled = false
+        /// The device's write marks: they survive a crash and a restore of the replica.
+        let marks = MemoryWriteMarks()
+        /// The last copy of its replica taken aside (`takeBackup`), in shared memory.
+        var backup: Database?
+        var backupTime: Int64 = 0
 
         init(name: String, role: Role, path: String, clock: SimulatedClock, keeper: Database) {
             self.name = name
@@ -49,6 +54,8 @@ public final class Simulator {
     let strangerRandom: SeededRandom
     /// When chunks are checked, with `options.checksLater`.
     let checkRandom: SeededRandom
+    /// When replicas are copied aside and put back, with `options.restores`.
+    let restoreRandom: SeededRandom
     /// When each node's running process last noted each untrusted key (`noteUntrusted`).
     var untrustedNotes: [String: Int64] = [:]
     /// The hosts, their links and the event queue; the simulator adds workload, faults and checks.
@@ -58,7 +65,7 @@ public final class Simulator {
     let names: [String]
     var ledger = WriteLedger()
     /// Recordings attached during the run: id → (node, SHA-256, file name).
-    var attached: [(id: String, node: String, sha256: SHA256.Digest, fileName: String)] = []
+    var attached: [(id: String, node: String, sha256: SHA256.Digest, fileName: String, time: Int64)] = []
     /// Recordings a user deleted (the workload's explicit deletes): the only ones any honest
     /// replica may hold as deleted.
     var userDeletedRecordings = Set<String>()
@@ -87,6 +94,7 @@ public final class Simulator {
         hostileRandom = root.derive("hostile")
         strangerRandom = root.derive("stranger")
         checkRandom = root.derive("checks")
+        restoreRandom = root.derive("restores")
         names = options.nodeNames
         network.tracer = { [unowned self] time, line, bytes in trace.record(time, line, bytes: bytes) }
         network.observer = { [unowned self] time, name, action in
@@ -232,6 +240,7 @@ public final class Simulator {
         let replica = try Replica(path: node.path, clock: node.clock, random: nodeRandom.derive("\(name)-\(now)"))
         replica.plantedBugs = options.plantedBugs
         replica.signatureVerifier = SimulatedVerifier()
+        replica.writeMarks = node.marks
         var configuration = NodeConfiguration(peers: peers(of: name).filter { network.isLinked(name, $0) })
         configuration.session.plantedBugs = options.plantedBugs
         // Small chunks, so even small recordings cross in many pieces, more than a window holds.

@@ -19,6 +19,12 @@ struct WriteLedger {
         writes.append(Write(node: node, id: id, write: write, time: time))
     }
 
+    /// Drops the writes `lost` picks: ones a user gave up on purpose (a restore of an older copy
+    /// made before they reached any other replica).
+    mutating func forget(where lost: (Write) -> Bool) {
+        writes.removeAll(where: lost)
+    }
+
     /// The writes to one record, in the order they were made.
     func writes(to id: String) -> [Write] { writes.filter { $0.id == id } }
 
