@@ -103,4 +103,21 @@ import TestSupport
         let wrong = try LifeSyncBinary.run(["restore", backup, "--db", phone.db])
         #expect(wrong.status == 1 && wrong.stderr.contains("is a backup of"), "another node's backup is refused: \(wrong.stderr)")
     }
+
+    /// README's "Backup and restore" block pasted into bash -e in a fresh folder: every line does
+    /// what its comment says.
+    @Test(.timeLimit(.minutes(1)))
+    func theReadmeBlockDoesWhatItSays() throws {
+        let block = try #require(try Readme.codeBlocks(under: "Backup and restore").first)
+        let directory = TemporaryDirectory("lifesync-readme-backup")
+        try block.write(toFile: directory.file("backup.sh"), atomically: true, encoding: .utf8)
+        var environment = LifeSyncBinary.environment
+        environment["PATH"] = (LifeSyncBinary.path as NSString).deletingLastPathComponent + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        let result = try Captured.run("/bin/bash", ["-e", "backup.sh"], environment: environment, directory: directory.path, timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("backed up mac_") && result.stdout.contains("restored mac_"), "\(result.stdout)")
+        #expect(result.stdout.contains("\"category\":\"mood\"") || result.stdout.contains("\"category\": \"mood\""), "the mood is back: \(result.stdout)")
+        #expect(result.stdout.hasSuffix("not here until a peer sends it back\n"), "\(result.stdout)")
+        #expect(FileManager.default.fileExists(atPath: directory.file("mac-backup.sqlite")))
+    }
 }

@@ -50,14 +50,6 @@ import Testing
                 "\(found.prefix(3))")
     }
 
-    /// A replica put back from an older copy that goes on numbering its writes where the copy
-    /// left off reuses numbers its lost writes spent at the peers: a write is lost, or the
-    /// replicas never converge.
-    @Test func ignoringARestoreIsCaught() throws {
-        let violation = try #require(Self.firstViolation(.ignoresRestore, seeds: 1...40))
-        #expect(violation.contains("liveness") || violation.contains("lost"), "\(violation)")
-    }
-
     @Test func aWatchRemovingARecordingBeforeItsConfirmationIsCaught() throws {
         let violation = try #require(Self.firstViolation(.watchRemovesBeforeConfirmation, seeds: 1...10))
         #expect(violation.contains("before a phone confirmed it"), "\(violation)")

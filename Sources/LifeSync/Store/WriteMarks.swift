@@ -71,7 +71,7 @@ extension Replica {
     /// spent. Returns the evidence acted on.
     @discardableResult
     func startFreshIfRestored() throws -> RestoreEvidence? {
-        guard !plantedBugs.contains(.ignoresRestore), let evidence = try restoreEvidence() else { return nil }
+        guard let evidence = try restoreEvidence() else { return nil }
         let old = identity.incarnation
         try startIncarnation()
         try database.run("DELETE FROM meta WHERE key = ?", [.text(Replica.backupCopyKey)])

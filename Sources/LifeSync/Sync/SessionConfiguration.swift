@@ -54,7 +54,4 @@ public struct PlantedBugs: OptionSet, Sendable, Hashable {
     /// A merge keeps only an entry's latest write, dropping the earlier writes that still win a
     /// field: a concurrent edit of another field is lost where it met the later one.
     public static let dropsFieldWinners = PlantedBugs(rawValue: 1 << 10)
-    /// A replica restored from an older copy goes on writing under its old incarnation (the
-    /// evidence of the restore is ignored), reusing numbers its lost writes spent.
-    public static let ignoresRestore = PlantedBugs(rawValue: 1 << 11)
 }
