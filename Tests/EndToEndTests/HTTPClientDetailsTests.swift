@@ -1,0 +1,101 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+// The LifeLog document's iOS model (seed 004), as written there.
+private struct LogEntry: Identifiable, Codable {
+    let id: UUID
+    let timestamp: Date
+    let recordedAt: Date
+    let source: String
+    let deviceId: String
+    var category: String?
+    var data: LogData
+    var synced: Bool = false
+}
+
+private struct LogData: Codable {
+    var text: String?
+    var metric: Metric?
+    var location: Location?
+    var tags: [String]?
+}
+
+private struct Metric: Codable {
+    let name: String
+    let value: Double
+    var unit: String?
+    var scaleMin: Double?
+    var scaleMax: Double?
+
+    enum CodingKeys: String, CodingKey {
+        case name, value, unit
+        case scaleMin = "scale_min"
+        case scaleMax = "scale_max"
+    }
+}
+
+private struct Location: Codable {
+    let latitude: Double
+    let longitude: Double
+    var accuracy: Double?
+    var altitude: Double?
+    var placeName: String?
+}
+
+/// HTTP as the LifeLog apps meet it (issue 27 §2), with a real `lifesync serve --http` and curl.
+@Suite(.serialized) struct HTTPClientDetailsTests {
+    /// What the app's `createEntries` sends: its model through a default `JSONEncoder`, dates
+    /// as ISO 8601 (the document's `JSONEncoder.iso8601`).
+    private static func appBody(_ entries: [LogEntry]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return String(decoding: try encoder.encode(entries), as: UTF8.self)
+    }
+
+    private static func mood(_ value: Double, place: String? = nil) -> LogEntry {
+        LogEntry(id: UUID(), timestamp: Date(timeIntervalSince1970: 1_795_000_000), recordedAt: Date(timeIntervalSince1970: 1_795_000_001),
+                 source: "iphone", deviceId: "iPhone 15", category: "mood",
+                 data: LogData(metric: Metric(name: "mood", value: value, scaleMin: 1, scaleMax: 10),
+                               location: place.map { Location(latitude: 52.52, longitude: 13.40, accuracy: 10, placeName: $0) }))
+    }
+
+    /// The app's model as written is taken (camelCase names are the same fields), and a batch
+    /// with a refused item fails the app's own `200..<300` check, so it keeps that entry unsynced.
+    @Test(.timeLimit(.minutes(1)))
+    func theAppsModelIsTakenAndARefusalIsNoSuccess() throws {
+        let api = try HTTPNode()
+        let entries = [Self.mood(7, place: "Berlin"), Self.mood(3)]
+        let body = try Self.appBody(entries)
+        #expect(body.contains("\"recordedAt\"") && body.contains("\"deviceId\"") && body.contains("\"placeName\""), "\(body)")
+        let created = try api.curl.request("POST", "/api/entries", body: body)
+        #expect(created.status == 200 && integer(created.object["created"]) == 2, "\(created.body)")
+        let id = "lifelog_" + entries[0].id.uuidString.lowercased()
+        let got = try api.curl.request("GET", "/api/entries/\(id)")
+        #expect(got.object["device_id"] as? String == "iPhone 15" && got.object["recorded_at"] as? String == "2026-11-18T11:06:41.000Z", "\(got.body)")
+        #expect(((got.object["data"] as? [String: Any])?["location"] as? [String: Any])?["place_name"] as? String == "Berlin", "\(got.body)")
+
+        let batch = [Self.mood(5), Self.mood(11)]  // 11 is above the scale
+        let refused = try api.curl.request("POST", "/api/entries", body: try Self.appBody(batch))
+        #expect(!(200..<300).contains(refused.status), "the app would mark the refused entry synced: \(refused.status)")
+        #expect(refused.status == 422 && refused.object["stored"] as? [String] == ["lifelog_" + batch[0].id.uuidString.lowercased()], "\(refused.body)")
+        // The app retries it all: the stored one is found again, not duplicated.
+        let retried = try api.curl.request("POST", "/api/entries", body: try Self.appBody(batch))
+        #expect(retried.status == 422 && integer(retried.object["created"]) == 0 && api.node.entryCount == 3, "\(retried.body)")
+
+        // PUT and PATCH take the same names; both spellings of one field are refused, named.
+        let put = try api.curl.request("PUT", "/api/entries/\(id)", body: """
+            {"timestamp": "2026-11-19T11:06:40Z", "recordedAt": "2026-11-19T11:07:00Z", "source": "iphone", "deviceId": "iPad",
+             "category": "mood", "data": {"metric": {"name": "mood", "value": 8, "scaleMin": 1, "scaleMax": 10}}}
+            """)
+        #expect(put.status == 200 && put.object["device_id"] as? String == "iPad", "\(put.body)")
+        let patch = try api.curl.request("PATCH", "/api/entries/\(id)", body: #"{"data": {"location": {"latitude": 1, "longitude": 2, "placeName": "Home"}}}"#)
+        #expect(((patch.object["data"] as? [String: Any])?["location"] as? [String: Any])?["place_name"] as? String == "Home", "\(patch.body)")
+        let both = try api.curl.request("PATCH", "/api/entries/\(id)", body: #"{"deviceId": "a", "device_id": "b"}"#)
+        #expect(both.status == 400 && both.object["field"] as? String == "device_id"
+                && (both.object["reason"] as? String)?.contains("\"deviceId\"") == true, "\(both.body)")
+        let unknown = try api.curl.request("PATCH", "/api/entries/\(id)", body: #"{"deviceID": "a"}"#)
+        #expect(unknown.status == 400 && unknown.object["field"] as? String == "deviceID", "\(unknown.body)")
+    }
+}
