@@ -127,6 +127,48 @@ private struct Location: Codable {
         return result.stdout + result.stderr
     }
 
+    /// `Date` (RFC 9110 §6.6.1) on a response, a refusal, and a parse failure, from the node's clock.
+    @Test(.timeLimit(.minutes(1)))
+    func everyResponseCarriesADate() throws {
+        let api = try HTTPNode()
+        let out = try Self.python(api, """
+            c = http.client.HTTPConnection('127.0.0.1', port, timeout=5)
+            for headers, status in [({'Authorization': 'Bearer ' + key.decode()}, 200), ({}, 401)]:
+                c.request('GET', '/api/status', headers=headers)
+                r = c.getresponse(); r.read()
+                date = r.getheader('Date')
+                assert r.status == status and date, (r.status, r.getheaders())
+                assert re.fullmatch(r'(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d\\d (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \\d{4} \\d\\d:\\d\\d:\\d\\d GMT', date), date
+                assert abs(email.utils.parsedate_to_datetime(date).timestamp() - time.time()) < 30, date
+            s = socket.create_connection(('127.0.0.1', port), timeout=5)
+            s.sendall(b'BLAH\\r\\n\\r\\n')
+            answer = until_closed(s)
+            assert answer.startswith(b'HTTP/1.1 400') and b'\\r\\nDate: ' in answer, answer
+            print('ok')
+            """)
+        #expect(out == "ok\n", "\(out)")
+    }
+
+    /// `ab -k`'s HTTP/1.0 keep-alive: told so and kept, two requests on one socket; without
+    /// it, the connection closes after the response.
+    @Test(.timeLimit(.minutes(1)))
+    func http10KeepAliveIsKeptAndSaidSo() throws {
+        let api = try HTTPNode()
+        let out = try Self.python(api, """
+            s = socket.create_connection(('127.0.0.1', port), timeout=5)
+            for _ in range(3):
+                s.sendall(b'GET /api/status HTTP/1.0\\r\\nConnection: keep-alive\\r\\nAuthorization: Bearer ' + key + b'\\r\\n\\r\\n')
+                head = one_response(s)
+                assert head.startswith('HTTP/1.1 200') and '\\r\\nConnection: keep-alive' in head, head
+            s = socket.create_connection(('127.0.0.1', port), timeout=5)
+            s.sendall(b'GET /api/status HTTP/1.0\\r\\nAuthorization: Bearer ' + key + b'\\r\\n\\r\\n')
+            answer = until_closed(s)
+            assert answer.startswith(b'HTTP/1.1 200') and b'\\r\\nConnection: close' in answer, answer
+            print('ok')
+            """)
+        #expect(out == "ok\n", "\(out)")
+    }
+
     /// A request whose lines end in a bare LF (typed into nc, or a naive script) is answered at once.
     @Test(.timeLimit(.minutes(1)))
     func aBareLFRequestIsAnsweredAtOnce() throws {
