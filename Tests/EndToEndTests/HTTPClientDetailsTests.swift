@@ -185,4 +185,17 @@ private struct Location: Codable {
             """)
         #expect(out == "ok\n", "\(out)")
     }
+
+    /// A node that stops ends its event streams whole: curl sees the last chunk (exit 0), not a
+    /// transfer cut short (exit 18).
+    @Test(.timeLimit(.minutes(1)))
+    func aStoppingNodeEndsItsEventStreamsWhole() throws {
+        let api = try HTTPNode()
+        let id = try HTTPFeedTests.post(api, "before the stop")
+        let reader = try HTTPFeedTests.EventStreamReader(api, file: api.node.db + ".sse-stop")
+        #expect(eventually(timeout: 10, interval: 0.05) { reader.ids == [id] }, "\(reader.text)")
+        #expect(api.node.terminate(timeout: 10) != nil, "the node stops on SIGTERM")
+        let ended = reader.process.wait(timeout: 10)
+        #expect(ended?.exitStatus == 0, "curl: \(ended?.description ?? "still running")")
+    }
 }

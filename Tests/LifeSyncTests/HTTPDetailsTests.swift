@@ -1,7 +1,8 @@
 import LifeSync
 import Testing
 
-/// What real clients meet beyond the routes: `Date`, HTTP/1.0 keep-alive.
+/// What real clients meet beyond the routes: `Date`, HTTP/1.0 keep-alive, and an event stream
+/// that ends whole when the server stops.
 @Suite struct HTTPDetailsTests {
     static let date = "Sun, 06 Nov 1994 08:49:37 GMT"
 
@@ -58,5 +59,23 @@ import Testing
         var http11 = HTTPConnection(now: 0)
         _ = http11.received(Array("GET /a HTTP/1.1\r\nHost: x\r\n\r\n".utf8), now: 0)
         #expect(!HTTPConnectionTests.sent(http11.respond(.json(200, .null), now: 0)).contains("Connection:"))
+    }
+
+    /// A stopping server ends an event stream with its last chunk; a finite body still going
+    /// out is cut (closed without it), never passed off as whole.
+    @Test func shutdownEndsAnEventStreamWhole() throws {
+        let source = HTTPStreamingTests.Pieces([.bytes(Array("data: 1\n\n".utf8)), .later], openEnded: true)
+        var (_, _, stream) = HTTPStreamingTests.serve("GET /s HTTP/1.1\r\nHost: h\r\n\r\n",
+                                                      HTTPResponse(status: 200, streaming: .source(source)), source: source)
+        #expect(stream.isStreaming)
+        let actions = stream.shutdown()
+        #expect(HTTPConnectionTests.sent(actions) == "0\r\n\r\n" && actions.last == .close && stream.isClosed)
+
+        var file = HTTPConnection(now: 0)
+        _ = file.received(Array("GET /f HTTP/1.1\r\nHost: h\r\n\r\n".utf8), now: 0)
+        _ = file.respond(HTTPResponse(status: 200, streaming: .source(HTTPStreamingTests.Pieces([]))), now: 0)
+        #expect(file.shutdown() == [.close])
+        var idle = HTTPConnection(now: 0)
+        #expect(idle.shutdown() == [.close] && idle.isClosed && idle.shutdown().isEmpty)
     }
 }

@@ -166,6 +166,19 @@ public struct HTTPConnection: Sendable {
         return [.close]
     }
 
+    /// The server is stopping: an open-ended body (an event stream) ends with its last chunk,
+    /// so the client sees it end rather than break off, and the connection closes. A finite
+    /// body still going out is cut instead: ending it whole would pass off a part as all.
+    public mutating func shutdown() -> [Action] {
+        guard state != .closed else { return [] }
+        var actions: [Action] = []
+        if case .streaming(let streaming) = state, streaming.keepalive != nil, streaming.framing == .chunked {
+            actions.append(.send(HTTPResponse.lastChunk))
+        }
+        state = .closed
+        return actions + [.close]
+    }
+
     /// After a response: idle for the next request, or closed.
     private mutating func finish(sending bytes: [UInt8], keepAlive: Bool, now: Int64) -> [Action] {
         var actions: [Action] = bytes.isEmpty ? [] : [.send(bytes)]

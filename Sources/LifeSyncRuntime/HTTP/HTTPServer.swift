@@ -49,9 +49,18 @@ public final class HTTPServer {
 
     deinit { stop() }
 
-    /// Closes the listener and every client (what is queued is dropped).
+    /// Closes the listener and every client. An event stream first gets its last chunk, so its
+    /// client sees the stream end (best effort: what the socket takes at once, as for the
+    /// rest of what is queued).
     func stop() {
-        for client in clients.values { client.stream.close() }
+        let now = MonotonicClock.milliseconds()
+        for client in clients.values {
+            if client.handshaken && !client.closing {
+                perform(client.connection.shutdown(), on: client, now: now)
+                _ = client.flush(now: now)
+            }
+            client.stream.close()
+        }
         clients.removeAll()
         if listener >= 0 { close(listener); listener = -1 }
     }
