@@ -186,6 +186,21 @@ private struct Location: Codable {
         #expect(out == "ok\n", "\(out)")
     }
 
+    /// A browser reconnecting to `…/stream?since=A` sends `Last-Event-ID: B`: it resumes after B.
+    @Test(.timeLimit(.minutes(1)))
+    func lastEventIDWinsOverSince() throws {
+        let api = try HTTPNode()
+        let ids = try (1...3).map { try HTTPFeedTests.post(api, "note \($0)") }
+        let feed = try api.curl.request("GET", "/api/changes")
+        let cursors = (feed.object["changes"] as? [[String: Any]] ?? []).compactMap { $0["cursor"] as? String }
+        try #require(cursors.count == 3, "\(feed.body)")
+        let reader = try HTTPFeedTests.EventStreamReader(api, file: api.node.db + ".sse-resume", headers: ["Last-Event-ID: \(cursors[1])"],
+                                                         query: "?since=\(cursors[0])")
+        #expect(eventually(timeout: 10, interval: 0.05) { !reader.ids.isEmpty }, "\(reader.text)")
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(reader.ids == [ids[2]], "\(reader.text)")
+    }
+
     /// A node that stops ends its event streams whole: curl sees the last chunk (exit 0), not a
     /// transfer cut short (exit 18).
     @Test(.timeLimit(.minutes(1)))
