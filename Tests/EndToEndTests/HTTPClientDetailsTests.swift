@@ -76,6 +76,7 @@ private struct Location: Codable {
         let got = try api.curl.request("GET", "/api/entries/\(id)")
         #expect(got.object["device_id"] as? String == "iPhone 15" && got.object["recorded_at"] as? String == "2026-11-18T11:06:41.000Z", "\(got.body)")
         #expect(((got.object["data"] as? [String: Any])?["location"] as? [String: Any])?["place_name"] as? String == "Berlin", "\(got.body)")
+        #expect(got.headers["access-control-expose-headers"]?.contains("ETag") == true, "a script reads the ETag it sends back in If-Match")
 
         let batch = [Self.mood(5), Self.mood(11)]  // 11 is above the scale
         let refused = try api.curl.request("POST", "/api/entries", body: try Self.appBody(batch))
