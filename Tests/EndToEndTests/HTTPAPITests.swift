@@ -73,14 +73,25 @@ import TestSupport
              {"id": "\(good)", "timestamp": "2026-11-22T09:00:00Z", "category": "work"},
              {"timestamp": "yesterday"}]
             """
+        // A refused item makes the batch answer 422: never a 2xx a client would take for success.
         let answer = try api.curl.request("POST", "/api/entries", body: batch)
-        #expect(answer.status == 207, "\(answer.body)")
+        #expect(answer.status == 422, "\(answer.body)")
+        #expect(answer.object["stored"] as? [String] == [good, good], "\(answer.body)")
         let results = answer.object["results"] as? [[String: Any]] ?? []
         #expect(results.map { $0["status"] as? String } == ["created", "refused", "already present", "refused", "refused"], "\(answer.body)")
         #expect(results[1]["field"] as? String == "data.metric.value", "\(results[1])")
         #expect(results[3]["field"] as? String == "id" && (results[3]["reason"] as? String)?.contains("other content") == true)
         #expect(results[4]["field"] as? String == "timestamp")
         #expect(integer(answer.object["created"]) == 1 && integer(answer.object["refused"]) == 3)
+        // A naive client retries the whole batch: the stored item is found, not written twice.
+        let retried = try api.curl.request("POST", "/api/entries", body: batch)
+        #expect(retried.status == 422, "\(retried.body)")
+        let again = retried.object["results"] as? [[String: Any]] ?? []
+        #expect(again.map { $0["status"] as? String } == ["already present", "refused", "already present", "refused", "refused"], "\(retried.body)")
+        #expect(integer(retried.object["created"]) == 0 && api.node.entryCount == 1)
+        // Every item refused: still a client error, nothing stored.
+        let allRefused = try api.curl.request("POST", "/api/entries", body: #"[{"data": {"text": 5}}, {"timestamp": "yesterday"}]"#)
+        #expect(allRefused.status == 422 && allRefused.object["stored"] as? [String] == [], "\(allRefused.body)")
 
         let atomic = """
             [{"id": "\(other)", "timestamp": "2026-11-22T10:00:00Z", "data": {"text": "fine"}},

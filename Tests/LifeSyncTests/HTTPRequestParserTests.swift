@@ -108,7 +108,8 @@ import Testing
         ("GET / HTTP/1.1\r\nHost: x\r\nNo colon\r\n\r\n", 400, "no name and colon"),
         ("GET / HTTP/1.1\r\nHost: x\r\nBad Name: v\r\n\r\n", 400, "not a token"),
         ("GET / HTTP/1.1\r\nHost: x\r\nX: a\u{1}b\r\n\r\n", 400, "control character"),
-        ("GET / HTTP/1.1\nHost: x\r\n\r\n", 400, "bare CR or LF"),
+        ("GET / HTTP/1.1\rHost: x\r\n\r\n", 400, "bare CR inside the head"),
+        ("GET / HTTP/1.1\nHost: x\n\rX: y\n\n", 400, "bare CR inside the head"),
         ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400, "decimal number"),
         ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400, "different values"),
         ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400, "both Content-Length"),
@@ -199,5 +200,30 @@ import Testing
             Issue.record("no request"); return
         }
         #expect(request.path == "/api/status" && request.parameter("x") == "1")
+    }
+
+    /// Lines ending in a bare LF (RFC 9112 §2.2) make the same requests as CRLF, fed whole or
+    /// byte by byte, pipelined too.
+    @Test(arguments: [
+        "GET /a?x=1 HTTP/1.1\nHost: h\nX-One: 1\n\nPOST /b HTTP/1.1\nHost: h\nContent-Length: 2\n\nok",
+        "GET /a?x=1 HTTP/1.1\r\nHost: h\nX-One: 1\r\n\nPOST /b HTTP/1.1\nHost: h\r\nContent-Length: 2\n\r\nok",
+        "\nGET /a?x=1 HTTP/1.1\nHost: h\nX-One: 1\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nok",
+    ])
+    func bareLFEndsLines(input: String) throws {
+        let expected = Self.events(
+            "GET /a?x=1 HTTP/1.1\r\nHost: h\r\nX-One: 1\r\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nok")
+        #expect(expected.count == 3 && Self.events(input) == expected)
+        var parser = HTTPRequestParser()
+        var events: [HTTPRequestParser.Event] = []
+        for byte in input.utf8 {
+            parser.append([byte])
+            for _ in 0..<4 {
+                let event = parser.next()
+                if event == .needMore { break }
+                events.append(event)
+                if case .failed = event { break }
+            }
+        }
+        #expect(events == Array(expected.dropLast()))
     }
 }

@@ -107,4 +107,54 @@ import TestSupport
         #expect(again.written == 0 && again.unchanged == 3)
         #expect(try replica.canonicalHash() == hash)
     }
+
+    /// The app's Swift model encoded by a default `JSONEncoder`: camelCase names are the same
+    /// fields, on `add` as on import (the same entry, the same derived ID), stored snake_case.
+    @Test func theAppsCamelCaseNamesAreTheSameFields() throws {
+        let replica = try ReplicaFixtures.replica(role: .phone)
+        let camel = try JSONValue.parse("""
+            {"id": "\(Self.upper)", "timestamp": "2026-03-01T09:30:00Z", "recordedAt": "2026-03-01T09:30:01Z", "source": "iphone",
+             "deviceId": "iPhone 15", "category": "mood", "synced": false,
+             "data": {"metric": {"name": "mood", "value": 7, "scaleMin": 1, "scaleMax": 10},
+                      "location": {"latitude": 52.5, "longitude": 13.4, "placeName": "Berlin"}}}
+            """)
+        let entry = try replica.add(json: camel)
+        let recordedAt = try Timestamp(iso8601: "2026-03-01T09:30:01Z")
+        #expect(entry.deviceId == "iPhone 15" && entry.recordedAt == recordedAt)
+        #expect(entry.data.metric?.scaleMin == 1 && entry.data.metric?.scaleMax == 10 && entry.data.location?.placeName == "Berlin")
+        let canonical = entry.json.canonicalText
+        #expect(canonical.contains("\"device_id\"") && canonical.contains("\"place_name\"") && !canonical.contains("deviceId"))
+        let snake = try Self.record(#""recorded_at": "2026-03-01T09:30:01Z", "device_id": "d""#)
+        let camelRecord = try Self.record(#""recordedAt": "2026-03-01T09:30:01Z", "deviceId": "d""#)
+        #expect(try Self.imported(camelRecord, into: replica) == (try Self.imported(snake, into: replica)))
+    }
+
+    @Test(arguments: [
+        (#""recorded_at": "2026-03-01T09:30:01Z", "recordedAt": "2026-03-01T09:30:01Z""#, "recorded_at", "recordedAt"),
+        (#""deviceId": "a", "device_id": "a""#, "device_id", "deviceId"),
+    ])
+    func aFieldInBothSpellingsIsRefused(fields: String, snake: String, camel: String) throws {
+        let replica = try ReplicaFixtures.replica(role: .phone)
+        #expect(throws: ValidationError(field: snake, reason: "given twice, as \"\(snake)\" and as \"\(camel)\" (the same field); send one")) {
+            try LogEntry.validated(from: try Self.record(fields), defaults: replica.addDefaults())
+        }
+        let nested = try JSONValue.parse(#"{"data": {"location": {"latitude": 1, "longitude": 2, "place_name": "a", "placeName": "b"}}}"#)
+        #expect(throws: ValidationError(field: "data.location.place_name", reason: "given twice, as \"place_name\" and as \"placeName\" (the same field); send one")) {
+            try LogEntry.validated(from: nested, defaults: replica.addDefaults())
+        }
+    }
+
+    /// Only the app's spellings: any other camelCase name is unknown, and a peer takes none.
+    @Test func otherNamesStayUnknownAndPeersStayStrict() throws {
+        let replica = try ReplicaFixtures.replica(role: .phone)
+        #expect(throws: ValidationError(field: "data.metric.scale", reason: "unknown field")) {
+            try LogEntry.validated(from: try JSONValue.parse(#"{"data": {"metric": {"name": "m", "value": 1, "scale": 3}}}"#), defaults: replica.addDefaults())
+        }
+        #expect(throws: ValidationError(field: "createdBy", reason: "unknown field")) {
+            try LogEntry.validated(from: try Self.record(#""createdBy": "me""#), defaults: replica.addDefaults())
+        }
+        #expect(throws: ValidationError(field: "deviceId", reason: "unknown field")) {
+            try LogEntry.validatedComplete(from: try Self.record(#""id": "phone_550e8400-e29b-41d4-a716-446655440000", "recorded_at": "2026-03-01T08:30:00Z", "source": "phone", "device_id": "d", "deviceId": "d""#))
+        }
+    }
 }

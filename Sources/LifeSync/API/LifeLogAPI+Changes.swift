@@ -8,11 +8,14 @@ extension LifeLogAPI {
         return .json(200, try replica.changes(since: cursor, limit: limit).json)
     }
 
-    /// Resumes after `since`, or else after the `Last-Event-ID` an EventSource sends when it
-    /// reconnects; from the start without either.
+    /// Resumes after the `Last-Event-ID` an EventSource sends when it reconnects, or else after
+    /// `since`; from the start without either. The header wins: a browser reconnects to the
+    /// stream's URL as first given, `since=` and all, and names the last event it got only in
+    /// the header — taking `since=` would replay everything after it again.
     func streamChanges(_ request: HTTPRequest) throws -> HTTPResponse {
         try Self.refuseParameters(request, allowed: ["since"])
-        let resume = request.parameter("since") ?? request.headers["Last-Event-ID"]
+        let lastEventID = request.headers["Last-Event-ID"].flatMap { $0.isEmpty ? nil : $0 }
+        let resume = lastEventID ?? request.parameter("since")
         let cursor = try resume.map(replica.cursor(parsing:))
         var response = HTTPResponse(status: 200, streaming: .source(ChangeEventStream(replica: replica, after: cursor)))
         response.headers.add("Content-Type", "text/event-stream; charset=utf-8")

@@ -46,6 +46,13 @@ extension LifeLogAPI {
     /// One entry (an object) or a batch (an array). Each item is validated like `lifesync add`
     /// (absent fields take this node's defaults); a batch answers a status per item, and with
     /// `?atomic=true` writes all or nothing.
+    ///
+    /// A batch with a refused item never answers 2xx: a client that checks for success (the
+    /// LifeLog app's `createEntries` tests `200..<300` and marks every entry synced) must not
+    /// take it for one. Without `atomic` it is 422 — the body was understood, some items could
+    /// not be taken — and the valid items are stored, listed under `stored`; with `atomic`, 400
+    /// and nothing stored. Retrying the whole batch is safe: an item whose ID is stored with the
+    /// same content answers `already present`, so nothing is written twice.
     func postEntries(_ request: HTTPRequest, wrote: inout Bool) throws -> HTTPResponse {
         try Self.refuseParameters(request, allowed: ["atomic"])
         let atomic: Bool
@@ -90,9 +97,13 @@ extension LifeLogAPI {
             ("already_present", .number(count { $0 == .alreadyPresent })),
             ("refused", .number(refused)),
             ("atomic", .bool(atomic)),
+            ("stored", .array(zip(validated, outcomes).compactMap { item, outcome in
+                guard outcome == .created || outcome == .alreadyPresent, case .success(let entry) = item else { return nil }
+                return .string(entry.id)
+            })),
             ("results", .array(zip(validated, outcomes).enumerated().map { Self.result(of: $1.0, $1.1, index: $0) })),
         ])
-        return .json(refused == 0 ? 200 : atomic ? 400 : 207, summary)
+        return .json(refused == 0 ? 200 : atomic ? 400 : 422, summary)
     }
 
     private static func result(of item: Result<LogEntry, ValidationError>, _ outcome: BatchOutcome, index: Int?) -> JSONValue {

@@ -32,7 +32,8 @@ extension LifeLogAPI {
     /// PUT replaces the entry whole; PATCH applies a merge patch (RFC 7396), as `lifesync update`.
     func changeEntry(_ id: String, _ request: HTTPRequest, wrote: inout Bool) throws -> HTTPResponse {
         try Self.refuseParameters(request, allowed: [])
-        let body = try JSONValue.parse(bytes: request.body)
+        // The LifeLog app's camelCase names, as POST takes them (LogEntry+LifeLogInput.swift).
+        let body = try LogEntry.lifeLogSpellingsNormalised(JSONValue.parse(bytes: request.body))
         let check = condition(request)
         let entry: LogEntry
         if request.method == "PUT" {

@@ -3,8 +3,9 @@
 /// replica like `lifesync` commands do, so a write over HTTP is a local write that replicates.
 ///
 /// Every `/api/*` route needs `Authorization: Bearer <key>` (`lifesync keys create`); every
-/// response carries CORS headers as the document's Hono app sets them (`cors()` defaults), and
-/// any OPTIONS request is a preflight answered 204 before authentication.
+/// response carries CORS headers as the document's Hono app sets them (`cors()` defaults) and
+/// exposes the headers a page's script reads (`ETag`…), and any OPTIONS request is a preflight
+/// answered 204 before authentication.
 ///
 /// ```swift
 /// let api = LifeLogAPI(replica: replica)
@@ -48,8 +49,14 @@ public final class LifeLogAPI {
             }
         }
         response.headers.set("Access-Control-Allow-Origin", "*")
+        if request.method != "OPTIONS" { response.headers.set("Access-Control-Expose-Headers", Self.exposedHeaders) }
         return (response, wrote)
     }
+
+    /// The response headers a cross-origin script may read beyond the CORS-safelisted ones
+    /// (Content-Type, Content-Length, Cache-Control…): the entry's version for If-Match, when
+    /// to retry, why a key was refused, a range's place, a download's name, the server's time.
+    static let exposedHeaders = "ETag, Retry-After, WWW-Authenticate, Content-Range, Accept-Ranges, Content-Disposition, Date"
 
     /// Hono's `cors()` preflight: every method it allows, the headers the browser asked for.
     private func preflight(_ request: HTTPRequest) -> HTTPResponse {

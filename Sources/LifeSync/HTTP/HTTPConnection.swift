@@ -62,6 +62,10 @@ public struct HTTPConnection: Sendable {
     private(set) var state: State
     private var parser: HTTPRequestParser
     public let timeouts: Timeouts
+    /// The `Date` every response head from now on carries (RFC 9110 §6.6.1), as
+    /// `Timestamp.httpDate` writes it. The runtime sets it from its wall clock before feeding
+    /// the connection; this code reads no clock. Nil: no `Date` (a server without a clock).
+    public var date: String?
 
     public init(now: Int64, limits: HTTPLimits = HTTPLimits(), timeouts: Timeouts = Timeouts()) {
         state = .idle(since: now)
@@ -120,7 +124,7 @@ public struct HTTPConnection: Sendable {
         }
         let framing = response.framing(http11: http11)
         if framing == .untilClose { keepAlive = false }
-        let head = response.head(framing: framing, keepAlive: keepAlive)
+        let head = response.head(framing: framing, keepAlive: keepAlive, http10: !http11, date: date)
         if case .bytes(let bytes) = response.body {
             return finish(sending: headOnly || !response.hasBody ? head : head + bytes, keepAlive: keepAlive, now: now)
         }
@@ -162,6 +166,19 @@ public struct HTTPConnection: Sendable {
         return [.close]
     }
 
+    /// The server is stopping: an open-ended body (an event stream) ends with its last chunk,
+    /// so the client sees it end rather than break off, and the connection closes. A finite
+    /// body still going out is cut instead: ending it whole would pass off a part as all.
+    public mutating func shutdown() -> [Action] {
+        guard state != .closed else { return [] }
+        var actions: [Action] = []
+        if case .streaming(let streaming) = state, streaming.keepalive != nil, streaming.framing == .chunked {
+            actions.append(.send(HTTPResponse.lastChunk))
+        }
+        state = .closed
+        return actions + [.close]
+    }
+
     /// After a response: idle for the next request, or closed.
     private mutating func finish(sending bytes: [UInt8], keepAlive: Bool, now: Int64) -> [Action] {
         var actions: [Action] = bytes.isEmpty ? [] : [.send(bytes)]
@@ -187,7 +204,7 @@ public struct HTTPConnection: Sendable {
         case .receiving(let since) where now - since >= timeouts.request:
             state = .closed
             let error = HTTPResponse.error(408, "the request did not arrive within \(timeouts.request / 1000) s")
-            return [.send(error.encoded(keepAlive: false)), .close]
+            return [.send(error.encoded(keepAlive: false, date: date)), .close]
         default:
             return []
         }
@@ -221,7 +238,7 @@ public struct HTTPConnection: Sendable {
                 return actions
             case .failed(let error):
                 state = .closed
-                return actions + [.send(HTTPResponse.error(error).encoded(keepAlive: false)), .close]
+                return actions + [.send(HTTPResponse.error(error).encoded(keepAlive: false, date: date)), .close]
             }
         }
     }

@@ -27,18 +27,19 @@ extension HTTPRequestParser {
             consumed += 1
         }
         scanned = max(scanned, consumed)
-        var end: Int?
-        var i = max(consumed, scanned - 3)
-        while i + 3 < buffer.count {
-            if buffer[i] == Self.cr && buffer[i + 1] == Self.lf && buffer[i + 2] == Self.cr && buffer[i + 3] == Self.lf {
-                end = i
-                break
+        // The head ends at its first empty line. A bare LF ends a line as CRLF does (RFC 9112
+        // §2.2 lets a recipient take it, and clients typed by hand send it): without that, such
+        // a request waited for a CRLF CRLF that never came. A CR is taken only before an LF.
+        var end: Int?  // just past the empty line
+        var i = max(consumed, scanned - 2)
+        while i + 1 < buffer.count {
+            if buffer[i] == Self.lf {
+                if buffer[i + 1] == Self.lf { end = i + 2; break }
+                if buffer[i + 1] == Self.cr && i + 2 < buffer.count && buffer[i + 2] == Self.lf { end = i + 3; break }
             }
             i += 1
         }
-        // A head of a request line alone ends at `end`: its CRLF is the first half of the blank
-        // line. Measuring it to the end of the buffer instead judged it by the bytes after it.
-        let firstLineEnd = buffer[consumed..<(end ?? buffer.count)].firstIndex(of: Self.lf) ?? end ?? buffer.count
+        let firstLineEnd = buffer[consumed..<(end ?? buffer.count)].firstIndex(of: Self.lf) ?? buffer.count
         if firstLineEnd - consumed > limits.requestLineBytes {
             throw HTTPError(413, "the request line is longer than \(limits.requestLineBytes) bytes")
         }
@@ -49,20 +50,23 @@ extension HTTPRequestParser {
             scanned = buffer.count
             return nil
         }
-        guard end + 4 - consumed <= limits.headBytes else {
+        guard end - consumed <= limits.headBytes else {
             throw HTTPError(413, "the request head is longer than \(limits.headBytes) bytes")
         }
         var lines: [ArraySlice<UInt8>] = []
         var start = consumed
-        while start < end + 2, let lineEnd = findCRLF(from: start) {
-            lines.append(buffer[start..<lineEnd])
-            start = lineEnd + 2
+        while let lineEnd = buffer[start..<end].firstIndex(of: Self.lf) {
+            var line = buffer[start..<lineEnd]
+            if line.last == Self.cr { line = line.dropLast() }
+            start = lineEnd + 1
+            if line.isEmpty { break }  // the empty line that ends the head
+            lines.append(line)
         }
-        consumed = end + 4
+        consumed = end
         scanned = consumed
         precondition(!lines.isEmpty, "a head found after a non-empty byte has a request line")
-        for line in lines where line.contains(Self.cr) || line.contains(Self.lf) {
-            throw HTTPError(400, "a bare CR or LF inside the head; lines end with CRLF")
+        for line in lines where line.contains(Self.cr) {
+            throw HTTPError(400, "a bare CR inside the head; lines end with CRLF (or LF)")
         }
         var head = try Self.requestLine(lines[0])
         guard lines.count - 1 <= limits.headerCount else {

@@ -51,20 +51,25 @@ public struct HTTPResponse: Equatable {
     }
 
     /// The bytes on the wire of a whole body. `headOnly` leaves the body out (a HEAD request,
-    /// RFC 9110 §9.3.2) but keeps its Content-Length; `keepAlive: false` says `Connection: close`.
-    public func encoded(headOnly: Bool = false, keepAlive: Bool = true) -> [UInt8] {
+    /// RFC 9110 §9.3.2) but keeps its Content-Length; `keepAlive: false` says `Connection: close`;
+    /// `date` is the `Date` header's value (`Timestamp.httpDate`), nil for none.
+    public func encoded(headOnly: Bool = false, keepAlive: Bool = true, date: String? = nil) -> [UInt8] {
         guard case .bytes(let bytes) = body else { preconditionFailure("a streamed body is sent through HTTPConnection") }
-        var out = head(framing: framing(http11: true), keepAlive: keepAlive)
+        var out = head(framing: framing(http11: true), keepAlive: keepAlive, date: date)
         if !headOnly && hasBody { out += bytes }
         return out
     }
 
-    /// The status line and headers, with the framing's header.
-    func head(framing: Framing, keepAlive: Bool) -> [UInt8] {
+    /// The status line, `Date` (when the runtime gave one: this code reads no clock), the
+    /// headers, the framing's header, and the connection's fate: `Connection: close`, or for an
+    /// HTTP/1.0 client that asked to keep the connection `Connection: keep-alive` (without it,
+    /// such a client waits for the close that ends a 1.0 response: `ab -k` would).
+    func head(framing: Framing, keepAlive: Bool, http10: Bool = false, date: String? = nil) -> [UInt8] {
         var text = "HTTP/1.1 \(status) \(HTTPResponse.reason(status))\r\n"
+        if let date { text += "Date: \(date)\r\n" }
         for (name, value) in headers {
             let lower = name.lowercased()
-            guard lower != "content-length" && lower != "connection" && lower != "transfer-encoding" else { continue }
+            guard lower != "content-length" && lower != "connection" && lower != "transfer-encoding" && (date == nil || lower != "date") else { continue }
             precondition(!name.utf8.contains { $0 <= 0x20 || $0 == UInt8(ascii: ":") } && !value.utf8.contains { $0 == 0x0D || $0 == 0x0A },
                          "a header this node writes has no line break and a token name")
             text += "\(name): \(value)\r\n"
@@ -74,7 +79,7 @@ public struct HTTPResponse: Equatable {
         case .chunked: text += "Transfer-Encoding: chunked\r\n"
         case .untilClose, .none: break
         }
-        if !keepAlive { text += "Connection: close\r\n" }
+        if !keepAlive { text += "Connection: close\r\n" } else if http10 { text += "Connection: keep-alive\r\n" }
         text += "\r\n"
         return Array(text.utf8)
     }

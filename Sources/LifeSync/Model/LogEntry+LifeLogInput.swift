@@ -17,6 +17,11 @@
 ///   depend on which node imports it.
 /// - `created_at` (the backend's row time) and `synced` (the app's "uploaded" flag) describe a
 ///   copy, not the entry: their types are checked and they are dropped.
+/// - The app's Swift model encoded by a default `JSONEncoder` spells fields in camelCase:
+///   `recordedAt`, `deviceId`, `data.location.placeName`, and `data.metric.scaleMin`/`scaleMax`
+///   (the document maps those two to snake_case, a model without its `CodingKeys` does not).
+///   Each is the same field as its snake_case name (`lifeLogSpellingsNormalised`); one object
+///   giving both spellings of a field is refused. What is stored and sent stays snake_case.
 extension Identifier {
     /// The prefix of IDs made from LifeLog input.
     public static let lifeLogPrefix = "lifelog"
@@ -56,6 +61,52 @@ extension LogEntry {
         if let category { members.append(("category", .string(category))) }
         let digest = SHA256.hash(Array(("lifesync content id\n" + JSONValue.object(members).canonicalText).utf8))
         return Identifier.lifeLogPrefix + "_" + Identifier.uuidV4(bytes: digest.bytes)
+    }
+
+    /// The camelCase spellings of each object of an entry, and the field each one is.
+    private static let camelCaseSpellings: [(camel: String, snake: String)] = [("recordedAt", "recorded_at"), ("deviceId", "device_id")]
+    private static let nestedCamelCaseSpellings: [(object: String, spellings: [(camel: String, snake: String)])] = [
+        ("metric", [("scaleMin", "scale_min"), ("scaleMax", "scale_max")]),
+        ("location", [("placeName", "place_name")]),
+    ]
+
+    /// `json` (an entry, or a merge patch of one) with the LifeLog app's camelCase member names
+    /// as their snake_case fields (see the rules above); anything else is left as it is, for
+    /// the validator to judge. Refuses an object that names one field in both spellings.
+    public static func lifeLogSpellingsNormalised(_ json: JSONValue) throws(ValidationError) -> JSONValue {
+        guard case .object(var members) = json else { return json }
+        var changed = try renameCamelCase(&members, path: "", camelCaseSpellings)
+        if let dataIndex = members.firstIndex(where: { $0.0 == "data" }), case .object(var data) = members[dataIndex].1 {
+            var dataChanged = false
+            for (object, spellings) in nestedCamelCaseSpellings {
+                guard let index = data.firstIndex(where: { $0.0 == object }), case .object(var inner) = data[index].1 else { continue }
+                if try renameCamelCase(&inner, path: "data." + object, spellings) {
+                    data[index].1 = .object(inner)
+                    dataChanged = true
+                }
+            }
+            if dataChanged {
+                members[dataIndex].1 = .object(data)
+                changed = true
+            }
+        }
+        return changed ? .object(members) : json
+    }
+
+    /// Renames the camelCase members of one object; true if any was.
+    private static func renameCamelCase(_ members: inout [(String, JSONValue)], path: String,
+                                        _ spellings: [(camel: String, snake: String)]) throws(ValidationError) -> Bool {
+        var changed = false
+        for (camel, snake) in spellings {
+            guard let index = members.firstIndex(where: { $0.0 == camel }) else { continue }
+            if members.contains(where: { $0.0 == snake }) {
+                throw ValidationError(field: path.isEmpty ? snake : path + "." + snake,
+                                      reason: "given twice, as \"\(snake)\" and as \"\(camel)\" (the same field); send one")
+            }
+            members[index].0 = snake
+            changed = true
+        }
+        return changed
     }
 
     /// Neither a category nor anything in `data`: what `add` refuses to write.

@@ -21,8 +21,9 @@ public struct EntryDefaults {
     public var timestamp: Timestamp?
     public var source: String
     public var deviceId: String
-    /// A user's input as the LifeLog document writes it: a bare UUID `id`, `created_at` and
-    /// `synced` are taken (LogEntry+LifeLogInput.swift). Never set for what a peer sends.
+    /// A user's input as the LifeLog document writes it: a bare UUID `id`, `created_at`,
+    /// `synced` and the app's camelCase field names are taken (LogEntry+LifeLogInput.swift).
+    /// Never set for what a peer sends.
     public var acceptsLifeLogForm: Bool
     /// An absent `id` is derived from the entry's content instead of made by `makeID`, so an
     /// import recognises the entries it took before.
@@ -60,7 +61,7 @@ extension LogEntry {
     /// Builds an entry from untrusted JSON, filling absent fields from `defaults`. Unknown
     /// fields are refused, so a typo (`"catgory"`) is not silently dropped.
     public static func validated(from json: JSONValue, defaults: EntryDefaults) throws(ValidationError) -> LogEntry {
-        var fields = try FieldReader(json, path: "")
+        var fields = try FieldReader(defaults.acceptsLifeLogForm ? lifeLogSpellingsNormalised(json) : json, path: "")
         let givenID = try fields.optionalString("id")
         if let givenID, !defaults.acceptsLifeLogForm { try validateEntryID(givenID, field: "id") }
         let normalisedID = try givenID.map { given throws(ValidationError) in

@@ -31,6 +31,9 @@ public final class HTTPServer {
     /// The last change sequence seen, and when to look again for writes of other processes.
     private var seenChange: Int64 = -1
     private var nextChangeCheck: Int64 = 0
+    /// `currentDate()`'s last answer, and the second it is of.
+    private var dateSecond = Int64.min
+    private var dateText = ""
 
     init(listen: SocketAddress, api: LifeLogAPI, limits: Limits, tls: TLSContext? = nil, log: @escaping (String) -> Void,
          wrote: @escaping (Int64) -> Void) throws {
@@ -46,9 +49,18 @@ public final class HTTPServer {
 
     deinit { stop() }
 
-    /// Closes the listener and every client (what is queued is dropped).
+    /// Closes the listener and every client. An event stream first gets its last chunk, so its
+    /// client sees the stream end (best effort: what the socket takes at once, as for the
+    /// rest of what is queued).
     func stop() {
-        for client in clients.values { client.stream.close() }
+        let now = MonotonicClock.milliseconds()
+        for client in clients.values {
+            if client.handshaken && !client.closing {
+                perform(client.connection.shutdown(), on: client, now: now)
+                _ = client.flush(now: now)
+            }
+            client.stream.close()
+        }
         clients.removeAll()
         if listener >= 0 { close(listener); listener = -1 }
     }
@@ -62,6 +74,18 @@ public final class HTTPServer {
     /// waiting for changes look at once rather than at their next check.
     public func replicaChanged() { changed = true }
 
+    /// The `Date` of responses sent now (RFC 9110 §6.6.1): the node's wall clock, the one its
+    /// replica stamps writes with (the HTTP code reads none), formatted once a second.
+    private func currentDate() -> String {
+        let milliseconds = api.replica.now.millisecondsSince1970
+        let second = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
+        if second != dateSecond {
+            dateSecond = second
+            dateText = Timestamp(millisecondsSince1970: second * 1000).httpDate
+        }
+        return dateText
+    }
+
     private func acceptAll(now: Int64) {
         for _ in 0..<64 {
             switch Socket.accept(listener) {
@@ -73,7 +97,7 @@ public final class HTTPServer {
                     let stream = TCPStream(fd: fd)
                     if tls == nil {
                         let busy = HTTPResponse.error(503, "\(clients.count) HTTP connections open, the limit is \(limits.maximumConnections); retry shortly")
-                        _ = busy.encoded(keepAlive: false).withUnsafeBytes { stream.write($0) }
+                        _ = busy.encoded(keepAlive: false, date: currentDate()).withUnsafeBytes { stream.write($0) }
                     }
                     stream.close()
                     if refusalLoggedAt.map({ now - $0 >= 1_000 }) ?? true {
@@ -85,7 +109,8 @@ public final class HTTPServer {
                 let secured: TLSStream?
                 do { secured = try tls?.stream(fd: fd, dialing: false) } catch { close(fd); continue }
                 let stream: any ByteStream = secured ?? TCPStream(fd: fd)
-                let connection = HTTPConnection(now: now, limits: limits.request, timeouts: limits.timeouts)
+                var connection = HTTPConnection(now: now, limits: limits.request, timeouts: limits.timeouts)
+                connection.date = currentDate()
                 clients[nextID] = HTTPClient(stream: stream, tls: secured, remote: remote, connection: connection, now: now)
                 nextID += 1
             }
@@ -237,6 +262,8 @@ extension HTTPServer: PollParticipant {
 
     func ready(_ revents: [Int16], now: Int64) {
         precondition(revents.count == polled.count + 1, "readiness for the listener and every client")
+        let date = currentDate()
+        for client in clients.values { client.connection.date = date }
         if revents[0] & Int16(POLLIN) != 0 { acceptAll(now: now) }
         for (index, id) in polled.enumerated() {
             guard let client = clients[id] else { continue }
