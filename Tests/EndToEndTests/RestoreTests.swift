@@ -31,16 +31,22 @@ import TestSupport
         }.map { folder + "/" + $0 }
     }
 
-    @Test(.timeLimit(.minutes(2)))
-    func aReplicaPutBackByHandLosesNothing() throws {
+    /// A phone and a mac, paired and serving, the mac's entry "one" on the phone.
+    private func pairServingWithOneEntry() throws -> (ServeGroup, ServeNode, ServeNode) {
         let group = ServeGroup()
-        defer { group.stopAll() }
         let phone = try group.node("phone", role: "phone")
         let mac = try group.node("mac", role: "mac")
         try phone.start()
         try mac.start(peers: [phone.address])
         let one = try add(mac, "one")
         try waitFor([one.id], on: phone)
+        return (group, phone, mac)
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aReplicaPutBackByHandLosesNothing() throws {
+        let (group, phone, mac) = try pairServingWithOneEntry()
+        defer { group.stopAll() }
 
         mac.terminate()
         let aside = group.directory.file("aside")
@@ -67,14 +73,8 @@ import TestSupport
 
     @Test(.timeLimit(.minutes(2)))
     func backupWhileServingThenRestoreLosesNothing() throws {
-        let group = ServeGroup()
+        let (group, phone, mac) = try pairServingWithOneEntry()
         defer { group.stopAll() }
-        let phone = try group.node("phone", role: "phone")
-        let mac = try group.node("mac", role: "mac")
-        try phone.start()
-        try mac.start(peers: [phone.address])
-        let one = try add(mac, "one")
-        try waitFor([one.id], on: phone)
 
         let backup = group.directory.file("mac-backup.sqlite")
         let made = try LifeSyncBinary.run(["backup", backup, "--db", mac.db])
