@@ -40,8 +40,9 @@ extension Simulator {
     }
 
     /// The node goes down, its replica is put back from the copy, and it restarts 1–60 s later.
-    /// Writes it made after the copy that no other replica holds are gone with the copy: the
-    /// user restored an older state on purpose, so the ledger lets them go (nothing else may).
+    /// Writes that only this replica held (its own made after the copy, or others' it alone had
+    /// received) are gone with it: the user restored an older state on purpose, so the ledger
+    /// lets them go (nothing else may).
     func restore(_ name: String) {
         guard let node = nodes[name], let backup = node.backup else { return }
         // Recordings attached between the copy and its restore are left out of the model for now:
@@ -56,18 +57,17 @@ extension Simulator {
         }
         count("restore")
         trace.record(now, "restore \(name)")
-        forgetWritesLostByRestore(of: name)
+        forgetWritesLostByRestore()
         network.schedule(at: now + 1_000 + Int64(restoreRandom.next(below: 60_000))) { [unowned self] in restart(name) }
     }
 
-    private func forgetWritesLostByRestore(of name: String) {
-        let replicas = names.compactMap { other -> Replica? in
-            guard let node = nodes[other] else { return nil }
-            return other == name ? try? Replica(path: node.path, clock: node.clock, random: nodeRandom)
-                : node.replica ?? (try? Replica(path: node.path, clock: node.clock, random: nodeRandom))
+    private func forgetWritesLostByRestore() {
+        let replicas = names.compactMap { name -> Replica? in
+            guard let node = nodes[name] else { return nil }
+            return node.replica ?? (try? Replica(path: node.path, clock: node.clock, random: nodeRandom))
         }
         let lost = ledger.writes.filter { write in
-            write.node == name && !replicas.contains { absorbed(write, by: $0) }
+            !replicas.contains { absorbed(write, by: $0) }
         }.map { "\($0.stamp.origin)#\($0.stamp.sequence)" }
         ledger.forget { lost.contains("\($0.stamp.origin)#\($0.stamp.sequence)") }
     }
