@@ -19,6 +19,16 @@ extension Simulator {
         let replicas = full.map { nodes[$0]!.replica! }
         guard let hashes = try? replicas.map({ try $0.canonicalHash() }) else { return "a full replica cannot be read" }
         if Set(hashes).count != 1 { return "the full replicas differ: \(differences(full))" }
+        // Every honest loser is listed alike everywhere; a clash a hostile peer forged is kept
+        // where it was found (it never travels: its (origin, sequence) belongs to another write).
+        let honest = Set(ledger.writes.map { "\($0.stamp.origin)#\($0.stamp.sequence)" })
+        let conflictLists = replicas.map { replica in
+            ((try? replica.conflicts()) ?? []).filter { honest.contains("\($0.loser.origin)#\($0.loser.sequence)") }.map { "\($0.entryID)|\($0.loser.origin.prefix(8))#\($0.loser.sequence)|\($0.lostFields?.rawValue ?? 255)" }.sorted()
+        }
+        if let odd = zip(full, conflictLists).first(where: { $0.1 != conflictLists[0] }) {
+            let missing = Set(conflictLists[0]).symmetricDifference(odd.1).sorted().prefix(3)
+            return "the conflicts differ between \(full[0]) and \(odd.0): \(missing.joined(separator: ", "))"
+        }
         guard let vectors = try? replicas.map({ try $0.replicaVector() }) else { return "a replica vector cannot be read" }
         for name in names {
             guard let replica = nodes[name]?.replica ?? (try? Replica(path: nodes[name]!.path, clock: nodes[name]!.clock, random: nodeRandom)),
@@ -131,17 +141,12 @@ struct InvariantChecker {
         let full = simulator.names.filter { simulator.nodes[$0]!.role.isFullReplica }
         guard let reference = full.first.flatMap({ simulator.nodes[$0]?.replica }) else { return [] }
         var violations: [String] = []
-        // Every loser any node kept, with the fields it lost (nil: it lost whole).
+        // Every loser the full replicas kept, with the fields it lost (nil: it lost whole). A
+        // conflict counts only once every full replica lists it (convergence holds them equal).
         var kept: [String: FieldMask?] = [:]
-        for name in simulator.names {
-            guard let replica = simulator.nodes[name]?.replica else { continue }
+        if let replica = simulator.nodes[full[0]]?.replica {
             for conflict in (try? replica.conflicts()) ?? [] {
-                let key = "\(conflict.entryID)|\(conflict.loser.origin)|\(conflict.loser.sequence)"
-                switch (kept[key], conflict.lostFields) {
-                case (nil, let fields): kept[key] = fields
-                case (.some(.some(let a)), .some(let b)): kept[key] = a.union(b)
-                default: kept[key] = .some(nil)
-                }
+                kept["\(conflict.entryID)|\(conflict.loser.origin)|\(conflict.loser.sequence)"] = conflict.lostFields
             }
         }
         // A record the hostile node created is its own: its later writes may claim (a forged

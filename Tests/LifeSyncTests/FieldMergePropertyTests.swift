@@ -155,10 +155,17 @@ import Testing
             let expectDeleted = greatestDelete.map { d in greatestLive.map { $0.stamp.precedes(d.stamp) } ?? true } ?? false
             #expect((result.content == nil) == expectDeleted, "seed \(seed)")
             if expectDeleted {
-                #expect(result.latest.stamp.isSameWrite(as: greatestDelete!.stamp) && result.kept.isEmpty, "seed \(seed)")
+                #expect(result.latest.stamp.isSameWrite(as: greatestDelete!.stamp), "seed \(seed)")
+                // What a deleted entry keeps: its conflicts (what the delete had not seen), its other
+                // deletes, and the resolutions that may have decided them.
+                #expect(result.kept.allSatisfy { write in
+                    result.losses.contains { $0.loser.stamp.isSameWrite(as: write.stamp) } || write.entry == nil
+                        || FieldMerge.decidesDeletes(write, in: writes)
+                }, "seed \(seed)")
+                #expect(result.losses.allSatisfy { !greatestDelete!.stamp.hasSeen($0.loser.stamp) }, "seed \(seed)")
                 deleted += 1
             } else if let greatestDelete {
-                #expect(result.kept.first?.stamp.isSameWrite(as: greatestDelete.stamp) == true, "seed \(seed): the floor is kept first")
+                #expect(result.floor?.stamp.isSameWrite(as: greatestDelete.stamp) == true, "seed \(seed): the floor is kept")
                 outlived += 1
             }
         }
@@ -249,16 +256,28 @@ import Testing
             }
         }
         var missing: [String] = []
+        // Answered: a write that had the value in view decided after it. For a field, another
+        // write of that field that counts; for a whole edit, any other write; for a delete, a
+        // later delete or a resolution (PROTOCOL.md §8).
+        let floor = result.floor
+        func answered(_ write: EntryWrite, _ field: EntryField?) -> Bool {
+            let seenBy = writes.filter { !$0.stamp.isSameWrite(as: write.stamp) && $0.stamp.hasSeen(write.stamp) }
+            func chosen(_ field: EntryField) -> Bool {
+                seenBy.contains { other in other.entry != nil && other.fields.contains(field) && (floor.map { $0.stamp.precedes(other.stamp) } ?? true) }
+            }
+            if let field { return chosen(field) }
+            if write.entry == nil { return seenBy.contains { $0.entry == nil || $0.fields == .all } }
+            return seenBy.contains { $0.entry == nil } || write.fields.fields.allSatisfy { field in seenBy.contains { $0.entry != nil && $0.fields.contains(field) } }
+        }
         func check(_ write: EntryWrite, _ field: EntryField?, against winner: VersionStamp) {
-            let settled = latest.hasSeen(write.stamp) && latest.hasSeen(winner)
-            guard !winner.hasSeen(write.stamp), !settled, !reported(write, field), !beatenWhereSeen(write, field) else { return }
+            guard !winner.hasSeen(write.stamp), !answered(write, field), !reported(write, field), !beatenWhereSeen(write, field) else { return }
             missing.append("\(write.stamp.origin)#\(write.stamp.sequence) \(field?.name ?? "whole") lost to \(winner.origin)#\(winner.sequence)")
         }
         for write in writes where !write.stamp.isSameWrite(as: latest) {
             guard result.content != nil else { check(write, nil, against: latest); continue }
             if write.entry == nil {
                 check(write, nil, against: latest)
-            } else if let floor = result.kept.first, floor.entry == nil, write.stamp.precedes(floor.stamp) {
+            } else if let floor = result.floor, write.stamp.precedes(floor.stamp) {
                 check(write, nil, against: floor.stamp)
             } else {
                 for field in write.fields.fields {

@@ -21,6 +21,16 @@ public struct FieldLoss: Equatable, Sendable {
     public var winner: VersionStamp
 }
 
+extension FieldLoss {
+    /// Whether `write` takes part in this loss: it lost, or it won what was lost. A loser beaten
+    /// on several fields names its greatest winner; the write may have won another of the fields
+    /// (the text), and that loss is news even when the named winner (of the tags) is not.
+    func involves(_ write: VersionStamp, in result: FieldMergeResult) -> Bool {
+        loser.stamp.isSameWrite(as: write) || winner.isSameWrite(as: write)
+            || (fields?.fields ?? []).contains { result.winner(of: $0)?.isSameWrite(as: write) == true }
+    }
+}
+
 /// What a set of writes of one entry makes of it.
 public struct FieldMergeResult: Equatable, Sendable {
     /// The write the record's row carries: the greatest live write, or when the entry is
@@ -37,6 +47,12 @@ public struct FieldMergeResult: Equatable, Sendable {
     /// own entry whole (the kept writes still decide the fields once a later write allows).
     public var standsWhole = false
 
+    /// The greatest delete the entry outlived (nil when it is deleted, or never was): the writes
+    /// below it count for nothing but their conflicts.
+    public var floor: EntryWrite? {
+        content == nil ? nil : kept.last { $0.entry == nil }
+    }
+
     /// Whether `write` is part of the result (as the latest or kept).
     public func holds(_ stamp: VersionStamp) -> Bool {
         latest.stamp.isSameWrite(as: stamp) || kept.contains { $0.stamp.isSameWrite(as: stamp) }
@@ -47,7 +63,8 @@ public struct FieldMergeResult: Equatable, Sendable {
     public func winner(of field: EntryField) -> VersionStamp? {
         guard content != nil else { return nil }
         guard !standsWhole else { return latest.stamp }
-        let live = (kept + [latest]).filter { $0.entry != nil }
+        let floor = self.floor
+        let live = (kept + [latest]).filter { write in write.entry != nil && floor.map { $0.stamp.precedes(write.stamp) } ?? true }
         return (live.last { $0.fields.contains(field) } ?? latest).stamp
     }
 }
@@ -82,11 +99,15 @@ public enum FieldMerge {
         let floor = ordered.last { $0.entry == nil }
         guard let greatest = ordered.last(where: { $0.entry != nil }), floor.map({ $0.stamp.precedes(greatest.stamp) }) ?? true else {
             let delete = floor!
-            // A concurrent delete that lost is a loser too (whole-entry rule, as before fields).
-            // An edit that changed nothing (a no-op patch) lost nothing.
-            let losses = ordered.filter { !$0.stamp.isSameWrite(as: delete.stamp) && !delete.stamp.hasSeen($0.stamp) && !$0.isNoOpEdit }
+            // Every write the delete had not seen lost to it, whole, unless another write that
+            // had seen it decided for it (`answered`); each such loser is held, so it travels.
+            let losses = ordered.filter { !$0.stamp.isSameWrite(as: delete.stamp) && !delete.stamp.hasSeen($0.stamp) && !$0.isNoOpEdit && !FieldMerge.answered($0, in: ordered) }
                 .map { FieldLoss(loser: $0, fields: nil, winner: delete.stamp) }
-            return FieldMergeResult(latest: delete, content: nil, kept: [], losses: losses)
+            let kept = ordered.filter { write in
+                !write.stamp.isSameWrite(as: delete.stamp)
+                    && (write.entry == nil || losses.contains { $0.loser.stamp.isSameWrite(as: write.stamp) } || FieldMerge.decidesDeletes(write, in: ordered))
+            }
+            return FieldMergeResult(latest: delete, content: nil, kept: kept, losses: losses)
         }
         let counted = ordered.filter { write in write.entry != nil && (floor.map { $0.stamp.precedes(write.stamp) } ?? true) }
         var content = greatest.entry!
@@ -106,14 +127,7 @@ public enum FieldMerge {
 
         var kept: [EntryWrite] = []
         var losses: [FieldLoss] = []
-        // An edit below the floor is settled only by a greatest write of every field that had
-        // seen both (a resolution): any other leaves some field the edit changed unchosen.
-        func settled(_ loser: VersionStamp, _ winner: VersionStamp) -> Bool {
-            greatest.fields == .all && greatest.stamp.hasSeen(loser) && greatest.stamp.hasSeen(winner)
-        }
         for (index, write) in counted.enumerated() {
-            let wins = winners.contains(index)
-            if index != counted.count - 1 && wins { kept.append(write) }
             var lost = FieldMask.none
             var beatenBy: VersionStamp?
             for field in write.fields.fields {
@@ -125,28 +139,65 @@ public enum FieldMerge {
                     }
                     continue
                 }
-                let stamp = counted[winner].stamp
-                // (A greatest write that had seen both sides but did not change the field leaves
-                // the loss standing: an edit of the text settles nothing about the category.)
-                guard !stamp.hasSeen(write.stamp) else { continue }
+                // Answered once any write of the field had seen it: the value was in view when
+                // the field was decided. (A greatest write that had seen both sides but did not
+                // change the field leaves the loss standing: an edit of the text settles nothing
+                // about the category.)
+                guard !counted.contains(where: { $0.fields.contains(field) && !$0.stamp.isSameWrite(as: write.stamp) && $0.stamp.hasSeen(write.stamp) }) else { continue }
                 lost.insert(field)
+                let stamp = counted[winner].stamp
                 if beatenBy.map({ $0.precedes(stamp) }) ?? true { beatenBy = stamp }
             }
             if let beatenBy { losses.append(FieldLoss(loser: write, fields: lost, winner: beatenBy)) }
+            let held = winners.contains(index) || beatenBy != nil || decidesDeletes(write, in: ordered)
+            if index != counted.count - 1 && held { kept.append(write) }
         }
         if let floor {
-            kept.insert(floor, at: 0)
+            // Below the floor: an edit lost whole, until another write that had seen it decides
+            // for it (a resolution, a delete, or a loser below the floor that carries it).
             for write in ordered where write.entry != nil && !write.isNoOpEdit && write.stamp.precedes(floor.stamp)
-                && !floor.stamp.hasSeen(write.stamp) && !settled(write.stamp, floor.stamp) {
+                && !floor.stamp.hasSeen(write.stamp) && !answered(write, in: ordered) {
                 losses.append(FieldLoss(loser: write, fields: nil, winner: floor.stamp))
+                kept.append(write)
             }
         }
-        for delete in ordered where delete.entry == nil && !greatest.stamp.hasSeen(delete.stamp) {
+        // A delete an update won against stays a conflict until the user settles it: a
+        // resolution, or a delete again (a later ordinary edit, even one made after seeing the
+        // delete, decides nothing about it).
+        for delete in ordered where delete.entry == nil && !answered(delete, in: ordered) {
             losses.append(FieldLoss(loser: delete, fields: nil, winner: greatest.stamp))
         }
+        // Every delete stays, and every resolution that decided one, so a delete's answer is
+        // never dropped while the delete is held (the floor among them decides what counts).
+        for write in ordered where (write.entry == nil || decidesDeletes(write, in: ordered) && write.stamp.precedes(greatest.stamp))
+            && !kept.contains(where: { $0.stamp.isSameWrite(as: write.stamp) }) {
+            kept.append(write)
+        }
+        kept.sort { $0.stamp.precedes($1.stamp) }
         assert(kept.allSatisfy { $0.stamp.precedes(greatest.stamp) }, "the kept writes are below the latest")
         assert(content.id == greatest.entry!.id, "a merge keeps the entry's identity")
         return FieldMergeResult(latest: greatest, content: content, kept: kept, losses: losses, standsWhole: standsWhole)
+    }
+}
+
+extension FieldMerge {
+    /// A resolution: a write of every field made after seeing another device's writes (a new
+    /// entry is a write of every field that has seen none). It may have decided for a delete,
+    /// here or still on its way, so it is held for good, as every delete is: a delete's answer
+    /// is never dropped while the delete may arrive or stays. Both are rare, one per decision.
+    static func decidesDeletes(_ write: EntryWrite, in writes: [EntryWrite]) -> Bool {
+        write.entry != nil && write.fields == .all && write.stamp.vector.entries.contains { $0.origin != write.stamp.origin }
+    }
+
+    /// Whether the writes that had seen `write` decided for it. A delete: a later delete or a
+    /// resolution (a write of every field). An edit: a delete, or for each field it changed a
+    /// write of that field (its writer had the value in view and chose). An edit of another field
+    /// decides nothing, also on the edit's own device (whose later writes all have seen it).
+    static func answered(_ write: EntryWrite, in writes: [EntryWrite]) -> Bool {
+        let seenBy = writes.filter { !$0.stamp.isSameWrite(as: write.stamp) && $0.stamp.hasSeen(write.stamp) }
+        if write.entry == nil { return seenBy.contains { $0.entry == nil || $0.fields == .all } }
+        if seenBy.contains(where: { $0.entry == nil }) { return true }
+        return write.fields.fields.allSatisfy { field in seenBy.contains { $0.entry != nil && $0.fields.contains(field) } }
     }
 }
 

@@ -160,6 +160,38 @@ extension Replica {
         return removed
     }
 
+    /// Brings entry `id`'s records in line with a merge of `writes` (what the replica held of it
+    /// and the write that arrived, `arriving`): each loss the arriving write takes part in is
+    /// recorded (returns how many); a record whose loser was among `writes` says exactly what
+    /// the merge says it still lost, and goes once it lost nothing (PROTOCOL.md §8: a loser is
+    /// held, and travels, as long as it is a conflict, so every replica that holds the same writes
+    /// holds the same records). A record whose loser was not among them — a clash, or a record
+    /// from before losers were held — is settled by the rule of `clearSettledConflicts`.
+    @discardableResult
+    func reconcileConflicts(id: String, _ result: FieldMergeResult, writes: [EntryWrite], arriving: VersionStamp) throws -> Int {
+        var recorded = 0
+        for loss in result.losses where loss.involves(arriving, in: result) {
+            try recordLoss(id: id, loss, standing: result.content)
+            recorded += 1
+        }
+        let records = try database.rows("SELECT loser_origin, loser_seq, fields FROM conflicts WHERE entry_id = ?", [.text(id)]) { row in
+            (row.string(0), UInt64(clamping: row.int64(1)), row.isNull(2) ? nil : try Replica.fieldMask(row, 2))
+        }
+        for (origin, sequence, fields) in records where writes.contains(where: { $0.stamp.origin == origin && $0.stamp.sequence == sequence }) {
+            let key: [SQLValue] = [.text(id), .text(origin), .counter(sequence)]
+            guard let loss = result.losses.first(where: { $0.loser.stamp.origin == origin && $0.loser.stamp.sequence == sequence }) else {
+                try database.run("DELETE FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?", key)
+                continue
+            }
+            if let fields, let lost = loss.fields, !fields.isSubset(of: lost) {
+                try database.run("UPDATE conflicts SET fields = ? WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?",
+                                 [.integer(Int64(fields.removing(fields.removing(lost)).rawValue))] + key)
+            }
+        }
+        try clearSettledConflicts(id: id, by: result.latest.stamp, fields: result.latest.fields, sparing: writes)
+        return recorded
+    }
+
     /// Settles what the version stamped `stamp`, which changed `fields`, settles of `id`'s
     /// records: it had seen both the loser and the winner. A record of some fields gives up only
     /// the fields the version changed (an edit of the text says nothing about a lost category),
@@ -168,13 +200,14 @@ extension Replica {
     /// delete, with any such version; of an edit (one that fell below a delete), only with a
     /// version of every field (a resolution), for the record does not say which fields the edit
     /// changed. One index probe when there are none (the common case).
-    func clearSettledConflicts(id: String, by stamp: VersionStamp, fields: FieldMask) throws {
+    func clearSettledConflicts(id: String, by stamp: VersionStamp, fields: FieldMask, sparing held: [EntryWrite] = []) throws {
         let sides = try database.rows("SELECT loser_origin, loser_seq, winner_origin, winner_seq, fields, loser_deleted FROM conflicts WHERE entry_id = ?", [.text(id)]) { row in
             (row.string(0), UInt64(clamping: row.int64(1)), row.string(2), UInt64(clamping: row.int64(3)),
              row.isNull(4) ? nil : try Replica.fieldMask(row, 4), row.int64(5) != 0)
         }
         for (loserOrigin, loserSequence, winnerOrigin, winnerSequence, lost, loserDeleted) in sides
-        where stamp.vector[loserOrigin] >= loserSequence && stamp.vector[winnerOrigin] >= winnerSequence
+        where !held.contains(where: { $0.stamp.origin == loserOrigin && $0.stamp.sequence == loserSequence })
+            && stamp.vector[loserOrigin] >= loserSequence && stamp.vector[winnerOrigin] >= winnerSequence
             && (lost ?? .all).intersects(fields) && (lost != nil || loserDeleted || fields == .all) {
             let key: [SQLValue] = [.text(id), .text(loserOrigin), .counter(loserSequence)]
             let left = lost.map { $0.removing(fields) } ?? .none

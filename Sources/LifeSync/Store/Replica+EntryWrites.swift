@@ -30,7 +30,7 @@ extension Replica {
             StoredWrites(place: .tombstone, latest: EntryWrite(stamp: try Replica.stamp(from: row, deleted: true), entry: nil), content: nil, kept: [])
         }
         guard var stored else { return nil }
-        if stored.place == .live { stored.kept = try keptWrites(id: id) }
+        stored.kept = try keptWrites(id: id)
         return stored
     }
 
@@ -65,7 +65,6 @@ extension Replica {
                       write.fields == .all ? .null : .integer(Int64(write.fields.rawValue)),
                       write.entry.map { .text($0.json.canonicalText) } ?? .null])
         }
-        assert(result.content != nil || result.kept.isEmpty, "a deleted entry keeps no earlier writes")
     }
 
     /// An entry stored as canonical JSON (a write's own content), validated as a peer's would be.

@@ -109,22 +109,32 @@ extension Replica {
     func writeLocal(id: String, entry: LogEntry?, previous: StoredVersion?, alsoSeen: VersionVector = VersionVector(),
                     restamps: FieldMask = .none) throws -> VersionStamp {
         let stored = previous == nil ? nil : try storedWrites(id: id)
-        let seen = (stored?.kept ?? []).reduce(alsoSeen) { $0.joined(with: $1.stamp.vector) }
+        // Every write the entry is made of, but another device's it holds only as a whole
+        // conflict (an edit below a delete, a delete an update won against): the user has not
+        // decided on them, so the new write must not count as having seen them (a resolution
+        // does, `alsoSeen`). This node's own writes are seen whatever they are: its vector entry
+        // covers them, and what they had seen comes with them, so vectors stay closed.
+        let undecided = stored.map { FieldMerge.merge($0.all).losses.filter { $0.fields == nil }.map(\.loser.stamp) } ?? []
+        let own = undecided.isEmpty ? [] : try ownOrigins()
+        let seen = (stored?.kept ?? []).filter { write in
+            own.contains(write.stamp.origin) || !undecided.contains { $0.isSameWrite(as: write.stamp) }
+        }.reduce(alsoSeen) { $0.joined(with: $1.stamp.vector) }
         let stamp = try nextStamp(previous: previous?.stamp, deleted: entry == nil, alsoSeen: seen)
         var fields = FieldMask.all
         if let entry, let before = stored?.content { fields = FieldMask.changed(from: before, to: entry).union(restamps) }
         var writer = RecordWriter(database: database, createdAt: now)
         if let stored {
-            let result = FieldMerge.merge(stored.all + [EntryWrite(stamp: stamp, fields: fields, entry: entry)])
+            let write = EntryWrite(stamp: stamp, fields: fields, entry: entry)
+            let result = FieldMerge.merge(stored.all + [write])
             // (Only a planted bug that stamps without regard for causality breaks this.)
             precondition(result.latest.stamp == stamp && result.content == entry || !plantedBugs.isEmpty,
                          "a local write stands whole where it is made")
             try storeMerged(id: id, result, over: stored, writer: &writer)
+            // An edit made where the loser was written, after the winner arrived, has seen both.
+            try reconcileConflicts(id: id, result, writes: stored.all + [write], arriving: stamp)
         } else {
             try writer.store(id: id, entry: entry, stamp: stamp, previous: nil)
         }
-        // An edit made where the loser was written, after the winner arrived, has seen both.
-        if previous != nil { try clearSettledConflicts(id: id, by: stamp, fields: fields) }
         return stamp
     }
 

@@ -145,24 +145,8 @@ extension Replica {
             result = flipped
         }
         try storeMerged(id: change.id, result, over: stored, writer: &writer)
-        for loss in result.losses where involves(loss, change.stamp, result) {
-            try recordLoss(id: change.id, loss, standing: result.content)
-            outcome.conflicts += 1
-        }
-        if result.holds(change.stamp) {
-            outcome.applied += 1
-            try clearSettledConflicts(id: change.id, by: result.latest.stamp, fields: result.latest.fields)
-        } else {
-            outcome.unchanged += 1
-        }
-    }
-
-    /// Whether `change` takes part in `loss`: it lost, or it won what was lost. A loser beaten on
-    /// several fields names its greatest winner; the change may have won another of the fields
-    /// (the text), and that loss is news even when the named winner (of the tags) is not.
-    private func involves(_ loss: FieldLoss, _ change: VersionStamp, _ result: FieldMergeResult) -> Bool {
-        loss.loser.stamp.isSameWrite(as: change) || loss.winner.isSameWrite(as: change)
-            || (loss.fields?.fields ?? []).contains { result.winner(of: $0)?.isSameWrite(as: change) == true }
+        outcome.conflicts += try reconcileConflicts(id: change.id, result, writes: stored.all + [change.write], arriving: change.stamp)
+        if result.holds(change.stamp) { outcome.applied += 1 } else { outcome.unchanged += 1 }
     }
 
     /// The planted bug `reversedOriginTieBreak` (test-only): between two whole writes of equal
