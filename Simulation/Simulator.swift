@@ -241,6 +241,7 @@ public final class Simulator {
         replica.plantedBugs = options.plantedBugs
         replica.signatureVerifier = SimulatedVerifier()
         replica.writeMarks = node.marks
+        _ = try? replica.adoptStoredCopies(in: node.storage)
         var configuration = NodeConfiguration(peers: peers(of: name).filter { network.isLinked(name, $0) })
         configuration.session.plantedBugs = options.plantedBugs
         // Small chunks, so even small recordings cross in many pieces, more than a window holds.

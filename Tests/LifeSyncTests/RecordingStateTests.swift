@@ -196,4 +196,28 @@ import TestSupport
         }
         #expect(Recording.fileNameProblem(String(repeating: "é", count: 128))?.contains("255 bytes") == true)
     }
+
+    /// A replica put back from an older copy forgets the recordings it received since, while its
+    /// recordings folder keeps them (and the watch let go of its copy once this phone confirmed
+    /// it). As the node starts, it takes back every intact copy its storage holds; a copy that no
+    /// longer matches its checksum is left to be fetched again.
+    @Test func aRestoredReplicaTakesBackTheIntactCopiesItsStorageHolds() throws {
+        let watch = try TestNode(.watch, seed: 11)
+        let phone = try TestNode(.phone, seed: 12)
+        let intact = try watch.attach(randomBytes(9_000, seed: 13), seed: 110)
+        let damaged = try watch.attach(randomBytes(7_000, seed: 14), seed: 111)
+        let link = SessionPair(a: watch.session(), b: phone.session())
+        link.start()
+        #expect(link.run())
+        // What a restore to before the transfers leaves: the metadata comes back from a peer,
+        // the replica's own record of the bytes does not.
+        try phone.replica.database.run("DELETE FROM recording_files")
+        phone.storage.put(damaged.fileName, randomBytes(7_000, seed: 15))
+        #expect(try phone.replica.recordingStatuses().allSatisfy { $0.state == "awaiting bytes" })
+        #expect(try phone.replica.adoptStoredCopies(in: phone.storage) == [intact.id])
+        let states = try phone.replica.recordingStatuses().map { ($0.recording.id, $0.state) }
+        #expect(states.contains { $0 == intact.id && $1 != "awaiting bytes" })
+        #expect(states.contains { $0 == damaged.id && $1 == "awaiting bytes" })
+        #expect(try phone.replica.adoptStoredCopies(in: phone.storage).isEmpty, "nothing twice")
+    }
 }

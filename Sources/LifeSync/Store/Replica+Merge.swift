@@ -17,6 +17,9 @@ public struct ApplyOutcome: Equatable, Sendable {
     /// Recordings to remove from storage (their file and any partial download): a user delete
     /// of a recording this replica holds bytes of won the merge.
     public var recordingsToRemove: [(id: String, fileName: String)] = []
+    /// Recordings whose metadata arrived while this replica knows nothing of their bytes: the
+    /// storage may hold them already (`Replica.adoptStoredCopy`).
+    public var recordingsArrived: [String] = []
 
     public init() {}
 

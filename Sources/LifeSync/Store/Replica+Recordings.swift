@@ -162,6 +162,15 @@ extension Replica {
             """) { try Replica.recording(from: $0) }
     }
 
+    /// Live recordings whose bytes this replica does not count as held (no file record, or a
+    /// partial one): what a storage folder that outlived its replica may hold already.
+    public func recordingsWithoutBytes() throws -> [String] {
+        try database.rows("""
+            SELECT r.id FROM recordings r LEFT JOIN recording_files f ON f.id = r.id
+            WHERE r.deleted = 0 AND (f.id IS NULL OR f.state = 'partial') ORDER BY r.id
+            """) { $0.string(0) }
+    }
+
     /// The local copy checks out again (the user restored it): it is offered again.
     public func clearRecordingDamage(id: String) throws {
         try database.run("UPDATE recording_files SET damage = NULL, updated_at = ? WHERE id = ?", [.text(now.iso8601), .text(id)])
@@ -273,6 +282,7 @@ extension Replica {
                          mediaType: "application/octet-stream", entryID: nil, originNode: "unknown", createdAt: Timestamp(millisecondsSince1970: 0))
         guard try storeUnlessClashing(change, outcome: &outcome, { try storeRecording(recording, id: change.id, stamp: change.stamp); return true }) != nil else { return }
         outcome.applied += 1
+        if !change.stamp.deleted, try recordingFile(id: change.id) == nil { outcome.recordingsArrived.append(change.id) }
         if change.stamp.deleted, local?.stamp.deleted == false, let file = try recordingFile(id: change.id), file.state != .removed {
             try setRecordingFile(id: change.id, state: .removed, sha256: file.sha256, received: 0)
             outcome.recordingsToRemove.append((change.id, recording.storageName))

@@ -111,6 +111,9 @@ extension SyncSession {
             try? storage?.remove(removed.fileName)
             storage?.discardTemporary(removed.id)
         }
+        if let storage {
+            for id in outcome.recordingsArrived { _ = try? replica.adoptStoredCopy(id: id, in: storage) }
+        }
         open?.delta.received(through: batch.through, own: own)
         changesReceived += batch.changes.count
         lastSent = now

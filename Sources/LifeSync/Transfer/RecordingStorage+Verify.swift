@@ -26,4 +26,23 @@ extension Replica {
         }
         return restored
     }
+
+    /// Takes the copy its storage already holds of a recording whose metadata just arrived: a
+    /// replica put back from an older copy forgot files its folder kept (and a watch may have let
+    /// go of its own once this node confirmed them). Once the bytes prove intact the recording is
+    /// present here, not awaited from a peer. Returns whether it was adopted.
+    @discardableResult
+    public func adoptStoredCopy(id: String, in storage: RecordingStorage) throws -> Bool {
+        guard [nil, .partial].contains(try recordingFile(id: id)?.state), let known = try recording(id: id), !known.deleted,
+              storage.exists(known.recording.storageName), storage.holdsIntact(known.recording) else { return false }
+        try setRecordingFile(id: id, state: .present, sha256: known.recording.sha256, received: known.recording.size)
+        return true
+    }
+    /// Adopts every intact copy the storage holds of a recording this replica does not count as
+    /// held (`adoptStoredCopy`), as a node starts: the replica may have been put back from an
+    /// older copy while its recordings folder kept what arrived since. Returns their IDs.
+    @discardableResult
+    public func adoptStoredCopies(in storage: RecordingStorage) throws -> [String] {
+        try recordingsWithoutBytes().filter { try adoptStoredCopy(id: $0, in: storage) }
+    }
 }

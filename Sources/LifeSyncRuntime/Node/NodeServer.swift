@@ -85,6 +85,8 @@ public final class NodeServer: @unchecked Sendable {
             }
             let restored = try replica.recheckDamagedRecordings(in: storage)
             if !restored.isEmpty { log("\(restored.count) recording(s) marked damaged check out again and are offered again: \(restored.prefix(8).joined(separator: ", "))") }
+            let adopted = try replica.adoptStoredCopies(in: storage)
+            if !adopted.isEmpty { log("\(adopted.count) recording(s) found intact in \(storage.folder), which the replica did not count as held (restored from an older copy?): \(adopted.prefix(8).joined(separator: ", "))") }
         }
         let waker = try LoopWaker()
         storage?.onVerdict = { waker.wake() }
