@@ -241,6 +241,7 @@ public final class Simulator {
         replica.plantedBugs = options.plantedBugs
         replica.signatureVerifier = SimulatedVerifier()
         replica.writeMarks = node.marks
+        if let evidence = try replica.startFreshIfRestoredNow() { trace.record(now, "\(name): restored (\(evidence)): new incarnation \(replica.identity.incarnation)") }
         _ = try? replica.adoptStoredCopies(in: node.storage)
         var configuration = NodeConfiguration(peers: peers(of: name).filter { network.isLinked(name, $0) })
         configuration.session.plantedBugs = options.plantedBugs

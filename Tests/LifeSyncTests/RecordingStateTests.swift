@@ -149,6 +149,7 @@ import TestSupport
             // Back to schema 7: step 8's columns out, and every later step's tables too.
             let db = try Database(path: path, create: false)
             try db.execute("""
+                ALTER TABLE recording_confirmations DROP COLUMN incarnation;
                 INSERT INTO recording_confirmations SELECT id, received_from, 'watch', sha256, updated_at FROM recording_files;
                 ALTER TABLE recording_files DROP COLUMN damage;
                 ALTER TABLE recording_files DROP COLUMN received_from;
@@ -219,5 +220,19 @@ import TestSupport
         #expect(states.contains { $0 == intact.id && $1 != "awaiting bytes" })
         #expect(states.contains { $0 == damaged.id && $1 == "awaiting bytes" })
         #expect(try phone.replica.adoptStoredCopies(in: phone.storage).isEmpty, "nothing twice")
+    }
+
+    /// A confirmation stands for the history it was made in: a peer that comes back under a new
+    /// incarnation (its replica was put back from an older copy) is offered the recording again.
+    @Test func aConfirmationFromAnEarlierIncarnationOfThePeerIsOfferedAgain() throws {
+        let phone = try TestNode(.phone, seed: 21)
+        let recording = try phone.attach(randomBytes(2_000, seed: 22), seed: 120)
+        let mac = "mac_6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+        let (before, after) = ("0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", "1a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")
+        try phone.replica.recordConfirmation(id: recording.id, nodeID: mac, role: .mac, sha256: recording.sha256, incarnation: before)
+        #expect(try phone.replica.recordingsToOffer(peerNodeID: mac, peerIncarnation: before).isEmpty)
+        #expect(try phone.replica.recordingsToOffer(peerNodeID: mac, peerIncarnation: after).map(\.id) == [recording.id])
+        try phone.replica.recordConfirmation(id: recording.id, nodeID: mac, role: .mac, sha256: recording.sha256, incarnation: after)
+        #expect(try phone.replica.recordingsToOffer(peerNodeID: mac, peerIncarnation: after).isEmpty)
     }
 }

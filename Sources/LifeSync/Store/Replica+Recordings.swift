@@ -181,12 +181,13 @@ extension Replica {
         try database.run("DELETE FROM recording_files WHERE id = ?", [.text(id)])
     }
 
-    /// A peer proved, by checksum, that it holds the recording.
-    public func recordConfirmation(id: String, nodeID: String, role: Role, sha256: SHA256.Digest) throws {
+    /// A peer proved, by checksum, that it holds the recording (under `incarnation`, its history
+    /// then: a restored peer starts another, see `recordingsToOffer`).
+    public func recordConfirmation(id: String, nodeID: String, role: Role, sha256: SHA256.Digest, incarnation: String? = nil) throws {
         try database.run("""
-            INSERT INTO recording_confirmations(id, node_id, role, sha256, confirmed_at) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT(id, node_id) DO UPDATE SET sha256 = excluded.sha256, confirmed_at = excluded.confirmed_at
-            """, [.text(id), .text(nodeID), .text(role.rawValue), .text(sha256.hex), .text(now.iso8601)])
+            INSERT INTO recording_confirmations(id, node_id, role, sha256, confirmed_at, incarnation) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id, node_id) DO UPDATE SET sha256 = excluded.sha256, confirmed_at = excluded.confirmed_at, incarnation = excluded.incarnation
+            """, [.text(id), .text(nodeID), .text(role.rawValue), .text(sha256.hex), .text(now.iso8601), incarnation.map { .text($0) } ?? .null])
     }
 
     public func confirmations(id: String) throws -> [(nodeID: String, role: Role, sha256: SHA256.Digest)] {
@@ -196,16 +197,19 @@ extension Replica {
     }
 
     /// Recordings whose bytes this replica holds, undamaged, that `peer` has not confirmed and
-    /// did not send us, in the order they were made. The role policy (who sends to whom) is the
-    /// caller's.
-    public func recordingsToOffer(peerNodeID: String) throws -> [Recording] {
+    /// did not send us, in the order they were made. A confirmation made under another
+    /// incarnation than `peerIncarnation` does not count: the peer's replica was put back from an
+    /// older copy, or started afresh, since, and may have lost the file. The role policy (who
+    /// sends to whom) is the caller's.
+    public func recordingsToOffer(peerNodeID: String, peerIncarnation: String? = nil) throws -> [Recording] {
         try database.rows("""
             SELECT \(Replica.recordingColumns(prefix: "r."))
             FROM recordings r JOIN recording_files f ON f.id = r.id
             WHERE r.deleted = 0 AND f.state = 'present' AND f.damage IS NULL AND f.received_from IS NOT ?1
-              AND NOT EXISTS (SELECT 1 FROM recording_confirmations c WHERE c.id = r.id AND c.node_id = ?1 AND c.sha256 = r.sha256)
+              AND NOT EXISTS (SELECT 1 FROM recording_confirmations c WHERE c.id = r.id AND c.node_id = ?1 AND c.sha256 = r.sha256
+                              AND (c.incarnation IS NULL OR ?2 IS NULL OR c.incarnation = ?2))
             ORDER BY r.origin_seq, r.id
-            """, [.text(peerNodeID)]) { try Replica.recording(from: $0) }
+            """, [.text(peerNodeID), peerIncarnation.map { .text($0) } ?? .null]) { try Replica.recording(from: $0) }
     }
 
     /// Live recordings made on this node whose bytes no peer has confirmed yet (a damaged copy

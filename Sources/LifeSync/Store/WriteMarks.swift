@@ -79,6 +79,15 @@ extension Replica {
         return evidence
     }
 
+    /// Starts a new incarnation now if the replica was restored from an older copy (rather than
+    /// at its next write): a node does so as it starts serving, so its peers see the new history
+    /// in its first HELLO (and offer again what it confirmed under the old one). Returns the
+    /// evidence acted on, or nil.
+    @discardableResult
+    public func startFreshIfRestoredNow() throws -> RestoreEvidence? {
+        try database.transaction { try startFreshIfRestored() }
+    }
+
     /// Notes this node's last sequence number outside the replica, once a write committed.
     func recordWriteMark(after before: WriteMark) {
         guard let marks = writeMarks, let now = try? currentSequence() else { return }

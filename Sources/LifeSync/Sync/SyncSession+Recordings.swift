@@ -17,13 +17,13 @@ extension SyncSession {
     /// Recordings this node holds that the peer should get and has not confirmed.
     public func pendingRecordingCount() -> Int {
         guard state == .open, mayOfferRecordings, let peer else { return 0 }
-        return (try? replica.recordingsToOffer(peerNodeID: peer.nodeID).count) ?? 0
+        return (try? replica.recordingsToOffer(peerNodeID: peer.nodeID, peerIncarnation: peer.incarnation).count) ?? 0
     }
 
     /// Offers the next recording the peer lacks, one at a time.
     func offerNext(now: Int64, actions: inout [SessionAction]) {
         guard state == .open, open?.outgoing == nil, mayOfferRecordings, let storage, let peer else { return }
-        guard let candidates = try? replica.recordingsToOffer(peerNodeID: peer.nodeID) else { return }
+        guard let candidates = try? replica.recordingsToOffer(peerNodeID: peer.nodeID, peerIncarnation: peer.incarnation) else { return }
         // Only once the peer holds the recording's metadata: a receiver takes bytes only for a
         // recording it knows, and checks them against that metadata.
         guard let recording = candidates.first(where: { candidate in
@@ -137,7 +137,7 @@ extension SyncSession {
             return
         }
         do {
-            try replica.recordConfirmation(id: id, nodeID: peer.nodeID, role: peer.role, sha256: transfer.recording.sha256)
+            try replica.recordConfirmation(id: id, nodeID: peer.nodeID, role: peer.role, sha256: transfer.recording.sha256, incarnation: peer.incarnation)
         } catch {
             retryLater(id, now: now)
             actions.append(.event(.recordingFailed(id: id, reason: "could not record the confirmation: \(error)", sending: true)))

@@ -74,6 +74,9 @@ public final class NodeServer: @unchecked Sendable {
         tls = try TLSContext(key: key)
         // The key that signs this node's recordings; recordings attached before they were signed
         // are signed now, so peers of protocol version 2 take them.
+        if let evidence = try replica.startFreshIfRestoredNow() {
+            log("this replica was restored from an older copy (\(evidence)): serving under a new incarnation, \(replica.identity.incarnation)")
+        }
         let signed = try replica.adoptSigningKey(key)
         if signed > 0 { log("signed \(signed) recording(s) attached before recordings were signed") }
         let storage = replica.path == ":memory:" ? nil : try FileRecordingStorage(replicaPath: replica.path)
