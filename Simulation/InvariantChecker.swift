@@ -115,7 +115,9 @@ extension Simulator {
         for name in names {
             guard let node = nodes[name], let replica = node.replica, let statuses = try? replica.recordingStatuses() else { return "\(name)'s recordings cannot be read" }
             for status in statuses where !status.deleted {
-                if node.role.isFullReplica && status.file != .present { return "\(name) lacks the bytes of recording \(status.recording.id)" }
+                if node.role.isFullReplica && status.file != .present && !bytesDeletedByUser(status.recording) {
+                    return "\(name) lacks the bytes of recording \(status.recording.id)"
+                }
                 if node.role == .watch && status.file == .present && !phoneHoldsBytes(of: status.recording)
                     && !userDeletedRecordings.contains(status.recording.id) { return "\(name) holds recording \(status.recording.id), and no phone does" }
             }
@@ -125,6 +127,15 @@ extension Simulator {
 }
 
 extension Simulator {
+    /// A user deleted the recording, which removed its bytes, and a restore of an older copy
+    /// brought back only its record (the delete had reached no other replica): no node can have
+    /// the bytes again, and the record says "awaiting bytes" until the user deletes it again.
+    func bytesDeletedByUser(_ recording: Recording) -> Bool {
+        userDeletedRecordings.contains(recording.id) && !nodes.values.contains { node in
+            node.storage.files[recording.storageName].map { SHA256.hash($0) == recording.sha256 } ?? false
+        }
+    }
+
     func phoneHoldsBytes(of recording: Recording) -> Bool {
         names.contains { name in
             guard let node = nodes[name], node.role == .phone, let bytes = node.storage.files[recording.storageName] else { return false }
@@ -200,6 +211,7 @@ struct InvariantChecker {
                 }
                 if known.deleted { continue }
                 guard let bytes = node.storage.files[recording.fileName], SHA256.hash(bytes) == recording.sha256 else {
+                    if simulator.bytesDeletedByUser(known.recording) { continue }
                     violations.append("recordings: \(recording.id) (attached on \(recording.node)) is not byte-identical on \(name)"); continue
                 }
             }

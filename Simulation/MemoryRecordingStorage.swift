@@ -34,6 +34,7 @@ public final class MemoryRecordingStorage: RecordingStorage {
     public var used: Int { files.values.reduce(0) { $0 + $1.count } + temporary.values.reduce(0) { $0 + $1.count } }
 
     public func exists(_ fileName: String) -> Bool { files[fileName] != nil }
+    public func storedFileName(forRecordingID id: String) -> String? { files.keys.sorted().first { $0.hasPrefix(id + ".") } }
 
     public func read(_ fileName: String, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let file = files[fileName] else { throw RecordingStorageError("no file \(fileName)") }

@@ -242,7 +242,7 @@ public final class Simulator {
         replica.signatureVerifier = SimulatedVerifier()
         replica.writeMarks = node.marks
         if let evidence = try replica.startFreshIfRestoredNow() { trace.record(now, "\(name): restored (\(evidence)): new incarnation \(replica.identity.incarnation)") }
-        _ = try? replica.adoptStoredCopies(in: node.storage)
+        _ = try? replica.reconcileStoredCopies(in: node.storage)
         var configuration = NodeConfiguration(peers: peers(of: name).filter { network.isLinked(name, $0) })
         configuration.session.plantedBugs = options.plantedBugs
         // Small chunks, so even small recordings cross in many pieces, more than a window holds.

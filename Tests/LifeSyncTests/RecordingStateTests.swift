@@ -150,6 +150,7 @@ import TestSupport
             let db = try Database(path: path, create: false)
             try db.execute("""
                 ALTER TABLE recording_confirmations DROP COLUMN incarnation;
+                ALTER TABLE recording_files DROP COLUMN received_from_incarnation;
                 INSERT INTO recording_confirmations SELECT id, received_from, 'watch', sha256, updated_at FROM recording_files;
                 ALTER TABLE recording_files DROP COLUMN damage;
                 ALTER TABLE recording_files DROP COLUMN received_from;
@@ -215,11 +216,16 @@ import TestSupport
         try phone.replica.database.run("DELETE FROM recording_files")
         phone.storage.put(damaged.fileName, randomBytes(7_000, seed: 15))
         #expect(try phone.replica.recordingStatuses().allSatisfy { $0.state == "awaiting bytes" })
-        #expect(try phone.replica.adoptStoredCopies(in: phone.storage) == [intact.id])
+        #expect(try phone.replica.reconcileStoredCopies(in: phone.storage).adopted == [intact.id])
         let states = try phone.replica.recordingStatuses().map { ($0.recording.id, $0.state) }
         #expect(states.contains { $0 == intact.id && $1 != "awaiting bytes" })
         #expect(states.contains { $0 == damaged.id && $1 == "awaiting bytes" })
-        #expect(try phone.replica.adoptStoredCopies(in: phone.storage).isEmpty, "nothing twice")
+        #expect(try phone.replica.reconcileStoredCopies(in: phone.storage).adopted.isEmpty, "nothing twice")
+        // And the other way: a file counted as held that is gone (deleted after the copy was
+        // made) is awaited again.
+        try phone.storage.remove(intact.fileName)
+        #expect(try phone.replica.reconcileStoredCopies(in: phone.storage).missing == [intact.id])
+        #expect(try phone.replica.recordingStatuses().allSatisfy { $0.state == "awaiting bytes" })
     }
 
     /// A confirmation stands for the history it was made in: a peer that comes back under a new
@@ -234,5 +240,12 @@ import TestSupport
         #expect(try phone.replica.recordingsToOffer(peerNodeID: mac, peerIncarnation: after).map(\.id) == [recording.id])
         try phone.replica.recordConfirmation(id: recording.id, nodeID: mac, role: .mac, sha256: recording.sha256, incarnation: after)
         #expect(try phone.replica.recordingsToOffer(peerNodeID: mac, peerIncarnation: after).isEmpty)
+        // The same for the node a copy came from: not offered back, unless it came back as
+        // another history (and may have lost the file).
+        let other = "mac_7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+        try phone.replica.setRecordingFile(id: recording.id, state: .present, sha256: recording.sha256, received: recording.size,
+                                           receivedFrom: other, receivedFromIncarnation: before)
+        #expect(try phone.replica.recordingsToOffer(peerNodeID: other, peerIncarnation: before).isEmpty)
+        #expect(try phone.replica.recordingsToOffer(peerNodeID: other, peerIncarnation: after).map(\.id) == [recording.id])
     }
 }

@@ -20,6 +20,9 @@ public struct ApplyOutcome: Equatable, Sendable {
     /// Recordings whose metadata arrived while this replica knows nothing of their bytes: the
     /// storage may hold them already (`Replica.adoptStoredCopy`).
     public var recordingsArrived: [String] = []
+    /// Recordings deleted by a peer that this replica never had metadata of: a file of theirs its
+    /// storage may hold goes too (`RecordingStorage.storedFileName`).
+    public var unknownRecordingsDeleted: [String] = []
 
     public init() {}
 

@@ -124,13 +124,17 @@ extension Replica {
     /// Records what this replica holds of a recording's bytes (not replicated); `receivedFrom`,
     /// the peer verified bytes came from, is kept until another is named. A new state clears
     /// any damage noted of the file before.
-    public func setRecordingFile(id: String, state: RecordingFileState, sha256: SHA256.Digest, received: UInt64, receivedFrom: String? = nil) throws {
+    public func setRecordingFile(id: String, state: RecordingFileState, sha256: SHA256.Digest, received: UInt64, receivedFrom: String? = nil,
+                                 receivedFromIncarnation: String? = nil) throws {
         try database.run("""
-            INSERT INTO recording_files(id, state, sha256, received, removed_at, updated_at, received_from) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            INSERT INTO recording_files(id, state, sha256, received, removed_at, updated_at, received_from, received_from_incarnation)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
             ON CONFLICT(id) DO UPDATE SET state = ?2, sha256 = ?3, received = ?4, removed_at = coalesce(?5, removed_at), updated_at = ?6,
-                received_from = coalesce(?7, received_from), damage = NULL
+                received_from = coalesce(?7, received_from),
+                received_from_incarnation = CASE WHEN ?7 IS NULL THEN received_from_incarnation ELSE ?8 END, damage = NULL
             """, [.text(id), .text(state.rawValue), .text(sha256.hex), .integer(Int64(received)),
-                  state == .removed ? .text(now.iso8601) : .null, .text(now.iso8601), receivedFrom.map { .text($0) } ?? .null])
+                  state == .removed ? .text(now.iso8601) : .null, .text(now.iso8601), receivedFrom.map { .text($0) } ?? .null,
+                  receivedFromIncarnation.map { .text($0) } ?? .null])
     }
 
     /// Notes how far an incoming recording has got (`received`, what `recordings` shows while
@@ -171,6 +175,14 @@ extension Replica {
             """) { $0.string(0) }
     }
 
+    /// Live recordings this replica counts as held in its storage.
+    public func presentRecordings() throws -> [Recording] {
+        try database.rows("""
+            SELECT \(Replica.recordingColumns(prefix: "r.")) FROM recordings r JOIN recording_files f ON f.id = r.id
+            WHERE f.state = 'present' AND r.deleted = 0 ORDER BY r.id
+            """) { try Replica.recording(from: $0) }
+    }
+
     /// The local copy checks out again (the user restored it): it is offered again.
     public func clearRecordingDamage(id: String) throws {
         try database.run("UPDATE recording_files SET damage = NULL, updated_at = ? WHERE id = ?", [.text(now.iso8601), .text(id)])
@@ -197,15 +209,16 @@ extension Replica {
     }
 
     /// Recordings whose bytes this replica holds, undamaged, that `peer` has not confirmed and
-    /// did not send us, in the order they were made. A confirmation made under another
-    /// incarnation than `peerIncarnation` does not count: the peer's replica was put back from an
+    /// did not send us, in the order they were made. A confirmation made, or a copy sent to us,
+    /// under another incarnation than `peerIncarnation` does not count: the peer's replica was put back from an
     /// older copy, or started afresh, since, and may have lost the file. The role policy (who
     /// sends to whom) is the caller's.
     public func recordingsToOffer(peerNodeID: String, peerIncarnation: String? = nil) throws -> [Recording] {
         try database.rows("""
             SELECT \(Replica.recordingColumns(prefix: "r."))
             FROM recordings r JOIN recording_files f ON f.id = r.id
-            WHERE r.deleted = 0 AND f.state = 'present' AND f.damage IS NULL AND f.received_from IS NOT ?1
+            WHERE r.deleted = 0 AND f.state = 'present' AND f.damage IS NULL
+              AND (f.received_from IS NOT ?1 OR (?2 IS NOT NULL AND f.received_from_incarnation IS NOT NULL AND f.received_from_incarnation <> ?2))
               AND NOT EXISTS (SELECT 1 FROM recording_confirmations c WHERE c.id = r.id AND c.node_id = ?1 AND c.sha256 = r.sha256
                               AND (c.incarnation IS NULL OR ?2 IS NULL OR c.incarnation = ?2))
             ORDER BY r.origin_seq, r.id
@@ -287,6 +300,7 @@ extension Replica {
         guard try storeUnlessClashing(change, outcome: &outcome, { try storeRecording(recording, id: change.id, stamp: change.stamp); return true }) != nil else { return }
         outcome.applied += 1
         if !change.stamp.deleted, try recordingFile(id: change.id) == nil { outcome.recordingsArrived.append(change.id) }
+        if change.stamp.deleted, local?.recording == nil { outcome.unknownRecordingsDeleted.append(change.id) }
         if change.stamp.deleted, local?.stamp.deleted == false, let file = try recordingFile(id: change.id), file.state != .removed {
             try setRecordingFile(id: change.id, state: .removed, sha256: file.sha256, received: 0)
             outcome.recordingsToRemove.append((change.id, recording.storageName))

@@ -246,12 +246,13 @@ enum Schema {
         CREATE INDEX idx_kept_writes_id ON kept_writes(id);
         ALTER TABLE conflicts ADD COLUMN fields INTEGER;
         """,
-        // 13: the incarnation a peer confirmed a recording under: a peer whose replica was put
-        // back from an older copy starts a new incarnation, and what it confirmed before may be
-        // gone from it, so it is offered the recording again (it confirms at once if it holds it).
-        // NULL: confirmed before this was kept, taken as still standing.
+        // 13: the incarnation a peer confirmed a recording under, or sent it to us under: a peer
+        // whose replica was put back from an older copy starts a new incarnation, and what it
+        // confirmed or sent before may be gone from it, so it is offered the recording again (it
+        // confirms at once if it holds it). NULL: kept before this was, taken as still standing.
         """
         ALTER TABLE recording_confirmations ADD COLUMN incarnation TEXT;
+        ALTER TABLE recording_files ADD COLUMN received_from_incarnation TEXT;
         """,
     ]
 

@@ -113,6 +113,9 @@ extension SyncSession {
         }
         if let storage {
             for id in outcome.recordingsArrived { _ = try? replica.adoptStoredCopy(id: id, in: storage) }
+            for id in outcome.unknownRecordingsDeleted {
+                if let name = storage.storedFileName(forRecordingID: id) { try? storage.remove(name) }
+            }
         }
         open?.delta.received(through: batch.through, own: own)
         changesReceived += batch.changes.count

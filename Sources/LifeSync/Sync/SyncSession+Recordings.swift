@@ -335,7 +335,8 @@ extension SyncSession {
         do {
             // Where they came from, so they are not offered back; not a confirmation: the sender
             // proved nothing to us, it only sent bytes (and may have dropped them since).
-            try replica.setRecordingFile(id: transfer.id, state: .present, sha256: computed, received: transfer.offer.size, receivedFrom: peer?.nodeID)
+            try replica.setRecordingFile(id: transfer.id, state: .present, sha256: computed, received: transfer.offer.size, receivedFrom: peer?.nodeID,
+                                         receivedFromIncarnation: peer?.incarnation)
         } catch {
             actions.append(.send(Message.failure(recordingID: transfer.id, code: TransferFailure.storageFailure.rawValue,
                                                  message: "cannot record the file: \(error)").encoded()))

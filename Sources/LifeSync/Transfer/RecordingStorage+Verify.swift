@@ -38,11 +38,16 @@ extension Replica {
         try setRecordingFile(id: id, state: .present, sha256: known.recording.sha256, received: known.recording.size)
         return true
     }
-    /// Adopts every intact copy the storage holds of a recording this replica does not count as
-    /// held (`adoptStoredCopy`), as a node starts: the replica may have been put back from an
-    /// older copy while its recordings folder kept what arrived since. Returns their IDs.
+    /// Brings the replica's record of which bytes it holds in line with its storage, as a node
+    /// starts: the replica may have been put back from an older copy while its recordings folder
+    /// moved on. Every intact copy of a recording it does not count as held is taken
+    /// (`adoptStoredCopy`); a recording it counts as held whose file is gone (deleted after the
+    /// copy was made) is awaited again, so a peer that holds it sends it. Returns both lists.
     @discardableResult
-    public func adoptStoredCopies(in storage: RecordingStorage) throws -> [String] {
-        try recordingsWithoutBytes().filter { try adoptStoredCopy(id: $0, in: storage) }
+    public func reconcileStoredCopies(in storage: RecordingStorage) throws -> (adopted: [String], missing: [String]) {
+        let adopted = try recordingsWithoutBytes().filter { try adoptStoredCopy(id: $0, in: storage) }
+        let missing = try presentRecordings().filter { !storage.exists($0.storageName) }.map(\.id)
+        for id in missing { try clearRecordingFile(id: id) }
+        return (adopted, missing)
     }
 }

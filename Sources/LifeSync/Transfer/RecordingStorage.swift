@@ -7,6 +7,10 @@
 /// on a watch, after a phone confirmed the recording.
 public protocol RecordingStorage: AnyObject {
     func exists(_ fileName: String) -> Bool
+    /// The permanent file of recording `id` whatever its extension, if there is one: for a delete
+    /// of a recording whose metadata this replica never had (put back from an older copy, it
+    /// forgot the file its folder kept).
+    func storedFileName(forRecordingID id: String) -> String?
     /// Fills `buffer` from a permanent file at `offset`; returns the bytes read (fewer only at
     /// the file's end). Reads into the caller's buffer so a chunk lands in its frame directly.
     func read(_ fileName: String, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import LifeSync
 
@@ -50,6 +51,11 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
     public func exists(_ fileName: String) -> Bool {
         guard let path = try? path(of: fileName) else { return false }
         return Self.isRegularFile(path)
+    }
+
+    public func storedFileName(forRecordingID id: String) -> String? {
+        guard Identifier.role(of: id) != nil, let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return nil }
+        return names.sorted().first { $0.hasPrefix(id + ".") && exists($0) }
     }
 
     /// lstat: a regular file itself, not a link to one.

@@ -88,8 +88,9 @@ public final class NodeServer: @unchecked Sendable {
             }
             let restored = try replica.recheckDamagedRecordings(in: storage)
             if !restored.isEmpty { log("\(restored.count) recording(s) marked damaged check out again and are offered again: \(restored.prefix(8).joined(separator: ", "))") }
-            let adopted = try replica.adoptStoredCopies(in: storage)
-            if !adopted.isEmpty { log("\(adopted.count) recording(s) found intact in \(storage.folder), which the replica did not count as held (restored from an older copy?): \(adopted.prefix(8).joined(separator: ", "))") }
+            let copies = try replica.reconcileStoredCopies(in: storage)
+            if !copies.adopted.isEmpty { log("\(copies.adopted.count) recording(s) found intact in \(storage.folder), which the replica did not count as held (restored from an older copy?): \(copies.adopted.prefix(8).joined(separator: ", "))") }
+            if !copies.missing.isEmpty { log("\(copies.missing.count) recording(s) the replica counted as held are missing from \(storage.folder) and are awaited from peers again: \(copies.missing.prefix(8).joined(separator: ", "))") }
         }
         let waker = try LoopWaker()
         storage?.onVerdict = { waker.wake() }

@@ -33,6 +33,7 @@ final class FuzzStorage: RecordingStorage {
     var temporary: [String: [UInt8]] = [:]
 
     func exists(_ fileName: String) -> Bool { files[fileName] != nil }
+    func storedFileName(forRecordingID id: String) -> String? { files.keys.sorted().first { $0.hasPrefix(id + ".") } }
 
     func read(_ fileName: String, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let file = files[fileName] else { throw RecordingStorageError("no file \(fileName)") }
