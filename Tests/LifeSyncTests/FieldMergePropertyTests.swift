@@ -160,7 +160,7 @@ import Testing
                 // deletes, and the resolutions that may have decided them.
                 #expect(result.kept.allSatisfy { write in
                     result.losses.contains { $0.loser.stamp.isSameWrite(as: write.stamp) } || write.entry == nil
-                        || FieldMerge.decidesDeletes(write, in: writes)
+                        || FieldMerge.isResolution(write)
                 }, "seed \(seed)")
                 #expect(result.losses.allSatisfy { !greatestDelete!.stamp.hasSeen($0.loser.stamp) }, "seed \(seed)")
                 deleted += 1

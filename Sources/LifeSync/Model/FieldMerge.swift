@@ -105,7 +105,7 @@ public enum FieldMerge {
                 .map { FieldLoss(loser: $0, fields: nil, winner: delete.stamp) }
             let kept = ordered.filter { write in
                 !write.stamp.isSameWrite(as: delete.stamp)
-                    && (write.entry == nil || losses.contains { $0.loser.stamp.isSameWrite(as: write.stamp) } || FieldMerge.decidesDeletes(write, in: ordered))
+                    && (write.entry == nil || losses.contains { $0.loser.stamp.isSameWrite(as: write.stamp) } || FieldMerge.isResolution(write))
             }
             return FieldMergeResult(latest: delete, content: nil, kept: kept, losses: losses)
         }
@@ -149,12 +149,12 @@ public enum FieldMerge {
                 if beatenBy.map({ $0.precedes(stamp) }) ?? true { beatenBy = stamp }
             }
             if let beatenBy { losses.append(FieldLoss(loser: write, fields: lost, winner: beatenBy)) }
-            let held = winners.contains(index) || beatenBy != nil || decidesDeletes(write, in: ordered)
+            let held = winners.contains(index) || beatenBy != nil || isResolution(write)
             if index != counted.count - 1 && held { kept.append(write) }
         }
         if let floor {
-            // Below the floor: an edit lost whole, until another write that had seen it decides
-            // for it (a resolution, a delete, or a loser below the floor that carries it).
+            // Below the floor: an edit lost whole, until the writes that had seen it decide for
+            // it (`answered`: a delete, or a write of each field it changed).
             for write in ordered where write.entry != nil && !write.isNoOpEdit && write.stamp.precedes(floor.stamp)
                 && !floor.stamp.hasSeen(write.stamp) && !answered(write, in: ordered) {
                 losses.append(FieldLoss(loser: write, fields: nil, winner: floor.stamp))
@@ -167,9 +167,9 @@ public enum FieldMerge {
         for delete in ordered where delete.entry == nil && !answered(delete, in: ordered) {
             losses.append(FieldLoss(loser: delete, fields: nil, winner: greatest.stamp))
         }
-        // Every delete stays, and every resolution that decided one, so a delete's answer is
-        // never dropped while the delete is held (the floor among them decides what counts).
-        for write in ordered where (write.entry == nil || decidesDeletes(write, in: ordered) && write.stamp.precedes(greatest.stamp))
+        // Every delete stays, and every resolution, so a delete's answer is never dropped while
+        // the delete is held or may still arrive (the floor among them decides what counts).
+        for write in ordered where (write.entry == nil || isResolution(write) && write.stamp.precedes(greatest.stamp))
             && !kept.contains(where: { $0.stamp.isSameWrite(as: write.stamp) }) {
             kept.append(write)
         }
@@ -185,7 +185,7 @@ extension FieldMerge {
     /// entry is a write of every field that has seen none). It may have decided for a delete,
     /// here or still on its way, so it is held for good, as every delete is: a delete's answer
     /// is never dropped while the delete may arrive or stays. Both are rare, one per decision.
-    static func decidesDeletes(_ write: EntryWrite, in writes: [EntryWrite]) -> Bool {
+    static func isResolution(_ write: EntryWrite) -> Bool {
         write.entry != nil && write.fields == .all && write.stamp.vector.entries.contains { $0.origin != write.stamp.origin }
     }
 
