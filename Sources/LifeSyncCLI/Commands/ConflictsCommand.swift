@@ -54,6 +54,13 @@ extension LifeSyncCommandLine {
             return known.nodeID + (known.role.map { " (\($0.rawValue))" } ?? "")
         }
         for conflict in conflicts {
+            if conflict.loser.deleted && !conflict.winner.deleted {
+                let when = Timestamp(millisecondsSince1970: conflict.loser.hlc.milliseconds).iso8601
+                context.console.print("\(conflict.entryID): deleted on \(device(conflict.loser)) at \(when), kept because of a concurrent edit on "
+                                      + "\(device(conflict.winner)) (detected \(conflict.detectedAt.iso8601))")
+                context.console.print("    --keep loser deletes it everywhere; --keep winner keeps it")
+                continue
+            }
             let what = conflict.loser.deleted ? "delete" : conflict.lostFields.map { $0.fields.map(\.name).joined(separator: ", ") } ?? "version"
             context.console.print("\(conflict.entryID): \(device(conflict.loser))'s \(what) lost to "
                                   + "\(device(conflict.winner))'s \(conflict.winner.deleted ? "delete" : "version") (detected \(conflict.detectedAt.iso8601))")
