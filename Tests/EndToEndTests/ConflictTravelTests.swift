@@ -6,16 +6,9 @@ import TestSupport
 /// on the phone is listed on the mac too (which never meets the watch), and a delete that lost to
 /// a later edit stays listed through further edits until the user settles it.
 @Suite(.serialized) struct ConflictTravelTests {
-    private func run(_ arguments: [String], on node: ServeNode) throws -> String {
-        let result = try LifeSyncBinary.run(arguments + ["--db", node.db])
-        try #require(result.status == 0, "\(arguments) on \(node.name): \(result.stderr)")
-        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-    }
+    private func run(_ arguments: [String], on node: ServeNode) throws -> String { try node.cli(arguments).stdout }
 
-    private func waitFor(_ ids: [String], on node: ServeNode) throws {
-        let result = try LifeSyncBinary.run(["wait", "--db", node.db, "--timeout", "20"] + ids.flatMap { ["--for", $0] }, timeout: 30)
-        try #require(result.status == 0, "\(node.name) never got \(ids): \(result.stderr)")
-    }
+    private func waitFor(_ ids: [String], on node: ServeNode) throws { try node.waitFor(ids) }
 
     /// The conflicts of `node` as (entry ID, the loser's text or "deleted").
     private func conflicts(_ node: ServeNode) throws -> [(id: String, loser: String)] {

@@ -8,17 +8,13 @@ import TestSupport
 /// real `serve` processes: every write made before and after the restore reaches both replicas,
 /// and they converge.
 @Suite(.serialized) struct RestoreTests {
-    /// `lifesync add --text TEXT` on `node`'s file; its entry ID and what it said on stderr.
+    /// `lifesync add --text TEXT` on `node`'s file: its entry ID and what it said on stderr.
     private func add(_ node: ServeNode, _ text: String) throws -> (id: String, stderr: String) {
-        let result = try LifeSyncBinary.run(["add", "--db", node.db, "--category", "note", "--text", text])
-        try #require(result.status == 0, "add on \(node.name): \(result.stderr)")
-        return (result.stdout.trimmingCharacters(in: .whitespacesAndNewlines), result.stderr)
+        let result = try node.cli(["add", "--category", "note", "--text", text])
+        return (result.stdout, result.stderr)
     }
 
-    private func waitFor(_ ids: [String], on node: ServeNode) throws {
-        let result = try LifeSyncBinary.run(["wait", "--db", node.db, "--timeout", "20"] + ids.flatMap { ["--for", $0] }, timeout: 30)
-        #expect(result.status == 0, "\(node.name) never got \(ids): \(result.stderr)\n\(node.allOutput)")
-    }
+    private func waitFor(_ ids: [String], on node: ServeNode) throws { try node.waitFor(ids) }
 
     private func stateHash(_ node: ServeNode) throws -> String { try node.status()["state_hash"] as? String ?? "?" }
 

@@ -184,6 +184,23 @@ final class ServeNode {
     var entryCount: Int? { scalar("SELECT count(*) FROM entries") }
 }
 
+extension ServeNode {
+    /// `lifesync ARGUMENTS --db` this node's replica, which must succeed: what it printed
+    /// (standard output trimmed).
+    @discardableResult
+    func cli(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> (stdout: String, stderr: String) {
+        let result = try LifeSyncBinary.run(arguments + ["--db", db])
+        try #require(result.status == 0, "\(arguments) on \(name): \(result.stderr)", sourceLocation: sourceLocation)
+        return (result.stdout.trimmingCharacters(in: .whitespacesAndNewlines), result.stderr)
+    }
+
+    /// `lifesync wait` until this node's replica holds every ID of `ids` (20 s at most).
+    func waitFor(_ ids: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let result = try LifeSyncBinary.run(["wait", "--db", db, "--timeout", "20"] + ids.flatMap { ["--for", $0] }, timeout: 30)
+        try #require(result.status == 0, "\(name) never got \(ids): \(result.stderr)\n\(allOutput)", sourceLocation: sourceLocation)
+    }
+}
+
 /// Every node of a test, so a `defer` can kill them all whatever happened.
 final class ServeGroup {
     let directory = TemporaryDirectory("lifesync-serve")
