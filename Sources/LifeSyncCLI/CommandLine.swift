@@ -73,6 +73,13 @@ public enum LifeSyncCommandLine {
     /// 0 done, 1 input refused or not found, 2 usage error.
     public static func run(_ arguments: [String], console: Console, environment: [String: String],
                            clock: WallClock = SystemClock(), random: RandomSource = SystemRandom()) -> Int32 {
+        // `lifesync --db x.sqlite list`: the replica named before the command, as every command takes it.
+        var arguments = arguments
+        if arguments.count >= 3, arguments[0] == "--db" {
+            arguments = [arguments[2], "--db", arguments[1]] + arguments.dropFirst(3)
+        } else if arguments.count >= 2, arguments[0].hasPrefix("--db=") {
+            arguments = [arguments[1], arguments[0]] + arguments.dropFirst(2)
+        }
         guard let name = arguments.first else {
             console.error(overview)
             return 2

@@ -44,6 +44,16 @@ import TestSupport
         expectRefused(try journal.sandbox.run(["stats", "--since", "soon"]), status: 1, mentioning: ["--since", "YYYY-MM-DD"])
     }
 
+    /// `lifesync --db x.sqlite list`: the replica may be named before the command too.
+    @Test func theReplicaMayBeNamedBeforeTheCommand() throws {
+        let journal = try Journal()
+        for arguments in [["--db", journal.sandbox.db, "list", "--json"], ["--db=" + journal.sandbox.db, "list", "--json"]] {
+            let listed = try LifeSyncBinary.run(arguments)
+            #expect(listed.status == 0, "\(arguments): \(listed.stderr)")
+            #expect((try? parseJSON(listed.stdout) as? [Any])??.count == 5, "\(arguments): \(listed.stdout)")
+        }
+    }
+
     @Test func getTakesJSON() throws {
         let sandbox = try Sandbox()
         let id = try sandbox.add(["--text", "hello"])
