@@ -38,6 +38,29 @@ import TestSupport
         #expect(try LifeSyncBinary.run(["get", id, "--db", api.node.db]).status == 0)
     }
 
+    /// The client addresses what it created by the ID it holds (the bare UUID, in its case), on
+    /// every route and in the CLI (issue 27 §1).
+    @Test(.timeLimit(.minutes(1)))
+    func anEntryIsAddressedByTheBareUUIDItsClientHolds() throws {
+        let api = try HTTPNode()
+        let uuid = UUID().uuidString
+        let stored = "lifelog_" + uuid.lowercased()
+        #expect(try api.curl.request("POST", "/api/entries", body: Self.draftsPayload(uuid)).status == 201)
+        let got = try api.curl.request("GET", "/api/entries/\(uuid)")
+        #expect(got.status == 200 && got.object["id"] as? String == stored, "\(got.body)")
+        let patched = try api.curl.request("PATCH", "/api/entries/\(uuid)", body: #"{"category": "errand"}"#)
+        #expect(patched.status == 200 && patched.object["category"] as? String == "errand", "\(patched.body)")
+        let cli = try LifeSyncBinary.run(["get", uuid, "--db", api.node.db])
+        #expect(cli.status == 0 && cli.stdout.contains(stored), "\(cli.stderr)")
+        let updated = try LifeSyncBinary.run(["update", uuid.lowercased(), "--json", #"{"category": "journal"}"#, "--db", api.node.db])
+        #expect(updated.status == 0 && updated.stdout.contains(stored), "\(updated.stderr)")
+        // Another prefix with the same UUID is another entry: not what the bare UUID names.
+        #expect(try api.curl.request("GET", "/api/entries/phone_\(uuid.lowercased())").status == 404)
+        let deleted = try api.curl.request("DELETE", "/api/entries/\(uuid)")
+        #expect(deleted.status == 200 && deleted.object["id"] as? String == stored, "\(deleted.body)")
+        #expect(try api.curl.request("GET", "/api/entries/\(stored)").status == 404)
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func keysAreRequiredAndRevocable() throws {
         let api = try HTTPNode()

@@ -104,10 +104,12 @@ public final class LifeLogAPI {
             try Self.refuseParameters(request, allowed: [])
             return .json(200, try replica.stats().json)
         case let path where path.count == 2 && path[0] == "entries" && !path[1].isEmpty:
+            // The ID the client holds, by the rule its entry was created with (a bare UUID too).
+            let id = Identifier.addressedEntryID(path[1])
             switch method {
-            case "GET": return try getEntry(path[1], request)
-            case "PUT", "PATCH": return try changeEntry(path[1], request, wrote: &wrote)
-            case "DELETE": return try deleteEntry(path[1], request, wrote: &wrote)
+            case "GET": return try getEntry(id, request)
+            case "PUT", "PATCH": return try changeEntry(id, request, wrote: &wrote)
+            case "DELETE": return try deleteEntry(id, request, wrote: &wrote)
             default: throw Self.notAllowed(request, allowed: "GET, HEAD, PUT, PATCH, DELETE")
             }
         case ["recordings"]:

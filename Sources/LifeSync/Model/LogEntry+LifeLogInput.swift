@@ -36,6 +36,15 @@ extension Identifier {
         return lifeLogPrefix + "_" + uuidV4(bytes: SHA256.hash(Array(("lifesync bare uuid\n" + lower).utf8)).bytes)
     }
 
+    /// The stored entry an ID a client holds addresses, by the rule its entry was created with:
+    /// `550E8400-…` (as the LifeLog app keeps it) addresses `lifelog_550e8400-…`, and an ID in our
+    /// own form in any case addresses itself lowercased. An entry whose own ID carries another
+    /// prefix with the same UUID (`phone_550e8400-…`) is a different entry, addressed by its full
+    /// ID. A text no rule applies to is returned as given (and is not found).
+    public static func addressedEntryID(_ given: String) -> String {
+        normalisedEntryID(given) ?? given
+    }
+
     /// `8-4-4-4-12` lowercase hex digits, whatever the version and variant.
     static func isUUIDShaped(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
