@@ -38,6 +38,28 @@ import TestSupport
         #expect(try LifeSyncBinary.run(["get", id, "--db", api.node.db]).status == 0)
     }
 
+    /// A request without an `id` that names its `timestamp` (a Shortcut's log) gets the ID
+    /// `lifesync import` gives the same record, so a retry finds the entry it wrote: 200 "already
+    /// present", one entry. Without a timestamp each request is a new log (issue 27 §3).
+    @Test(.timeLimit(.minutes(1)))
+    func aRetriedRequestWithoutAnIDDoesNotDuplicate() throws {
+        let api = try HTTPNode()
+        let body = #"{"timestamp": "2026-11-22T09:15:00Z", "source": "shortcut", "device_id": "iPhone", "category": "mood", "data": {"metric": {"name": "mood", "value": 7, "scale_min": 1, "scale_max": 10}}}"#
+        let first = try api.curl.request("POST", "/api/entries", body: body)
+        let again = try api.curl.request("POST", "/api/entries", body: body)
+        #expect(first.status == 201 && again.status == 200 && again.object["status"] as? String == "already present", "\(first.body) \(again.body)")
+        #expect(first.object["id"] as? String == again.object["id"] as? String)
+        let file = api.node.db + ".ndjson"
+        try Data((body + "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let imported = try LifeSyncBinary.run(["import", file, "--db", api.node.db])
+        #expect(imported.status == 0 && imported.stdout == "imported 0 entries (1 already present)\n", "import finds the same entry: \(imported.stdout)")
+        #expect(api.node.entryCount == 1)
+        let untimed = #"{"category": "note", "data": {"text": "no time given"}}"#
+        #expect(try api.curl.request("POST", "/api/entries", body: untimed).status == 201)
+        #expect(try api.curl.request("POST", "/api/entries", body: untimed).status == 201)
+        #expect(api.node.entryCount == 3, "without a timestamp each request is a new log")
+    }
+
     /// The client addresses what it created by the ID it holds (the bare UUID, in its case), on
     /// every route and in the CLI (issue 27 §1).
     @Test(.timeLimit(.minutes(1)))

@@ -75,10 +75,15 @@ extension LifeLogAPI {
             throw HTTPError(400, "the body must be an entry (a JSON object) or an array of entries")
         }
         // As `lifesync add` takes them: LifeLog's own forms too, so the Drafts action's bare
-        // `UUID.make()` becomes the same `lifelog_…` ID here as on every way in.
+        // `UUID.make()` becomes the same `lifelog_…` ID here as on every way in. An item without
+        // an `id` but with its `timestamp` gets the ID `import` gives the same record (from its
+        // content), so a retried request finds the entry it wrote instead of writing another.
         let defaults = replica.addDefaults()
+        var derived = defaults
+        derived.derivesAbsentID = true
         let validated = items.map { item in
-            Result { () throws(ValidationError) in try LogEntry.validated(from: item, defaults: defaults) }
+            let timed = item["timestamp"].map { $0 != .null } ?? false
+            return Result { () throws(ValidationError) in try LogEntry.validated(from: item, defaults: timed ? derived : defaults) }
         }
         let outcomes = try replica.addBatch(validated, atomic: atomic)
         wrote = outcomes.contains(.created)
