@@ -6,8 +6,8 @@ extension Simulator {
     /// or beaten by a concurrent winner: receiving it would change nothing).
     ///
     /// A replica's vector is not the proof: it advances only as far as delivered data justifies
-    /// (`DeltaSync.admit`), and a write that lost to a concurrent one at a relay never travels on,
-    /// so nothing delivered can prove it to the replicas behind that relay.
+    /// (`DeltaSync.admit`), and a write a relay no longer holds (superseded, or its loss answered)
+    /// never travels on, so nothing delivered can prove it to the replicas behind that relay.
     func checkConvergence() -> Bool { convergenceGap() == nil }
 
     /// What keeps the run from having converged, in words for the liveness violation; nil once
@@ -95,8 +95,8 @@ extension Simulator {
         if held.contains(where: { $0.stamp.origin == write.stamp.origin && $0.stamp.sequence == write.stamp.sequence }) { return true }
         let before = FieldMerge.merge(held), after = FieldMerge.merge(held + [write.write])
         guard after.latest == before.latest && after.content == before.content && after.kept == before.kept else { return false }
-        // A concurrent loser counts once some replica kept it, or a write that had seen it, as
-        // a conflict (a relay that kept it never sends it on), or once its writer replaced it
+        // A concurrent loser counts once a replica lists it (it is held and travels on, so the
+        // convergence check then wants it on every full replica), or once its writer replaced it
         // (the replacement travels instead); until then it is still on its way.
         let lost = after.losses.contains { $0.loser.stamp.origin == write.stamp.origin && $0.loser.stamp.sequence == write.stamp.sequence }
         return !lost || keptAsConflict(write) || supersededAtWriter(write)
