@@ -44,6 +44,20 @@ import TestSupport
         expectRefused(try journal.sandbox.run(["stats", "--since", "soon"]), status: 1, mentioning: ["--since", "YYYY-MM-DD"])
     }
 
+    /// A merge patch's null removes a member; for a required field that used to mean its default
+    /// (`"timestamp": null` moved the entry to now). It is refused, naming the field, and nothing
+    /// is written.
+    @Test func aPatchCannotRemoveARequiredField() throws {
+        let journal = try Journal()
+        let id = try #require(journal.ids["e1"])
+        let before = try journal.sandbox.run(["get", id]).stdout
+        for field in ["timestamp", "source", "device_id", "data"] {
+            let refused = try journal.sandbox.run(["update", id, "--json", "{\"\(field)\": null}"])
+            #expect(refused.status == 1 && refused.stderr.contains("\(field): is required; null would remove it"), "\(field): \(refused.stderr)")
+        }
+        #expect(try journal.sandbox.run(["get", id]).stdout == before)
+    }
+
     /// `lifesync --db x.sqlite list`: the replica may be named before the command too.
     @Test func theReplicaMayBeNamedBeforeTheCommand() throws {
         let journal = try Journal()

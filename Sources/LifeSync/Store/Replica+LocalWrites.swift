@@ -42,7 +42,12 @@ extension Replica {
     /// may throw to refuse the write (an HTTP If-Match).
     @discardableResult
     public func update(id: String, patch: JSONValue, check: (VersionStamp) throws -> Void = { _ in }) throws -> LogEntry {
-        try rewrite(id: id, check: check) { MergePatch.apply(patch, to: $0.json) }
+        // A null in a merge patch removes the member, and a removed required field would quietly
+        // take its default (`"timestamp": null` moved the entry to now): refused instead.
+        for field in ["timestamp", "source", "device_id", "data"] where patch[field] == .null {
+            throw ReplicaError.invalid(ValidationError(field: field, reason: "is required; null would remove it (give a value\(field == "data" ? ", or {}" : "")"))
+        }
+        return try rewrite(id: id, check: check) { MergePatch.apply(patch, to: $0.json) }
     }
 
     /// Replaces an entry whole with `json` (absent fields take their defaults, as for `add`).
