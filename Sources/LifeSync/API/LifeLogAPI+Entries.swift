@@ -1,11 +1,11 @@
 /// `GET /api/entries` (the document's filters) and `POST /api/entries` (one entry or a batch).
 extension LifeLogAPI {
-    func listEntries(_ request: HTTPRequest) throws -> HTTPResponse {
+    func listEntries(_ request: HTTPRequest, _ presentation: EntryPresentation) throws -> HTTPResponse {
         try Self.refuseParameters(request, allowed: Self.filterParameters.union(["limit", "offset"]))
         var query = try Self.filter(request)
         query.limit = try Self.integer(request, "limit", default: EntryQuery.defaultLimit, range: 0...Self.maximumLimit)
         query.offset = try Self.integer(request, "offset", default: 0, range: 0...Int(Int32.max))
-        return .json(200, .array(try replica.entries(matching: query).map(\.json)))
+        return .json(200, .array(try replica.entries(matching: query).map(presentation.json)))
     }
 
     /// The filters of `GET /api/entries`, shared by `GET /api/export`.

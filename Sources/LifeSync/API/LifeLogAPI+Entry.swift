@@ -14,7 +14,7 @@ extension LifeLogAPI {
         header.split(separator: ",").map { $0.withoutOptionalWhitespace }.contains { $0 == "*" || $0 == etag }
     }
 
-    func getEntry(_ id: String, _ request: HTTPRequest) throws -> HTTPResponse {
+    func getEntry(_ id: String, _ request: HTTPRequest, _ presentation: EntryPresentation) throws -> HTTPResponse {
         try Self.refuseParameters(request, allowed: [])
         let entry = try replica.entry(id: id)
         guard let stamp = try replica.versionStamp(id: id) else { throw ReplicaError.notFound(id: id) }
@@ -24,16 +24,27 @@ extension LifeLogAPI {
             response.headers.add("ETag", etag)
             return response
         }
-        var response = HTTPResponse.json(200, entry.json)
+        var response = HTTPResponse.json(200, presentation.json(entry))
         response.headers.add("ETag", etag)
         return response
     }
 
     /// PUT replaces the entry whole; PATCH applies a merge patch (RFC 7396), as `lifesync update`.
-    func changeEntry(_ id: String, _ request: HTTPRequest, wrote: inout Bool) throws -> HTTPResponse {
+    func changeEntry(_ id: String, _ request: HTTPRequest, _ presentation: EntryPresentation, wrote: inout Bool) throws -> HTTPResponse {
         try Self.refuseParameters(request, allowed: [])
         // The LifeLog app's camelCase names, as POST takes them (LogEntry+LifeLogInput.swift).
-        let body = try LogEntry.lifeLogSpellingsNormalised(JSONValue.parse(bytes: request.body))
+        var body = try LogEntry.lifeLogSpellingsNormalised(JSONValue.parse(bytes: request.body))
+        if case .object(var members) = body {
+            // The ID the client holds for this entry (the app's bare UUID) is the entry's own ID.
+            if let index = members.firstIndex(where: { $0.0 == "id" }), case .string(let given) = members[index].1,
+               given != id, try replica.entryID(addressedBy: given) == id {
+                members[index].1 = .string(id)
+            }
+            // The app's "uploaded" flag describes its copy, not the entry: dropped, as POST drops it.
+            members.removeAll { $0.0 == "synced" && ($0.1 == .bool(true) || $0.1 == .bool(false)) }
+            body = .object(members)
+        }
+        if presentation == .lifeLogApp { body = try keepingMilliseconds(body, of: replica.entry(id: id)) }
         let check = condition(request)
         let entry: LogEntry
         if request.method == "PUT" {
@@ -43,9 +54,23 @@ extension LifeLogAPI {
             entry = try replica.update(id: id, patch: body, check: check)
         }
         wrote = true
-        var response = HTTPResponse.json(200, entry.json)
+        var response = HTTPResponse.json(200, presentation.json(entry))
         if let stamp = try replica.versionStamp(id: id) { response.headers.add("ETag", Self.etag(stamp)) }
         return response
+    }
+
+    /// A time a `lifelog-app` client sends back as it read it (whole seconds, EntryPresentation)
+    /// is the stored time, milliseconds included: reading and writing an entry back unchanged
+    /// must not move it.
+    private func keepingMilliseconds(_ body: JSONValue, of stored: LogEntry) -> JSONValue {
+        guard case .object(var members) = body else { return body }
+        for (field, time) in [("timestamp", stored.timestamp), ("recorded_at", stored.recordedAt)] {
+            guard let index = members.firstIndex(where: { $0.0 == field }), case .string(let sent) = members[index].1,
+                  let parsed = try? Timestamp(iso8601: sent), let read = try? Timestamp(iso8601: EntryPresentation.wholeSeconds(time)),
+                  parsed == read else { continue }
+            members[index].1 = .string(time.iso8601)
+        }
+        return .object(members)
     }
 
     /// A tombstone that replicates, as `lifesync delete`.

@@ -87,7 +87,7 @@ public final class LifeLogAPI {
             break
         }
         guard segments.first == "api" else { throw HTTPError(404, "no route \(incoming.path.prefix(200)); the API is under /api/ (and /dashboard, /metrics)") }
-        let (request, keyHash) = try authenticate(incoming, segments: segments)
+        let (request, keyHash, presentation) = try authenticate(incoming, segments: segments)
         switch Array(segments.dropFirst()) {
         case ["media-token"]:
             guard method == "POST" else { throw Self.notAllowed(request, allowed: "POST") }
@@ -95,7 +95,7 @@ public final class LifeLogAPI {
             return try makeMediaToken(request, keyHash: keyHash)
         case ["entries"]:
             switch method {
-            case "GET": return try listEntries(request)
+            case "GET": return try listEntries(request, presentation)
             case "POST": return try postEntries(request, wrote: &wrote)
             default: throw Self.notAllowed(request, allowed: "GET, HEAD, POST")
             }
@@ -105,10 +105,10 @@ public final class LifeLogAPI {
             return .json(200, try replica.stats().json)
         case let path where path.count == 2 && path[0] == "entries" && !path[1].isEmpty:
             // The ID the client holds, by the rule its entry was created with (a bare UUID too).
-            let id = Identifier.addressedEntryID(path[1])
+            let id = try replica.entryID(addressedBy: path[1])
             switch method {
-            case "GET": return try getEntry(id, request)
-            case "PUT", "PATCH": return try changeEntry(id, request, wrote: &wrote)
+            case "GET": return try getEntry(id, request, presentation)
+            case "PUT", "PATCH": return try changeEntry(id, request, presentation, wrote: &wrote)
             case "DELETE": return try deleteEntry(id, request, wrote: &wrote)
             default: throw Self.notAllowed(request, allowed: "GET, HEAD, PUT, PATCH, DELETE")
             }
@@ -146,8 +146,8 @@ public final class LifeLogAPI {
     /// this node holds, or — only on the two routes browsers must reach without headers
     /// (`takesMediaToken`) — a media token as `?token=` (see LifeLogAPI+MediaToken). Returns the
     /// request without its token parameter (the routes know nothing of it) and the hash of the
-    /// key presented (nil for a token).
-    private func authenticate(_ request: HTTPRequest, segments: [String]) throws -> (HTTPRequest, keyHash: String?) {
+    /// key presented and how its client reads entries (nil and the default for a token).
+    private func authenticate(_ request: HTTPRequest, segments: [String]) throws -> (HTTPRequest, keyHash: String?, EntryPresentation) {
         guard let header = request.headers["Authorization"] else {
             if let token = request.parameter("token") {
                 guard Self.takesMediaToken(request, segments: segments) else {
@@ -158,17 +158,17 @@ public final class LifeLogAPI {
                 }
                 var request = request
                 request.query.removeAll { $0.name == "token" }
-                return (request, nil)
+                return (request, nil, .lifeSync)
             }
             throw Self.unauthorized("missing Authorization: Bearer <key> (make a key with: lifesync keys create NAME)")
         }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw Self.unauthorized("the Authorization header must be Bearer <key>") }
         let key = parts[1].withoutOptionalWhitespace
-        guard try replica.authenticateAPIKey(key) != nil else {
+        guard let (_, presentation) = try replica.authenticateAPIKey(key) else {
             throw Self.unauthorized("the key is not valid on this node (unknown or revoked)")
         }
-        return (request, SHA256.hash(Array(key.utf8)).hex)
+        return (request, SHA256.hash(Array(key.utf8)).hex, presentation)
     }
 
     struct Unauthorized: Error { var message: String }

@@ -6,10 +6,12 @@ public struct APIKeyRecord: Equatable, Sendable {
     public var hashPrefix: String
     public var createdAt: Timestamp
     public var lastUsed: Timestamp?
+    /// How its client reads entries.
+    public var presentation: EntryPresentation
 
     public var json: JSONValue {
         .object([("name", .string(name)), ("key_sha256_prefix", .string(hashPrefix)), ("created_at", .string(createdAt.iso8601)),
-                 ("last_used", lastUsed.map { .string($0.iso8601) } ?? .null)])
+                 ("last_used", lastUsed.map { .string($0.iso8601) } ?? .null), ("presentation", .string(presentation.rawValue))])
     }
 }
 
@@ -19,8 +21,9 @@ public struct APIKeyRecord: Equatable, Sendable {
 extension Replica {
     static let apiKeyPrefix = "lsk_"
 
-    /// Makes a key called `name` and returns it: the only time it is ever seen.
-    public func createAPIKey(name: String) throws -> String {
+    /// Makes a key called `name` whose client reads entries in `presentation`, and returns it:
+    /// the only time it is ever seen.
+    public func createAPIKey(name: String, presentation: EntryPresentation = .lifeSync) throws -> String {
         try Replica.validateKeyName(name)
         let key = Replica.apiKeyPrefix + (0..<4).map { _ in
             let value = random.nextUInt64()
@@ -30,17 +33,27 @@ extension Replica {
             if try database.firstRow("SELECT 1 FROM api_keys WHERE name = ?", [.text(name)], { _ in true }) != nil {
                 throw ReplicaError.invalid(ValidationError(field: "name", reason: "a key called \"\(name)\" exists; revoke it first or pick another name"))
             }
-            try database.run("INSERT INTO api_keys (key_hash, name, created_at) VALUES (?, ?, ?)",
-                             [.text(SHA256.hash(Array(key.utf8)).hex), .text(name), .text(now.iso8601)])
+            try database.run("INSERT INTO api_keys (key_hash, name, created_at, presentation) VALUES (?, ?, ?, ?)",
+                             [.text(SHA256.hash(Array(key.utf8)).hex), .text(name), .text(now.iso8601), .text(presentation.rawValue)])
         }
         return key
     }
 
     public func apiKeys() throws -> [APIKeyRecord] {
-        try database.rows("SELECT name, key_hash, created_at, last_used FROM api_keys ORDER BY name") { row in
+        try database.rows("SELECT name, key_hash, created_at, last_used, presentation FROM api_keys ORDER BY name") { row in
             APIKeyRecord(name: row.string(0), hashPrefix: String(row.string(1).prefix(12)),
                          createdAt: try Timestamp(iso8601: row.string(2)),
-                         lastUsed: row.isNull(3) ? nil : try Timestamp(iso8601: row.string(3)))
+                         lastUsed: row.isNull(3) ? nil : try Timestamp(iso8601: row.string(3)),
+                         presentation: EntryPresentation(rawValue: row.string(4)) ?? .lifeSync)
+        }
+    }
+
+    /// Changes how the client of the key called `name` reads entries, from its next request on
+    /// (the key itself stays, so the app holding it needs no change).
+    public func setPresentation(_ presentation: EntryPresentation, forAPIKey name: String) throws {
+        guard try database.firstRow("UPDATE api_keys SET presentation = ? WHERE name = ? RETURNING name",
+                                    [.text(presentation.rawValue), .text(name)], { $0.string(0) }) != nil else {
+            throw ReplicaError.invalid(ValidationError(field: "name", reason: "no key called \"\(name)\" (lifesync keys list shows them)"))
         }
     }
 
@@ -51,19 +64,20 @@ extension Replica {
         }
     }
 
-    /// The name of the key `presented` is, or nil. Its `last_used` is set to now, at most once a
-    /// minute (a request is not a write transaction each).
-    public func authenticateAPIKey(_ presented: String) throws -> String? {
+    /// The name of the key `presented` is and how its client reads entries, or nil. Its
+    /// `last_used` is set to now, at most once a minute (a request is not a write transaction each).
+    public func authenticateAPIKey(_ presented: String) throws -> (name: String, presentation: EntryPresentation)? {
         guard presented.hasPrefix(Replica.apiKeyPrefix), presented.utf8.count <= 128 else { return nil }
         let hash = SHA256.hash(Array(presented.utf8)).hex
-        guard let (name, lastUsed) = try database.firstRow("SELECT name, last_used FROM api_keys WHERE key_hash = ?", [.text(hash)], {
-            ($0.string(0), $0.isNull(1) ? nil : $0.string(1))
-        }) else { return nil }
+        guard let (name, lastUsed, presentation) = try database.firstRow(
+            "SELECT name, last_used, presentation FROM api_keys WHERE key_hash = ?", [.text(hash)], {
+                ($0.string(0), $0.isNull(1) ? nil : $0.string(1), EntryPresentation(rawValue: $0.string(2)) ?? .lifeSync)
+            }) else { return nil }
         let now = self.now
         if lastUsed.flatMap({ try? Timestamp(iso8601: $0) }).map({ now.millisecondsSince1970 - $0.millisecondsSince1970 >= 60_000 }) ?? true {
             try database.run("UPDATE api_keys SET last_used = ? WHERE key_hash = ?", [.text(now.iso8601), .text(hash)])
         }
-        return name
+        return (name, presentation)
     }
 
     /// The SHA-256 (hex) of every key this node holds: what media tokens are made with

@@ -7,6 +7,23 @@ extension Replica {
         return entry
     }
 
+    /// The stored entry an ID a client holds addresses (`Identifier.addressedEntryID`): a bare
+    /// UUID names `lifelog_` and that UUID; when no such entry is live but exactly one entry
+    /// made on a device (`watch_`, `phone_`, `mac_`) carries the UUID, it names that one, so the
+    /// `id` a `lifelog-app` key's client reads (EntryPresentation) addresses what it read.
+    public func entryID(addressedBy given: String) throws -> String {
+        let addressed = Identifier.addressedEntryID(given)
+        let uuid = given.lowercased()
+        guard Identifier.isUUIDv4(uuid[...]),
+              try database.firstRow("SELECT 1 FROM entries WHERE id = ?", [.text(addressed)], { _ in true }) == nil else {
+            return addressed
+        }
+        let found = try Role.allCases.compactMap { role in
+            try database.firstRow("SELECT id FROM entries WHERE id = ?", [.text(role.rawValue + "_" + uuid)], { $0.string(0) })
+        }
+        return found.count == 1 ? found[0] : addressed
+    }
+
     /// Live entries matching `query`, newest first (ties by id, so pages never overlap).
     public func entries(matching query: EntryQuery) throws -> [LogEntry] {
         var damaged: [String] = []

@@ -254,6 +254,11 @@ enum Schema {
         ALTER TABLE recording_confirmations ADD COLUMN incarnation TEXT;
         ALTER TABLE recording_files ADD COLUMN received_from_incarnation TEXT;
         """,
+        // 14: how a key's client reads entries (EntryPresentation): the key names the client,
+        // so an app that cannot be rebuilt gets the form its model decodes.
+        """
+        ALTER TABLE api_keys ADD COLUMN presentation TEXT NOT NULL DEFAULT 'lifesync';
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -7,7 +7,7 @@ extension LifeSyncCommandLine {
                           options: [CommandSpec.dbOption, OptionSpec(name: "--json", kind: .flag, help: "JSON, as always: taken like every reporting command's")]),
         run: { arguments, context in
             let replica = try context.openReplica(arguments)
-            context.console.print(try replica.entry(id: Identifier.addressedEntryID(arguments.positional(0)!)).json.prettyText)
+            context.console.print(try replica.entry(id: replica.entryID(addressedBy: arguments.positional(0)!)).json.prettyText)
             return 0
         })
 
@@ -23,7 +23,7 @@ extension LifeSyncCommandLine {
             }
             let patch = try parseJSONArgument(patchText, context: context, what: "--json")
             let replica = try context.openReplica(arguments)
-            let entry = try replica.update(id: Identifier.addressedEntryID(arguments.positional(0)!), patch: patch)
+            let entry = try replica.update(id: replica.entryID(addressedBy: arguments.positional(0)!), patch: patch)
             context.console.print(entry.id)
             return 0
         })
@@ -40,7 +40,7 @@ extension LifeSyncCommandLine {
                 context.console.print("deleted recording \(id)")
                 return 0
             }
-            let entryID = Identifier.addressedEntryID(id)
+            let entryID = try replica.entryID(addressedBy: id)
             try replica.delete(id: entryID)
             context.console.print("deleted \(entryID)")
             return 0

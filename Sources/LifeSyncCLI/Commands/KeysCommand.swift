@@ -3,35 +3,54 @@ import LifeSync
 extension LifeSyncCommandLine {
     static let keysCommand = Command(
         spec: CommandSpec(
-            name: "keys", summary: "API keys of the HTTP API: create NAME, list, revoke NAME",
-            positionals: ["create|list|revoke", "NAME"], optionalPositionals: 1,
-            options: [CommandSpec.dbOption, CommandSpec.jsonFlag],
+            name: "keys", summary: "API keys of the HTTP API: create NAME, list, revoke NAME, present NAME",
+            positionals: ["create|list|revoke|present", "NAME"], optionalPositionals: 1,
+            options: [CommandSpec.dbOption, CommandSpec.jsonFlag,
+                      OptionSpec(name: "--presentation", kind: .value, valueName: "FORM",
+                                 help: "how the key's client reads entries: lifesync (default) or lifelog-app")],
             details: """
             create NAME prints a new key once; only its SHA-256 is kept in the replica (table api_keys),
             so a lost key cannot be shown again: revoke it and create another. Clients send it as
             Authorization: Bearer <key> to lifesync serve --http. revoke NAME refuses the key from the
             next request on, also on a node serving now.
+            --presentation lifelog-app answers GET /api/entries as the LifeLog iOS app's model decodes it
+            (id a bare UUID, recordedAt/deviceId/placeName, whole-second times, synced); present NAME
+            --presentation FORM changes it for a key a client already holds.
             Example: lifesync keys create drafts --db phone.sqlite
+            Example: lifesync keys create iphone --presentation lifelog-app --db phone.sqlite
             """),
         run: { arguments, context in
             let action = arguments.positional(0) ?? ""
             let name = arguments.positional(1)
-            guard ["create", "list", "revoke"].contains(action) else {
-                throw CLIError.usage("unknown action '\(action)'; use create NAME, list or revoke NAME", command: arguments.spec)
+            guard ["create", "list", "revoke", "present"].contains(action) else {
+                throw CLIError.usage("unknown action '\(action)'; use create NAME, list, revoke NAME or present NAME", command: arguments.spec)
             }
             guard (action == "list") == (name == nil) else {
                 throw CLIError.usage(action == "list" ? "list takes no NAME" : "\(action) needs a NAME", command: arguments.spec)
             }
+            let presentation = try arguments.value("--presentation").map { form in
+                guard let presentation = EntryPresentation(rawValue: form) else {
+                    throw CLIError.usage("--presentation: unknown form '\(form)'; known: \(EntryPresentation.names)", command: arguments.spec)
+                }
+                return presentation
+            }
+            guard (action == "present") == (presentation != nil) || (action == "create") else {
+                throw CLIError.usage(action == "present" ? "present needs --presentation FORM" : "--presentation goes with create or present",
+                                     command: arguments.spec)
+            }
             let replica = try context.openReplica(arguments)
             switch (action, name) {
             case ("create", let name?):
-                let key = try replica.createAPIKey(name: name)
+                let key = try replica.createAPIKey(name: name, presentation: presentation ?? .lifeSync)
                 if arguments.flag("--json") {
                     context.console.print(JSONValue.object([("name", .string(name)), ("key", .string(key))]).prettyText)
                 } else {
                     context.console.print(key)
                     context.console.error("key \"\(name)\" created; it is shown only now. Use it as: Authorization: Bearer <key>")
                 }
+            case ("present", let name?):
+                try replica.setPresentation(presentation!, forAPIKey: name)
+                context.console.print("key \"\(name)\" now reads entries as \(presentation!.rawValue)")
             case ("revoke", let name?):
                 try replica.revokeAPIKey(name: name)
                 context.console.print("revoked key \"\(name)\"")
@@ -43,7 +62,8 @@ extension LifeSyncCommandLine {
                     context.console.print("no API keys (lifesync keys create NAME makes one)")
                 } else {
                     for key in keys {
-                        context.console.print("\(key.name)  sha256 \(key.hashPrefix)…  created \(key.createdAt.iso8601)  last used \(key.lastUsed?.iso8601 ?? "never")")
+                        context.console.print("\(key.name)  sha256 \(key.hashPrefix)…  created \(key.createdAt.iso8601)  last used \(key.lastUsed?.iso8601 ?? "never")"
+                                              + (key.presentation == .lifeSync ? "" : "  presentation \(key.presentation.rawValue)"))
                     }
                 }
             }
