@@ -1,8 +1,4 @@
-## External Integrations
-
-### Drafts Action
-
-```javascript
+// The LifeLog document's Drafts action (seed 004, "Drafts Action"), as written: not edited.
 // Drafts Action: Log to LifeLog
 const apiURL = "https://YOUR_VAL_TOWN_URL/api/entries";
 const apiKey = "YOUR_API_KEY"; // Store in Drafts credentials
@@ -37,5 +33,3 @@ if (response.success) {
   app.displayErrorMessage("Failed to log");
   context.fail();
 }
-```
-
