@@ -179,6 +179,11 @@ private struct Location: Codable {
             s.sendall(b'GET /api/status HTTP/1.1\\nHost: x\\nAuthorization: Bearer ' + key + b'\\n\\n')
             head = one_response(s)
             assert head.startswith('HTTP/1.1 200'), head
+            body = b'{"category": "note", "data": {"text": "bare LF"}}'
+            s.sendall(b'POST /api/entries HTTP/1.1\\nHost: x\\nTransfer-Encoding: chunked\\nContent-Type: application/json\\nAuthorization: Bearer '
+                      + key + b'\\n\\n' + b'%x\\n' % len(body) + body + b'\\n0\\n\\n')
+            head = one_response(s)
+            assert head.startswith('HTTP/1.1 201'), head
             s.sendall(b'GET /api/entries?limit=1 HTTP/1.1\\r\\nHost: x\\nConnection: close\\nAuthorization: Bearer ' + key + b'\\r\\n\\n')
             answer = until_closed(s)
             assert answer.startswith(b'HTTP/1.1 200'), answer

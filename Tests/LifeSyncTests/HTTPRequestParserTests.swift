@@ -47,6 +47,25 @@ import Testing
         #expect(String(decoding: request.body, as: UTF8.self) == "hello, world!!!")
     }
 
+    /// A bare LF ends a chunk's lines as it ends the head's, fed whole or byte by byte: such a
+    /// request waited for CRLFs that never came and got 408 thirty seconds later. A CR is taken
+    /// only before an LF.
+    @Test func chunkedBodyWithBareLineFeeds() throws {
+        let text = "POST /a HTTP/1.1\nHost: x\nTransfer-Encoding: chunked\n\n5;name=v\nhello\nA\r\n, world!!!\n0\nX-Trailer: 1\n\nGET /b HTTP/1.1\nHost: x\n\n"
+        let whole = Self.events(text)
+        guard case .request(let request) = whole.first, case .request(let next) = whole.dropFirst().first else { Issue.record("\(whole)"); return }
+        #expect(String(decoding: request.body, as: UTF8.self) == "hello, world!!!" && next.path == "/b")
+        var parser = HTTPRequestParser(limits: HTTPLimits())
+        var bodies: [String] = []
+        for byte in text.utf8 {
+            parser.append([byte])
+            while case .request(let got) = parser.next() { bodies.append(String(decoding: got.body, as: UTF8.self)) }
+        }
+        #expect(bodies == ["hello, world!!!", ""])
+        #expect(Self.failure("POST /a HTTP/1.1\nHost: x\nTransfer-Encoding: chunked\n\n5\rx\nhello\n0\n\n")?.status == 400)
+        #expect(Self.failure("POST /a HTTP/1.1\nHost: x\nTransfer-Encoding: chunked\n\n5\nhello\rX0\n\n")?.status == 400)
+    }
+
     /// The same requests fed byte by byte give the same result as fed whole.
     /// A head that is a request line alone is judged by that line, not by what follows it in
     /// the buffer (the fuzzer's fourth find: whole it got 413, cut in two 400).

@@ -3,13 +3,11 @@ extension HTTPRequestParser {
     private static let cr = UInt8(ascii: "\r"), lf = UInt8(ascii: "\n")
 
     /// The index of the next CRLF at or after `start`, or nil.
-    private func findCRLF(from start: Int) -> Int? {
-        var i = start
-        while i + 1 < buffer.count {
-            if buffer[i] == Self.cr && buffer[i + 1] == Self.lf { return i }
-            i += 1
-        }
-        return nil
+    /// The next line from `start`: where its content ends and where the line after it begins.
+    /// A bare LF ends a line as CRLF does, in a chunked body as in the head (RFC 9112 §2.2).
+    private func findLineEnd(from start: Int) -> (end: Int, next: Int)? {
+        guard start < buffer.count, let lf = buffer[start...].firstIndex(of: Self.lf) else { return nil }
+        return (lf > start && buffer[lf - 1] == Self.cr ? lf - 1 : lf, lf + 1)
     }
 
     /// Parses a complete head, or returns nil while it is incomplete and within the bounds.
@@ -155,13 +153,14 @@ extension HTTPRequestParser {
         while true {
             switch step {
             case .sizeLine:
-                guard let lineEnd = findCRLF(from: consumed) else {
+                guard let (lineEnd, next) = findLineEnd(from: consumed) else {
                     // The line and its CR may be in, waiting for the LF: only more than that is over.
                     if buffer.count - consumed > limits.chunkLineBytes + 1 { throw HTTPError(413, "a chunk-size line is longer than \(limits.chunkLineBytes) bytes") }
                     return false
                 }
                 guard lineEnd - consumed <= limits.chunkLineBytes else { throw HTTPError(413, "a chunk-size line is longer than \(limits.chunkLineBytes) bytes") }
                 let line = buffer[consumed..<lineEnd]
+                guard !line.contains(Self.cr) else { throw HTTPError(400, "a bare CR in a chunk-size line; lines end with CRLF (or LF)") }
                 let digits = line.prefix { b in b != UInt8(ascii: ";") && b != 0x20 && b != 0x09 }
                 guard !digits.isEmpty, digits.count <= 15, let size = Int(String(decoding: digits, as: UTF8.self), radix: 16),
                       digits.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) }) else {
@@ -170,7 +169,7 @@ extension HTTPRequestParser {
                 guard size <= bodyBound - body.count else {
                     throw HTTPError(413, "the chunked body is over \(bodyBound) bytes; at most that is accepted\(bodyBoundNamed)")
                 }
-                consumed = lineEnd + 2
+                consumed = next
                 step = size == 0 ? .trailers(bytes: 0) : .data(remaining: size)
             case .data(let remaining):
                 let take = min(remaining, buffer.count - consumed)
@@ -179,20 +178,27 @@ extension HTTPRequestParser {
                 consumed += take
                 step = take == remaining ? .dataEnd : .data(remaining: remaining - take)
             case .dataEnd:
-                guard buffer.count - consumed >= 2 else { return false }
-                guard buffer[consumed] == Self.cr && buffer[consumed + 1] == Self.lf else {
+                guard buffer.count > consumed else { return false }
+                if buffer[consumed] == Self.cr {
+                    guard buffer.count - consumed >= 2 else { return false }
+                    guard buffer[consumed + 1] == Self.lf else {
+                        throw HTTPError(400, "a chunk's data is not followed by CRLF (the chunk size is wrong)")
+                    }
+                    consumed += 1
+                } else if buffer[consumed] != Self.lf {
                     throw HTTPError(400, "a chunk's data is not followed by CRLF (the chunk size is wrong)")
                 }
-                consumed += 2
+                consumed += 1
                 step = .sizeLine
             case .trailers(let bytes):
-                guard let lineEnd = findCRLF(from: consumed) else {
+                guard let (lineEnd, next) = findLineEnd(from: consumed) else {
                     if bytes + buffer.count - consumed > limits.headBytes { throw HTTPError(413, "the trailer fields are longer than \(limits.headBytes) bytes") }
                     return false
                 }
                 let length = lineEnd - consumed
                 guard bytes + length + 2 <= limits.headBytes else { throw HTTPError(413, "the trailer fields are longer than \(limits.headBytes) bytes") }
-                consumed = lineEnd + 2
+                guard !buffer[consumed..<lineEnd].contains(Self.cr) else { throw HTTPError(400, "a bare CR in a trailer field") }
+                consumed = next
                 if length == 0 { return true }
                 step = .trailers(bytes: bytes + length + 2)
             }
