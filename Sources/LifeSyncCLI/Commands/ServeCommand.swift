@@ -137,6 +137,7 @@ extension LifeSyncCommandLine {
         if arguments.flag("--http-name") && !arguments.flag("--http-tls") {
             throw CLIError.usage("--http-name names what the HTTPS certificate carries: it needs --http-tls", command: arguments.spec)
         }
+        do { _ = try HTTPSNames(arguments.all("--http-name")) } catch { throw CLIError.usage("--http-name \(error)", command: arguments.spec) }
         if arguments.flag("--http-tls") && arguments.flag("--http-insecure") {
             throw CLIError.usage("--http-tls and --http-insecure contradict each other; give one", command: arguments.spec)
         }
@@ -147,7 +148,6 @@ extension LifeSyncCommandLine {
     /// `bound`, and the `--http-name`s (issued now if the saved one does not serve them).
     static func httpsIdentity(replica: Replica, bound: String, arguments: ParsedArguments) throws -> HTTPSIdentity {
         let extra = arguments.all("--http-name")
-        do { _ = try HTTPSNames(extra) } catch { throw CLIError.usage("--http-name \(error)", command: arguments.spec) }
         return try HTTPSIdentity(replicaPath: replica.path, nodeID: replica.identity.nodeID) {
             try HTTPSNames.forServing(bound: bound, extra: extra)
         }
