@@ -21,12 +21,12 @@ public final class HTTPServer {
     /// Replaced when `renewTLS` gives a new one; connections under the old one keep it.
     private(set) var tls: TLSContext?
     /// Under HTTPS: a new context when the certificate was renewed, else nil. Asked when a
-    /// client connects, at most once per `renewalCheckInterval`.
+    /// client connects, at most once per `renewalCheckInterval` (milliseconds; an hour).
     var renewTLS: (() -> TLSContext?)? {
-        didSet { nextRenewalCheck = MonotonicClock.milliseconds() + Self.renewalCheckInterval }
+        didSet { nextRenewalCheck = MonotonicClock.milliseconds() + renewalCheckInterval }
     }
-    private var nextRenewalCheck: Int64 = 0
-    static let renewalCheckInterval: Int64 = 3_600_000
+    var renewalCheckInterval: Int64 = 3_600_000
+    var nextRenewalCheck: Int64 = 0
     private var listener: Int32
     public let listeningAddress: String
     private var clients: [Int: HTTPClient] = [:]
@@ -96,7 +96,7 @@ public final class HTTPServer {
 
     private func acceptAll(now: Int64) {
         if let renewTLS, now >= nextRenewalCheck {
-            nextRenewalCheck = now + Self.renewalCheckInterval
+            nextRenewalCheck = now + renewalCheckInterval
             if let fresh = renewTLS() { tls = fresh }
         }
         for _ in 0..<64 {
