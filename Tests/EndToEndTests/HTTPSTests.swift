@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import LifeSyncRuntime
 import Testing
 import TestSupport
 
@@ -94,6 +96,37 @@ import TestSupport
         try profile.stdout.write(toFile: directory.file("lifesync.mobileconfig"), atomically: true, encoding: .utf8)
         let parsed = try Captured.run("/usr/bin/python3", ["-c", Self.profileCheck, directory.file("lifesync.mobileconfig"), ca], timeout: 30)
         #expect(parsed.status == 0 && parsed.stdout == "Configuration com.apple.security.root same DER\n", "\(parsed.stdout) \(parsed.stderr)")
+    }
+
+    /// README's "HTTPS from an iPhone" block, pasted into bash in a directory holding a replica
+    /// `mac.sqlite`, on a free loopback port instead of 0.0.0.0:8443: the profile and root are
+    /// written, and curl reaches the node with the key the block made.
+    @Test(.timeLimit(.minutes(2)))
+    func theReadmeIPhoneBlockPastes() throws {
+        let block = try #require(try Readme.codeBlocks(under: "The HTTP API").first { $0.contains("--https-profile") })
+        try #require(block.contains("--http 0.0.0.0:8443") && block.contains("localhost:8443"), "the block changed its address; update this test")
+        let directory = TemporaryDirectory("lifesync-https-readme")
+        let bin = directory.file("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: bin + "/lifesync", withDestinationPath: LifeSyncBinary.path)
+        let made = try LifeSyncBinary.run(["init", "--role", "mac", "--db", directory.file("mac.sqlite")])
+        try #require(made.status == 0, "\(made.stderr)")
+        let port = try freeLoopbackPort()
+        let script = block.replacingOccurrences(of: "0.0.0.0:8443", with: "127.0.0.1:\(port)").replacingOccurrences(of: "localhost:8443", with: "localhost:\(port)")
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "LIFESYNC_DB")
+        environment["PATH"] = bin + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        let result = try Captured.run("/bin/bash", ["-e", "-c", script], environment: environment, directory: directory.path, timeout: 60)
+        let replica = directory.file("mac.sqlite")
+        _ = eventually(timeout: 10) { ServeLock.holder(replicaPath: replica) != nil || result.status != 0 }
+        if let pid = ServeLock.holder(replicaPath: replica), pid > 0 { kill(pid, SIGTERM) }
+        #expect(result.status == 0, "stdout:\n\(result.stdout)\nstderr:\n\(result.stderr)")
+        #expect(result.stdout.contains("\"node_id\": \"mac_"), "curl got the status: \(result.stdout)")
+        #expect(result.stdout.contains("HTTP API on https://127.0.0.1:\(port)/api/"), "\(result.stdout)")
+        let profile = (try? String(contentsOfFile: directory.file("lifesync.mobileconfig"), encoding: .utf8)) ?? ""
+        #expect(profile.contains("com.apple.security.root"))
+        #expect(try String(contentsOfFile: directory.file("lifesync-ca.pem"), encoding: .utf8).hasPrefix("-----BEGIN CERTIFICATE-----"))
+        #expect(eventually(timeout: 10) { ServeLock.holder(replicaPath: replica) == nil }, "the block's serve was stopped")
     }
 
     // MARK: - Helpers
