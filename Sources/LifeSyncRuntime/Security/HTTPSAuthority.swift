@@ -61,12 +61,14 @@ public final class HTTPSAuthority: @unchecked Sendable {  // immutable; OpenSSL 
     }
 
     /// Loads the authority at `path`, re-issuing its root when due; makes and saves one when
-    /// there is no file yet.
+    /// there is no file yet (if another process, `serve` or `id --https-ca`, made one meanwhile,
+    /// that one: a node has one root).
     public static func loadOrCreate(path: String, nodeID: String) throws -> HTTPSAuthority {
         if PrivateFile.isAbsent(path) {
             let made = try generate(nodeID: nodeID)
-            try made.save(to: path)
-            return made
+            var bytes = try made.fileBytes()
+            defer { for i in bytes.indices { bytes[i] = 0 } }
+            if try PrivateFile.create(bytes, at: path) { return made }
         }
         let authority = try load(from: path)
         if X509Builder.secondsLeft(authority.certificate) < renewal {
@@ -91,10 +93,13 @@ public final class HTTPSAuthority: @unchecked Sendable {  // immutable; OpenSSL 
 
     /// Writes the authority file atomically with mode 0600.
     public func save(to path: String) throws {
-        var bytes = try X509Builder.pem(privateKey: key) + Array(try certificatePEM().utf8)
+        var bytes = try fileBytes()
         defer { for i in bytes.indices { bytes[i] = 0 } }
         try PrivateFile.write(bytes, to: path)
     }
+
+    /// The file's bytes: the private key, then the certificate, both PEM.
+    func fileBytes() throws -> [UInt8] { try X509Builder.pem(privateKey: key) + Array(try certificatePEM().utf8) }
 
     // MARK: - What a client installs
 

@@ -32,7 +32,18 @@ enum PrivateFile {
     /// Replaces the file at `path` with `bytes`, mode 0600, atomically: `path + ".tmp"` is
     /// written, flushed to disk and renamed over it.
     static func write(_ bytes: [UInt8], to path: String) throws {
-        let temporary = path + ".tmp"
+        _ = try write(bytes, to: path, replacing: true)
+    }
+
+    /// Writes the file at `path` as `write` does, unless there is one: then leaves it and
+    /// returns false (another process made it first; the temporary is linked, not renamed, so
+    /// of two makers one wins and the other learns it).
+    static func create(_ bytes: [UInt8], at path: String) throws -> Bool {
+        try write(bytes, to: path, replacing: false)
+    }
+
+    private static func write(_ bytes: [UInt8], to path: String, replacing: Bool) throws -> Bool {
+        let temporary = path + ".tmp.\(getpid())"
         unlink(temporary)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw KeyFileError(path: temporary, problem: "cannot be created (\(String(cString: strerror(errno))))") }
@@ -49,10 +60,24 @@ enum PrivateFile {
         }
         let synced = fsync(fd) == 0
         close(fd)
-        guard synced, rename(temporary, path) == 0 else {
+        guard synced else {
             unlink(temporary)
             throw KeyFileError(path: path, problem: "could not be saved (\(String(cString: strerror(errno))))")
         }
+        if replacing {
+            guard rename(temporary, path) == 0 else {
+                unlink(temporary)
+                throw KeyFileError(path: path, problem: "could not be saved (\(String(cString: strerror(errno))))")
+            }
+            return true
+        }
+        let linked = link(temporary, path) == 0
+        let failure = errno
+        unlink(temporary)
+        guard linked || failure == EEXIST else {
+            throw KeyFileError(path: path, problem: "could not be saved (\(String(cString: strerror(failure))))")
+        }
+        return linked
     }
 
     /// Whether nothing is at `path` yet (a file to make rather than read).

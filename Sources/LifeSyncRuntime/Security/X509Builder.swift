@@ -41,8 +41,10 @@ enum X509Builder {
             guard let number = BN_bin2bn(serial, Int32(serial.count), nil) else { throw OpenSSLError.drain("making the serial") }
             defer { BN_free(number) }
             try OpenSSLError.check(BN_to_ASN1_INTEGER(number, X509_get_serialNumber(certificate)) != nil, "setting the serial")
-            try OpenSSLError.check(X509_gmtime_adj(X509_getm_notBefore(certificate), notBefore) != nil, "setting notBefore")
-            try OpenSSLError.check(X509_gmtime_adj(X509_getm_notAfter(certificate), notBefore + validity) != nil, "setting notAfter")
+            // One reading of the clock for both ends, so the validity is exactly `validity`.
+            var now = time(nil)
+            try OpenSSLError.check(X509_time_adj(X509_getm_notBefore(certificate), notBefore, &now) != nil, "setting notBefore")
+            try OpenSSLError.check(X509_time_adj(X509_getm_notAfter(certificate), notBefore + validity, &now) != nil, "setting notAfter")
             let name = X509_get_subject_name(certificate)
             try OpenSSLError.check(X509_NAME_add_entry_by_txt(name, "CN", lifesync_mbstring_asc(), commonName, -1, -1, 0) == 1,
                                    "naming the certificate")
