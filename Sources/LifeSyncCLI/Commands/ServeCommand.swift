@@ -22,7 +22,8 @@ extension LifeSyncCommandLine {
                 OptionSpec(name: "--log", kind: .value, valueName: "FILE", help: "append the log lines to FILE instead of printing them"),
                 OptionSpec(name: "--http", kind: .value, valueName: "[HOST:]PORT", help: "serve the LifeLog HTTP API (a bare port: on 127.0.0.1)"),
                 OptionSpec(name: "--http-max-upload", kind: .value, valueName: "BYTES", help: "the largest recording POST /api/recordings takes (default 10000000)"),
-                OptionSpec(name: "--http-tls", kind: .flag, help: "serve the HTTP API over HTTPS with the node's key and certificate (lifesync id --certificate)"),
+                OptionSpec(name: "--http-tls", kind: .flag, help: "serve the HTTP API over HTTPS, with a certificate from the node's own root (lifesync id --https-ca)"),
+                OptionSpec(name: "--http-name", kind: .repeated, valueName: "NAME_OR_IP", help: "with --http-tls: another name or address the certificate carries (repeatable)"),
                 OptionSpec(name: "--http-insecure", kind: .flag, help: "allow --http on a non-loopback address without TLS (keys and journal in clear)"),
             ],
             details: """
@@ -35,8 +36,12 @@ extension LifeSyncCommandLine {
             --http serves the LifeLog HTTP API (lifesync keys create NAME makes the bearer keys) from the
             same loop, with /metrics and the /dashboard page; off by default. --http-max-upload bounds a
             recording uploaded with POST /api/recordings (default 10000000 bytes). --http-tls serves it over
-            HTTPS (TLS 1.3, the node's own key and certificate, whose one name is the node ID); plain HTTP on
-            an address other than loopback is refused unless --http-insecure.
+            HTTPS (TLS 1.3) with a certificate the node's own root issues (lifesync id --https-ca prints the
+            root, --https-profile a profile that installs it on an iPhone), for localhost, the host name
+            and HOSTNAME.local, 127.0.0.1, ::1 and the --http address (on 0.0.0.0 or ::, every interface's),
+            and each --http-name; it lasts 397 days and is renewed at start and while serving when less than
+            30 are left or the names changed. Plain HTTP on an address other than loopback is refused
+            unless --http-insecure.
             The node prints one line per meaningful event, or appends it to --log FILE (for a node run in
             the background); errors that stop it still go to stderr. SIGINT or SIGTERM shuts down cleanly.
             Example: lifesync serve --db phone.sqlite --listen 127.0.0.1:7002 --peer 127.0.0.1:7003
@@ -78,16 +83,21 @@ extension LifeSyncCommandLine {
             FrameMemory.keepFreedFrames()
             let server = try NodeServer(replica: replica, configuration: configuration, listen: arguments.value("--listen"), name: role, log: say)
             if let http {
-                let https = arguments.flag("--http-tls")
+                let https = try arguments.flag("--http-tls") ? httpsIdentity(replica: replica, bound: http.address.host, arguments: arguments) : nil
                 let address = try server.serveHTTP(on: http.address.description, limits: httpLimits, https: https)
                 if http.insecure {
                     console.error("warning: the HTTP API on \(address) is plain HTTP: anyone on the network path can read the bearer keys and the entries")
                 }
-                // Under HTTPS the certificate's one name is the node ID: clients reach it by that name.
-                let base = https ? "https://\(replica.identity.nodeID):\(address.split(separator: ":").last ?? "") (at \(address))" : "http://\(address)"
-                let line = "HTTP API on \(base)/api/, dashboard on /dashboard (lifesync keys list shows the keys"
-                    + (https ? "; lifesync id --certificate prints the certificate to trust)" : ")")
-                if let file { file.write(line) } else { console.print(line) }
+                let port = address.split(separator: ":").last.map(String.init) ?? ""
+                let base = https.map { "https://\(httpsHost(bound: http.address.host, names: $0.certificate.names)):\(port)" } ?? "http://\(address)"
+                let wildcard = https != nil && ["0.0.0.0", "::"].contains(http.address.host)
+                var lines = ["HTTP API on \(base)/api/" + (wildcard ? " (listening on \(address))" : "") + ", dashboard on /dashboard (lifesync keys list shows the keys"
+                    + (https != nil ? "; lifesync id --https-ca prints the root certificate to trust, --https-profile a profile for an iPhone)" : ")")]
+                if let https {
+                    lines.append("HTTPS certificate for \(https.certificate.names?.description ?? "?"), \(https.certificate.secondsLeft / 86_400) day(s) left"
+                                 + (https.renewed.map { "; issued now: \($0)" } ?? ""))
+                }
+                for line in lines { if let file { file.write(line) } else { console.print(line) } }
             }
             signal(SIGINT) { _ in stopSignal = 1 }
             signal(SIGTERM) { _ in stopSignal = 1 }
@@ -108,7 +118,7 @@ extension LifeSyncCommandLine {
     /// `--http`: `HOST:PORT` or a bare port (loopback). Plain HTTP off loopback only when asked.
     static func httpAddress(_ arguments: ParsedArguments) throws -> (address: SocketAddress, insecure: Bool)? {
         guard let text = arguments.value("--http") else {
-            for option in ["--http-insecure", "--http-max-upload", "--http-tls"] where arguments.flag(option) {
+            for option in ["--http-insecure", "--http-max-upload", "--http-tls", "--http-name"] where arguments.flag(option) {
                 throw CLIError.usage("\(option) needs --http HOST:PORT", command: arguments.spec)
             }
             return nil
@@ -124,10 +134,32 @@ extension LifeSyncCommandLine {
                                        + "Serve it over HTTPS with --http-tls, bind 127.0.0.1, or accept clear text with --http-insecure")
             }
         }
+        if arguments.flag("--http-name") && !arguments.flag("--http-tls") {
+            throw CLIError.usage("--http-name names what the HTTPS certificate carries: it needs --http-tls", command: arguments.spec)
+        }
+        do { _ = try HTTPSNames(arguments.all("--http-name")) } catch { throw CLIError.usage("--http-name \(error)", command: arguments.spec) }
         if arguments.flag("--http-tls") && arguments.flag("--http-insecure") {
             throw CLIError.usage("--http-tls and --http-insecure contradict each other; give one", command: arguments.spec)
         }
         return (address, !loopback && !arguments.flag("--http-tls"))
+    }
+
+    /// `--http-tls`: the node's HTTPS root and a certificate for the names it is reached by on
+    /// `bound`, and the `--http-name`s (issued now if the saved one does not serve them).
+    static func httpsIdentity(replica: Replica, bound: String, arguments: ParsedArguments) throws -> HTTPSIdentity {
+        let extra = arguments.all("--http-name")
+        return try HTTPSIdentity(replicaPath: replica.path, nodeID: replica.identity.nodeID) {
+            try HTTPSNames.forServing(bound: bound, extra: extra)
+        }
+    }
+
+    /// The host of the URL the serve line prints, one the certificate carries: the bound
+    /// address, or on a wildcard the host name under `.local` (how an iPhone finds a Mac).
+    static func httpsHost(bound: String, names: HTTPSNames?) -> String {
+        guard bound == "0.0.0.0" || bound == "::" else { return bound.contains(":") ? "[\(bound)]" : bound }
+        if let local = names?.hosts.first(where: { $0.hasSuffix(".local") }) { return local }
+        if let address = names?.addresses.first(where: { $0 != "127.0.0.1" && $0 != "::1" }) { return address.contains(":") ? "[\(address)]" : address }
+        return "localhost"
     }
 
     static func nodeConfiguration(_ arguments: ParsedArguments) throws -> NodeConfiguration {

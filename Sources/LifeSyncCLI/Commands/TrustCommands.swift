@@ -8,17 +8,34 @@ extension LifeSyncCommandLine {
             name: "id", summary: "this node's pairing string: node ID, key fingerprint, addresses",
             options: [CommandSpec.dbOption, CommandSpec.jsonFlag,
                       OptionSpec(name: "--addr", kind: .repeated, valueName: "HOST:PORT", help: "where peers reach this node (up to 8)"),
-                      OptionSpec(name: "--certificate", kind: .flag, help: "print the node's certificate (PEM), what HTTPS clients trust (serve --http-tls)")],
+                      OptionSpec(name: "--certificate", kind: .flag, help: "print the node's peer certificate (PEM), self-signed, what it presents to peers"),
+                      OptionSpec(name: "--https-ca", kind: .flag, help: "print the root certificate (PEM) HTTPS clients trust (serve --http-tls)"),
+                      OptionSpec(name: "--https-profile", kind: .flag, help: "print an Apple configuration profile (.mobileconfig) installing that root")],
             details: """
             Makes the node's key (<replica>.key, mode 0600) if it has none yet. Give the string to the
             other node's `lifesync trust`, and that node's string to this one's.
+            --https-ca and --https-profile make the node's HTTPS authority (<replica>.https-ca.key,
+            mode 0600) if it has none yet: the root that issues the certificate serve --http-tls
+            presents. Install the profile on an iPhone, then turn on full trust for it in Settings →
+            General → About → Certificate Trust Settings.
+            Example: lifesync id --https-profile --db mac.sqlite > lifesync.mobileconfig
             Example: lifesync trust "$(lifesync id --db phone.sqlite --addr 192.168.1.20:7002)" --db mac.sqlite
             """),
         run: { arguments, context in
             let replica = try context.openReplica(arguments)
+            let https = ["--certificate", "--https-ca", "--https-profile"].filter { arguments.flag($0) }
+            guard https.count <= 1 else { throw CLIError.usage("\(https.joined(separator: " and ")): give one", command: arguments.spec) }
+            if arguments.flag("--https-ca") || arguments.flag("--https-profile") {
+                let authority = try HTTPSAuthority.loadOrCreate(path: HTTPSAuthority.path(forReplica: replica.path), nodeID: replica.identity.nodeID)
+                var text = arguments.flag("--https-ca") ? try authority.certificatePEM()
+                    : try HTTPSProfile.mobileconfig(authority: authority, nodeID: replica.identity.nodeID)
+                while text.hasSuffix("\n") { text.removeLast() }
+                context.console.print(text)
+                return 0
+            }
             let key = try NodeKey.loadOrCreate(path: NodeKey.path(forReplica: replica.path), nodeID: replica.identity.nodeID)
             if arguments.flag("--certificate") {
-                // Its one name is the node ID: curl --cacert FILE --resolve NODE_ID:PORT:ADDRESS https://NODE_ID:PORT/…
+                // The peer certificate, whose one name is the node ID; HTTPS clients trust --https-ca.
                 var pem = try key.certificatePEM()
                 while pem.hasSuffix("\n") { pem.removeLast() }
                 context.console.print(pem)

@@ -26,7 +26,7 @@ extension ConformanceCases {
         let recording = try Recording(id: Identifier.make(role: target.runner.role, random: target.random), fileName: "conformance.bin",
                                       size: UInt64(size), sha256: SHA256.hash(bytes), mediaType: "application/octet-stream", entryID: nil,
                                       originNode: target.runner.nodeID, createdAt: Timestamp(millisecondsSince1970: target.wallClock.nowMilliseconds()))
-            .signed(by: target.tls.key)
+            .signed(by: target.key)
         let metadata = EncodedChange(id: recording.id, kind: .recording,
                                      stamp: VersionStamp(hlc: target.now, origin: origin, sequence: sequence, vector: VersionVector([(origin, sequence)]), deleted: false),
                                      payload: Array(recording.json.canonicalText.utf8))

@@ -9,6 +9,8 @@ import LifeSync
 public final class ConformanceTarget {
     public let address: SocketAddress
     let tls: TLSContext
+    /// The runner's node key, which `tls` presents and which signs its recordings.
+    let key: NodeKey
     /// The runner, as the target trusts it.
     public let runner: ReplicaIdentity
     /// The target, as the runner's trust store names its key.
@@ -32,10 +34,11 @@ public final class ConformanceTarget {
     /// Per origin of the runner, the last sequence handed out this run (`sequences`).
     var issued: [String: UInt64] = [:]
 
-    init(address: SocketAddress, tls: TLSContext, runner: ReplicaIdentity, trusted: TrustedPeer, firstHello: Hello,
+    init(address: SocketAddress, tls: TLSContext, key: NodeKey, runner: ReplicaIdentity, trusted: TrustedPeer, firstHello: Hello,
          timeout: Double, random: RandomSource, wallClock: WallClock, listener: Int32?) {
         self.address = address
         self.tls = tls
+        self.key = key
         self.runner = runner
         self.trusted = trusted
         self.firstHello = firstHello
@@ -63,7 +66,7 @@ public final class ConformanceTarget {
         _ = probe.send(Self.hello(runner, capabilities: [], vector: VersionVector()))
         switch probe.next() {
         case .message(.hello(let hello)):
-            return ConformanceTarget(address: address, tls: tls, runner: runner, trusted: peer, firstHello: hello,
+            return ConformanceTarget(address: address, tls: tls, key: key, runner: runner, trusted: peer, firstHello: hello,
                                      timeout: timeout, random: random, wallClock: wallClock, listener: nil)
         case .message(.error(let code, let text)) where code == ErrorCode.notTrusted.rawValue:
             throw PairingProblem.targetDoesNotTrust(text)
@@ -92,7 +95,7 @@ public final class ConformanceTarget {
         }
         switch connection.next() {
         case .message(.hello(let hello)):
-            let target = ConformanceTarget(address: address, tls: tls, runner: runner, trusted: peer, firstHello: hello,
+            let target = ConformanceTarget(address: address, tls: tls, key: key, runner: runner, trusted: peer, firstHello: hello,
                                            timeout: timeout, random: random, wallClock: wallClock, listener: fd)
             target.pending = (connection, hello)
             return target

@@ -17,8 +17,16 @@ public final class HTTPServer {
     let log: (String) -> Void
     /// Entries were written over HTTP: the node pushes them after its debounce.
     let wrote: (Int64) -> Void
-    /// HTTPS: the node's key and certificate, no client certificate asked (nil: plain HTTP).
-    let tls: TLSContext?
+    /// HTTPS: the node's HTTPS certificate, no client certificate asked (nil: plain HTTP).
+    /// Replaced when `renewTLS` gives a new one; connections under the old one keep it.
+    private(set) var tls: TLSContext?
+    /// Under HTTPS: a new context when the certificate was renewed, else nil. Asked when a
+    /// client connects, at most once per `renewalCheckInterval` (milliseconds; an hour).
+    var renewTLS: (() -> TLSContext?)? {
+        didSet { nextRenewalCheck = MonotonicClock.milliseconds() + renewalCheckInterval }
+    }
+    var renewalCheckInterval: Int64 = 3_600_000
+    var nextRenewalCheck: Int64 = 0
     private var listener: Int32
     public let listeningAddress: String
     private var clients: [Int: HTTPClient] = [:]
@@ -87,6 +95,10 @@ public final class HTTPServer {
     }
 
     private func acceptAll(now: Int64) {
+        if let renewTLS, now >= nextRenewalCheck {
+            nextRenewalCheck = now + renewalCheckInterval
+            if let fresh = renewTLS() { tls = fresh }
+        }
         for _ in 0..<64 {
             switch Socket.accept(listener) {
             case .none, .failed: return

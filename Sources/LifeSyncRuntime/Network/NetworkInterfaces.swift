@@ -24,27 +24,62 @@ public struct DiscoveryInterface: Equatable, Sendable {
     /// subnet that has a broadcast address (a /30 or larger). Where the interface was given no
     /// broadcast address (`ip addr add` without `brd +`), the subnet's is used.
     public static func current() -> [DiscoveryInterface] {
-        var list: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&list) == 0, let first = list else { return [] }
-        defer { freeifaddrs(first) }
         var found: [DiscoveryInterface] = []
-        var node: UnsafeMutablePointer<ifaddrs>? = first
-        while let current = node {
-            node = current.pointee.ifa_next
-            let flags = Int32(bitPattern: current.pointee.ifa_flags)
+        forEachInterface { current in
+            let flags = Int32(bitPattern: current.ifa_flags)
             guard flags & Int32(IFF_UP) != 0, flags & Int32(IFF_BROADCAST) != 0, flags & Int32(IFF_LOOPBACK) == 0,
-                  let address = current.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
-                  let netmask = current.pointee.ifa_netmask else { continue }
+                  let address = current.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
+                  let netmask = current.ifa_netmask else { return }
             let host = ipv4(address), mask = ipv4(netmask)
-            guard mask.leadingZeroBitCount == 0, mask.nonzeroBitCount <= 30 else { continue }
+            guard mask.leadingZeroBitCount == 0, mask.nonzeroBitCount <= 30 else { return }
             var broadcast = host | ~mask
             // glibc reports the interface's own address when none was set: not a broadcast address.
-            if let given = current.pointee.ifa_ifu.ifu_broadaddr, given.pointee.sa_family == sa_family_t(AF_INET),
+            if let given = current.ifa_ifu.ifu_broadaddr, given.pointee.sa_family == sa_family_t(AF_INET),
                ipv4(given) != 0, ipv4(given) != host { broadcast = ipv4(given) }
-            found.append(DiscoveryInterface(name: String(cString: current.pointee.ifa_name), address: DiscoverySocket.dotted(in_addr(s_addr: host.bigEndian)),
+            found.append(DiscoveryInterface(name: String(cString: current.ifa_name), address: DiscoverySocket.dotted(in_addr(s_addr: host.bigEndian)),
                                             broadcast: DiscoverySocket.dotted(in_addr(s_addr: broadcast.bigEndian))))
         }
         return found
+    }
+
+    /// Every address a client on a network may reach this machine at: those of the interfaces
+    /// that are up and not loopback, IPv4 (dotted) and, unless `ipv4Only`, IPv6 (as inet_ntop
+    /// writes it) but for link-local ones (fe80::/10, which need a zone to be dialled). In
+    /// getifaddrs' order, without repeats. What an HTTPS certificate for a node listening on a
+    /// wildcard address names (`HTTPSNames`).
+    public static func addresses(ipv4Only: Bool = false) -> [String] {
+        var found: [String] = []
+        forEachInterface { current in
+            let flags = Int32(bitPattern: current.ifa_flags)
+            guard flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0, let address = current.ifa_addr else { return }
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            switch Int32(address.pointee.sa_family) {
+            case AF_INET:
+                text = Array(DiscoverySocket.dotted(in_addr(s_addr: ipv4(address).bigEndian)).utf8CString)
+            case AF_INET6 where !ipv4Only:
+                var ip = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
+                let first = withUnsafeBytes(of: &ip) { ($0[0], $0[1]) }
+                guard !(first.0 == 0xFE && first.1 & 0xC0 == 0x80) else { return }
+                guard inet_ntop(AF_INET6, &ip, &text, socklen_t(text.count)) != nil else { return }
+            default:
+                return
+            }
+            let written = String(cBuffer: text)
+            if !found.contains(written) { found.append(written) }
+        }
+        return found
+    }
+
+    /// Calls `body` with each entry getifaddrs lists.
+    private static func forEachInterface(_ body: (ifaddrs) -> Void) {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return }
+        defer { freeifaddrs(first) }
+        var node: UnsafeMutablePointer<ifaddrs>? = first
+        while let current = node {
+            node = current.pointee.ifa_next
+            body(current.pointee)
+        }
     }
 
     /// The interfaces a node listening on `listening` (`host:port` as the kernel reports it)

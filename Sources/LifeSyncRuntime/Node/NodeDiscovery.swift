@@ -41,7 +41,7 @@ final class NodeDiscovery: PollParticipant {
         }
         guard let listeningPort = UInt16(listening.split(separator: ":").last ?? ""), listeningPort > 0 else { return nil }
         let identity = server.core.replica.identity
-        let announcement = Announcement(nodeID: identity.nodeID, fingerprint: server.tls.key.fingerprint, port: listeningPort,
+        let announcement = Announcement(nodeID: identity.nodeID, fingerprint: server.key.fingerprint, port: listeningPort,
                                         instance: SystemRandom().nextUInt64())
         do {
             return NodeDiscovery(server: server, socket: try DiscoverySocket(port: port), port: port, listening: listening, packet: announcement.encoded())

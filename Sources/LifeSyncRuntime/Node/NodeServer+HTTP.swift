@@ -3,19 +3,33 @@ import LifeSync
 extension NodeServer {
     /// Serves the LifeLog HTTP API on `address` from this node's poll loop (call before `run`);
     /// writes made over it are local writes the node pushes to its peers. Returns where it
-    /// listens (what port 0 became). With `https`, clients speak TLS 1.3 to the node's own key
-    /// and certificate (`TLSContext.httpsServer`).
+    /// listens (what port 0 became). With `https`, clients speak TLS 1.3 to its certificate
+    /// (`TLSContext.httpsServer`), which is renewed while serving when due (checked about once an
+    /// hour, when a client connects; `HTTPSIdentity.renewIfDue`).
     @discardableResult
-    public func serveHTTP(on address: String, limits: HTTPServer.Limits = HTTPServer.Limits(), https: Bool = false) throws -> String {
+    public func serveHTTP(on address: String, limits: HTTPServer.Limits = HTTPServer.Limits(), https: HTTPSIdentity? = nil) throws -> String {
         precondition(http == nil, "one HTTP server per node")
         let api = LifeLogAPI(replica: core.replica, node: core)
         api.metrics = { [unowned self] in metrics }
         if core.replica.path != ":memory:" {
             api.recordingUploads = FileRecordingUploads(storage: try FileRecordingStorage(replicaPath: core.replica.path), replica: core.replica,
-                                                        signer: tls.key, random: SystemRandom())
+                                                        signer: key, random: SystemRandom())
         }
         let server = try HTTPServer(listen: try SocketAddress(parsing: address), api: api,
-                                    limits: limits, tls: https ? try TLSContext.httpsServer(key: tls.key) : nil, log: log) { [unowned self] now in execute(core.localWrite(now: now)) }
+                                    limits: limits, tls: try https?.serverContext(), log: log) { [unowned self] now in execute(core.localWrite(now: now)) }
+        if let https {
+            let log = log
+            server.renewTLS = {
+                do {
+                    guard let reason = try https.renewIfDue() else { return nil }
+                    log("HTTPS certificate renewed (\(reason)) for \(https.certificate.names?.description ?? "?")")
+                    return try https.serverContext()
+                } catch {
+                    log("HTTPS certificate could not be renewed, the current one is kept: \(error)")
+                    return nil
+                }
+            }
+        }
         http = server
         return server.listeningAddress
     }

@@ -14,7 +14,9 @@ import LifeSync
 /// ```
 public final class NodeServer: @unchecked Sendable {
     public let core: NodeCore
-    /// The node's key and the TLS profile every connection uses.
+    /// The node's key: what peers pin, and what signs its recordings.
+    public let key: NodeKey
+    /// The TLS profile every peer connection uses, with `key`.
     public let tls: TLSContext
     let log: (String) -> Void
     var listener: Int32 = -1
@@ -71,6 +73,7 @@ public final class NodeServer: @unchecked Sendable {
         let log: (String) -> Void = { line in log(prefix + line) }
         let key = try key ?? (replica.path == ":memory:" ? NodeKey.generate(nodeID: nodeID)
                                                          : NodeKey.loadOrCreate(path: NodeKey.path(forReplica: replica.path), nodeID: nodeID))
+        self.key = key
         tls = try TLSContext(key: key)
         // The key that signs this node's recordings; recordings attached before they were signed
         // are signed now, so peers of protocol version 2 take them.

@@ -49,13 +49,7 @@ public final class NodeKey: @unchecked Sendable {  // immutable; OpenSSL keys an
     /// A new P-256 key pair and a certificate naming `nodeID`, valid from `notBefore` seconds
     /// from now (a day ago: clocks differ) for `validity` seconds.
     public static func generate(nodeID: String, notBefore: Int = -86_400, validity: Int = validity) throws -> NodeKey {
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw OpenSSLError.drain("creating a key context") }
-        defer { EVP_PKEY_CTX_free(context) }
-        try OpenSSLError.check(EVP_PKEY_keygen_init(context) == 1, "starting key generation")
-        try OpenSSLError.check(EVP_PKEY_CTX_set_group_name(context, "P-256") == 1, "choosing the P-256 curve")
-        var generated: OpaquePointer?
-        try OpenSSLError.check(EVP_PKEY_generate(context, &generated) == 1 && generated != nil, "generating the key pair")
-        let key = generated!
+        let key = try X509Builder.generateP256()
         let certificate: OpaquePointer
         do { certificate = try issue(for: key, nodeID: nodeID, notBefore: notBefore, validity: validity) } catch { EVP_PKEY_free(key); throw error }
         return try NodeKey(owning: key, certificate: certificate)
@@ -63,28 +57,7 @@ public final class NodeKey: @unchecked Sendable {  // immutable; OpenSSL keys an
 
     /// A self-signed certificate for `key`: subject and issuer CN = the node ID, a random serial.
     static func issue(for key: OpaquePointer, nodeID: String, notBefore: Int = -86_400, validity: Int = validity) throws -> OpaquePointer {
-        guard let certificate = X509_new() else { throw OpenSSLError.drain("creating a certificate") }
-        do {
-            try OpenSSLError.check(X509_set_version(certificate, 2) == 1, "setting the certificate version")
-            var serial = [UInt8](repeating: 0, count: 16)
-            try OpenSSLError.check(RAND_bytes(&serial, Int32(serial.count)) == 1, "drawing a serial number")
-            serial[0] &= 0x7F  // positive
-            guard let number = BN_bin2bn(serial, Int32(serial.count), nil) else { throw OpenSSLError.drain("making the serial") }
-            defer { BN_free(number) }
-            try OpenSSLError.check(BN_to_ASN1_INTEGER(number, X509_get_serialNumber(certificate)) != nil, "setting the serial")
-            try OpenSSLError.check(X509_gmtime_adj(X509_getm_notBefore(certificate), notBefore) != nil, "setting notBefore")
-            try OpenSSLError.check(X509_gmtime_adj(X509_getm_notAfter(certificate), notBefore + validity) != nil, "setting notAfter")
-            let name = X509_get_subject_name(certificate)
-            try OpenSSLError.check(X509_NAME_add_entry_by_txt(name, "CN", lifesync_mbstring_asc(), nodeID, -1, -1, 0) == 1,
-                                   "naming the certificate")
-            try OpenSSLError.check(X509_set_issuer_name(certificate, name) == 1, "setting the issuer")
-            try OpenSSLError.check(X509_set_pubkey(certificate, key) == 1, "putting the key in the certificate")
-            try OpenSSLError.check(X509_sign(certificate, key, EVP_sha256()) > 0, "signing the certificate")
-            return certificate
-        } catch {
-            X509_free(certificate)
-            throw error
-        }
+        try X509Builder.issue(commonName: nodeID, publicKey: key, issuer: nil, notBefore: notBefore, validity: validity)
     }
 
     /// The same key with a fresh certificate when this one has less than `renewal` left.

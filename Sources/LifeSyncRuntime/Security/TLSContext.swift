@@ -15,7 +15,8 @@ import LifeSync
 public final class TLSContext {
     /// `SSL_CTX *`, owned.
     let context: OpaquePointer
-    public let key: NodeKey
+    /// The node key of a peer context; nil for an HTTPS context, whose key is its certificate's.
+    public let key: NodeKey?
 
     public static let cipherSuites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
     public static let groups = "X25519:P-256"
@@ -24,24 +25,34 @@ public final class TLSContext {
     /// (`httpsServer`) asks for none, since its clients prove themselves with a bearer key.
     let requiresPeerCertificate: Bool
 
-    /// The profile of `serve --http-tls`: the same TLS 1.3 profile and the node's own key and
-    /// certificate, without asking the client for one. Clients trust the node's certificate
-    /// (`lifesync certificate`) and reach it under its node ID, the certificate's one name.
-    public static func httpsServer(key: NodeKey) throws -> TLSContext { try TLSContext(key: key, requiresPeerCertificate: false) }
+    /// The profile of `serve --http-tls`: the same TLS 1.3 profile with the node's HTTPS server
+    /// certificate and its key, sending `authority`'s root after it as the chain, without asking
+    /// the client for a certificate. Clients trust the root (`lifesync id --https-ca`) and reach
+    /// the node by any name the certificate carries (`HTTPSNames`).
+    public static func httpsServer(certificate: HTTPSCertificate, authority: HTTPSAuthority) throws -> TLSContext {
+        try TLSContext(certificate: certificate.certificate, privateKey: certificate.key, chain: [authority.certificate],
+                       nodeKey: nil, requiresPeerCertificate: false)
+    }
 
-    public convenience init(key: NodeKey) throws { try self.init(key: key, requiresPeerCertificate: true) }
+    /// A peer connection's context: the node's key and self-signed certificate, and the peer's
+    /// asked for.
+    public convenience init(key: NodeKey) throws {
+        try self.init(certificate: key.certificate, privateKey: key.key, chain: [], nodeKey: key, requiresPeerCertificate: true)
+    }
 
-    private init(key: NodeKey, requiresPeerCertificate: Bool) throws {
+    private init(certificate: OpaquePointer, privateKey: OpaquePointer, chain: [OpaquePointer], nodeKey: NodeKey?,
+                 requiresPeerCertificate: Bool) throws {
         guard let context = SSL_CTX_new(TLS_method()) else { throw OpenSSLError.drain("creating a TLS context") }
         self.context = context
-        self.key = key
+        self.key = nodeKey
         self.requiresPeerCertificate = requiresPeerCertificate
         try OpenSSLError.check(lifesync_ctx_tls13_only(context) == 1, "restricting TLS to version 1.3")
         try OpenSSLError.check(SSL_CTX_set_ciphersuites(context, Self.cipherSuites) == 1, "setting the cipher suites")
         try OpenSSLError.check(lifesync_ctx_set_groups(context, Self.groups) == 1, "setting the key-exchange groups")
         try OpenSSLError.check(lifesync_ctx_set_sigalgs(context, Self.signatureAlgorithms) == 1, "setting the signature algorithms")
-        try OpenSSLError.check(SSL_CTX_use_certificate(context, key.certificate) == 1, "loading the certificate")
-        try OpenSSLError.check(SSL_CTX_use_PrivateKey(context, key.key) == 1, "loading the private key")
+        try OpenSSLError.check(SSL_CTX_use_certificate(context, certificate) == 1, "loading the certificate")
+        for link in chain { try OpenSSLError.check(lifesync_ctx_add_chain_cert(context, link) == 1, "adding the certificate chain") }
+        try OpenSSLError.check(SSL_CTX_use_PrivateKey(context, privateKey) == 1, "loading the private key")
         try OpenSSLError.check(SSL_CTX_check_private_key(context) == 1, "matching the key to the certificate")
         if requiresPeerCertificate {
             SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, acceptSelfSignedOnly)
