@@ -42,8 +42,21 @@ import TestSupport
         #expect(phone.stdout.contains("is not trusted") && phone.stdout.contains("lifesync trust --accept \(stranger.nodeID)"), "\(phone.stdout)")
         #expect(phone.scalar("SELECT count(*) FROM peers") == 0, "the stranger left a peer row")
 
-        // The user accepts it on the phone: the running nodes sync, no restart.
-        let accepted = try LifeSyncBinary.run(["trust", "--accept", stranger.nodeID, "--db", phone.db])
+        // Not without comparing: the code (or the key) the other device shows.
+        let blind = try LifeSyncBinary.run(["trust", "--accept", stranger.nodeID, "--db", phone.db])
+        #expect(blind.status != 0 && blind.stderr.contains("compare before trusting"), "\(blind.stderr)")
+        // A wrong code is counted and trusts nothing.
+        let wrong = try LifeSyncBinary.run(["trust", "--accept", stranger.nodeID, "--code", "000000", "--db", phone.db])
+        #expect(wrong.status != 0 && wrong.stderr.contains("1 of 3 wrong codes"), "\(wrong.stderr)")
+        let listed = try Self.peersJSON(phone)["pending"] as? [[String: Any]] ?? []
+        let claim = try #require(listed.first { $0["claimed_node_id"] as? String == stranger.nodeID })
+        #expect(claim["wrong_codes"] as? Int == 1)
+        // The user compares the code both devices show for the two keys and accepts it on the
+        // phone: the running nodes sync, no restart.
+        let code = try #require(claim["code"] as? String)
+        let strangerPeers = try Self.peersJSON(stranger)["trusted"] as? [[String: Any]] ?? []
+        #expect(strangerPeers.first { $0["node_id"] as? String == phone.nodeID }?["code"] as? String == code, "the other device shows the same code")
+        let accepted = try LifeSyncBinary.run(["trust", "--accept", stranger.nodeID, "--code", code, "--db", phone.db])
         #expect(accepted.status == 0, "\(accepted.stderr)")
         #expect(eventually(timeout: 20) { phone.entryCount == 2 && stranger.entryCount == 2 },
                 "no sync after accepting\n\(phone.allOutput)\n\(stranger.allOutput)")

@@ -18,11 +18,21 @@ import TestSupport
         try phone.trust(mac)
         #expect(try phone.trustedPeer(fingerprint: Self.key(1)) == mac)
         #expect(try phone.trustedPeers() == [mac])
-        // A renewed key replaces the old one for the same node.
+        // Another key for the same node replaces the pin only when the user says so, naming both
+        // keys otherwise; the key replaced is then untrusted.
         var renewed = mac
         renewed.fingerprint = Self.key(2)
-        try phone.trust(renewed)
+        do {
+            try phone.trust(renewed)
+            Issue.record("a second key for a trusted node ID replaced the pin silently")
+        } catch {
+            #expect("\(error)".contains(Self.key(1).hex.prefix(16)) && "\(error)".contains(Self.key(2).hex.prefix(16))
+                    && "\(error)".contains("--replace"), "\(error)")
+        }
+        #expect(try phone.trustedPeer(fingerprint: Self.key(1)) == mac)
+        try phone.trust(renewed, replacing: true)
         #expect(try phone.trustedPeer(fingerprint: Self.key(1)) == nil)
+        #expect(try phone.revocation(of: Self.key(1))?.nodeID == Self.macID)
         #expect(try phone.trustedPeer(fingerprint: Self.key(2))?.nodeID == Self.macID)
         #expect(try phone.untrust(nodeID: Self.macID))
         #expect(try phone.trustedPeer(fingerprint: Self.key(2)) == nil)
@@ -63,6 +73,13 @@ import TestSupport
         #expect(throws: ReplicaError.self) {
             try phone.trust(TrustedPeer(nodeID: phone.identity.nodeID, role: .phone, fingerprint: Self.key(4), trustedAt: phone.now))
         }
+        // This node's own key under another node's ID: one fingerprint names one node.
+        do {
+            try phone.trust(TrustedPeer(nodeID: Self.watchID, role: .watch, fingerprint: Self.key(5), trustedAt: phone.now), ownKey: Self.key(5))
+            Issue.record("this node's own key was trusted as another node")
+        } catch {
+            #expect("\(error)".contains("this node's own key"), "\(error)")
+        }
         #expect(try phone.trustedPeers().map(\.nodeID) == [Self.macID])
     }
 
@@ -78,20 +95,40 @@ import TestSupport
         // A claim that is not a node ID is not kept.
         try phone.notePending(fingerprint: Self.key(10), claimedNodeID: "'; DROP TABLE entries; --", claimedRole: .mac, address: "10.0.0.10:1")
         #expect(try phone.pendingPeers().first { $0.fingerprint == Self.key(10) }?.claimedNodeID == nil)
-        // A flood of fresh keys keeps only the most recent `pendingLimit`.
+        // A flood of fresh keys that claim nothing keeps only the most recent
+        // `anonymousPendingLimit` of them, and cannot push out a device waiting to be paired.
         for n in 0..<200 {
             clock.advance(by: 10)
             try phone.notePending(fingerprint: SHA256.hash([0xF0, UInt8(n)]), claimedNodeID: nil, claimedRole: nil, address: "10.0.1.\(n):1")
         }
-        let pending = try phone.pendingPeers()
-        #expect(pending.count == Replica.pendingLimit)
+        var pending = try phone.pendingPeers()
+        #expect(pending.count == Replica.anonymousPendingLimit + 1)
         #expect(pending.first?.fingerprint == SHA256.hash([0xF0, 199]))
-        #expect(!pending.contains { $0.fingerprint == Self.key(9) }, "the oldest was kept")
+        #expect(pending.contains { $0.fingerprint == Self.key(9) }, "the claimed key waiting to be paired was pushed out")
+        // Keys claiming node IDs are bounded by `pendingLimit`, and one host holds at most
+        // `pendingPerHost` of them, whatever it claims.
+        for n in 0..<40 {
+            clock.advance(by: 10)
+            try phone.notePending(fingerprint: SHA256.hash([0xF1, UInt8(n)]), claimedNodeID: Identifier.make(role: .mac, random: SeededRandom(seed: UInt64(n))),
+                                  claimedRole: .mac, address: "10.0.2.1:\(n)")
+        }
+        pending = try phone.pendingPeers()
+        #expect(pending.filter { $0.address.hasPrefix("10.0.2.1:") }.count == Replica.pendingPerHost)
+        #expect(pending.contains { $0.fingerprint == Self.key(9) }, "one host's claims pushed out another's")
+        for n in 0..<40 {
+            clock.advance(by: 10)
+            try phone.notePending(fingerprint: SHA256.hash([0xF2, UInt8(n)]), claimedNodeID: Identifier.make(role: .mac, random: SeededRandom(seed: 100 + UInt64(n))),
+                                  claimedRole: .mac, address: "10.0.3.\(n):1")
+        }
+        pending = try phone.pendingPeers()
+        #expect(pending.filter { $0.claimedNodeID != nil }.count == Replica.pendingLimit)
+        #expect(!pending.contains { $0.fingerprint == Self.key(9) }, "past pendingLimit claims, the least recently seen goes")
         // Accepting goes by the claim; the key then is trusted and no longer pending.
         clock.advance(by: 10)
         try phone.notePending(fingerprint: Self.key(9), claimedNodeID: Self.watchID, claimedRole: .watch, address: "10.0.0.9:51002")
-        #expect(try phone.acceptPending(nodeID: Self.macID) == nil)
-        let accepted = try #require(try phone.acceptPending(nodeID: Self.watchID))
+        #expect(try phone.acceptPending(nodeID: Self.macID, fingerprint: Self.key(9)) == nil)
+        #expect(try phone.acceptPending(nodeID: Self.watchID, fingerprint: Self.key(8)) == nil, "only the key compared is accepted")
+        let accepted = try #require(try phone.acceptPending(nodeID: Self.watchID, fingerprint: Self.key(9)))
         #expect(accepted.role == .watch && accepted.fingerprint == Self.key(9))
         #expect(try phone.trustedPeer(fingerprint: Self.key(9))?.nodeID == Self.watchID)
         #expect(try !phone.pendingPeers().contains { $0.fingerprint == Self.key(9) })
@@ -163,5 +200,17 @@ import TestSupport
         #expect(PairingCode(a, b).matches("264434") && PairingCode(a, b).matches("264 434") && PairingCode(a, b).matches("264-434"))
         #expect(!PairingCode(a, b).matches("264435") && !PairingCode(a, b).matches("26443") && !PairingCode(a, b).matches("２６４４３４"))
         #expect(PairingCode(a, a) != PairingCode(a, b))
+    }
+
+    /// Codes are not tried until one fits: wrong ones are counted, and at `wrongCodeLimit` the
+    /// keys claiming that ID are forgotten.
+    @Test func wrongPairingCodesAreCountedAndEndTheClaim() throws {
+        let phone = try ReplicaFixtures.replica(role: .phone, seed: 4)
+        try phone.notePending(fingerprint: TrustStoreTests.key(7), claimedNodeID: TrustStoreTests.macID, claimedRole: .mac, address: "10.0.0.7:1")
+        #expect(try phone.noteWrongCode(nodeID: TrustStoreTests.macID) == (1, false))
+        #expect(try phone.pendingPeers().first?.wrongCodes == 1)
+        #expect(try phone.noteWrongCode(nodeID: TrustStoreTests.macID) == (2, false))
+        #expect(try phone.noteWrongCode(nodeID: TrustStoreTests.macID) == (3, true))
+        #expect(try phone.pendingPeers().isEmpty)
     }
 }

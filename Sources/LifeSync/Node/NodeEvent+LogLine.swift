@@ -40,7 +40,7 @@ extension NodeEvent {
             return "peer \(peer) reported error \(code): \(message)"
         case .untrustedPeer(let address, let fingerprint, let claimed):
             return "refused \(address): its key \(fingerprint.hex.prefix(16))… is not trusted"
-                + (claimed.map { " (it says it is \($0); accept it with: lifesync trust --accept \($0))" } ?? "")
+                + (claimed.map { " (it says it is \($0); if its code in lifesync peers is the one that device shows: lifesync trust --accept \($0) --code CODE)" } ?? "")
         case .trustWithdrawn(let peer):
             return "closing the connection to \(peer): no longer trusted"
         case .discovered(let peer, let address, let trusted):

@@ -259,6 +259,11 @@ enum Schema {
         """
         ALTER TABLE api_keys ADD COLUMN presentation TEXT NOT NULL DEFAULT 'lifesync';
         """,
+        // 15: wrong pairing codes typed for a pending key's claim (Replica+Pending): codes are
+        // not tried until one fits.
+        """
+        ALTER TABLE pending_peers ADD COLUMN wrong_codes INTEGER NOT NULL DEFAULT 0;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

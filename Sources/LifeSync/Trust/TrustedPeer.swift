@@ -20,7 +20,7 @@ public struct TrustedPeer: Equatable, Sendable {
 
 /// A key that connected (or answered our dial) without being trusted: shown to the user, who may
 /// accept it. What it claimed (node ID, role) is unproven until then; the list is bounded
-/// (`Replica.pendingLimit`), the oldest dropped first.
+/// (Replica+Pending), the least recently seen dropped first.
 public struct PendingPeer: Equatable, Sendable {
     public var fingerprint: SHA256.Digest
     /// The node ID its HELLO named, if it sent one.
@@ -30,9 +30,12 @@ public struct PendingPeer: Equatable, Sendable {
     public var firstSeen: Timestamp
     public var lastSeen: Timestamp
     public var attempts: Int
+    /// Pairing codes typed for its claim that matched no key claiming it (`noteWrongCode`).
+    public var wrongCodes: Int
 
     public init(fingerprint: SHA256.Digest, claimedNodeID: String?, claimedRole: Role?, address: String,
-                firstSeen: Timestamp, lastSeen: Timestamp, attempts: Int) {
+                firstSeen: Timestamp, lastSeen: Timestamp, attempts: Int, wrongCodes: Int = 0) {
+        self.wrongCodes = wrongCodes
         self.fingerprint = fingerprint
         self.claimedNodeID = claimedNodeID
         self.claimedRole = claimedRole

@@ -18,7 +18,8 @@ extension LifeSyncCommandLine {
                       OptionSpec(name: "--code", kind: .value, valueName: "CODE",
                                  help: "the code the other device shows (else asked at the terminal)"),
                       OptionSpec(name: "--timeout", kind: .value, valueName: "S", help: "how long to wait for the other device to accept (default 120)"),
-                      OptionSpec(name: "--again", kind: .flag, help: "the other node's key was untrusted here before: trust it again")],
+                      OptionSpec(name: "--again", kind: .flag, help: "the other node's key was untrusted here before: trust it again"),
+                      OptionSpec(name: "--replace", kind: .flag, help: "its node ID is trusted here under another key (the device was reset): trust the new key")],
             details: """
             The other node must be serving (lifesync serve --listen …). This prints a code; on the other
             device `lifesync peers` lists this node with a code. If they are the same, accept there with
@@ -63,7 +64,8 @@ extension LifeSyncCommandLine {
                 switch try pairing.askToBeTrusted(expecting: theirs) {
                 case .trusted(let hello):
                     try replica.trust(TrustedPeer(nodeID: hello.nodeID, role: hello.role, fingerprint: theirs, addresses: [address.description],
-                                                  trustedAt: replica.now), again: arguments.flag("--again"))
+                                                  trustedAt: replica.now), again: arguments.flag("--again"), replacing: arguments.flag("--replace"),
+                                      ownKey: key.fingerprint)
                     context.console.print("paired with \(hello.nodeID) (\(hello.role.rawValue)): each node now trusts the other")
                     return 0
                 case .notYet:

@@ -63,7 +63,11 @@ extension LifeSyncCommandLine {
             positionals: ["PAIRING-STRING"], optionalPositionals: 1,
             options: [CommandSpec.dbOption,
                       OptionSpec(name: "--accept", kind: .value, valueName: "NODE_ID", help: "trust the pending key that claimed NODE_ID"),
-                      OptionSpec(name: "--code", kind: .value, valueName: "CODE", help: "with --accept: the code the pairing device shows (lifesync pair); refused if it differs"),
+                      OptionSpec(name: "--code", kind: .value, valueName: "CODE",
+                                 help: "with --accept: the six-digit code the other device shows (lifesync pair, or lifesync peers there); refused if it differs"),
+                      OptionSpec(name: "--key", kind: .value, valueName: "HEX",
+                                 help: "with --accept, instead of --code: the first 16 or more hex digits of the key lifesync id prints on that device"),
+                      OptionSpec(name: "--replace", kind: .flag, help: "the node ID is trusted under another key (the device was reset): trust the new key, untrust the old"),
                       OptionSpec(name: "--again", kind: .flag, help: "trust a key that was untrusted here before (refused otherwise)")],
             details: """
             The peer's addresses become dial targets: a running node (lifesync serve) picks up the new
@@ -71,38 +75,72 @@ extension LifeSyncCommandLine {
             the peer's connections from then on. LAN discovery puts the address it hears the peer
             at first (only if the peer announces the key trusted here).
             A key untrusted here before is refused (an old pairing string must not undo an untrust)
-            unless --again says it is on purpose.
+            unless --again says it is on purpose. A node ID already trusted under another key is
+            refused, naming both keys, unless --replace says the device really has a new key. This
+            node's own key is never trusted as another node. --accept trusts a pending key only once
+            it is compared: --code (the code both devices show for the two keys) or --key (the
+            fingerprint's start); three wrong codes forget the keys claiming that ID.
             Example: lifesync trust 'lifesync://mac_…?key=…&addr=192.168.1.21:7002' --db phone.sqlite
             """),
         run: { arguments, context in
             let replica = try context.openReplica(arguments)
+            let own = try NodeKey.loadOrCreate(path: NodeKey.path(forReplica: replica.path), nodeID: replica.identity.nodeID).fingerprint
             if let nodeID = arguments.value("--accept") {
                 guard arguments.positional(0) == nil else { throw CLIError.usage("give a pairing string or --accept, not both", command: nil) }
-                var compared: SHA256.Digest?
-                if let typed = arguments.value("--code") {
-                    // Numeric comparison: the code on the other device must be the one these two keys make here.
-                    let own = try NodeKey.loadOrCreate(path: NodeKey.path(forReplica: replica.path), nodeID: replica.identity.nodeID)
-                    let claims = try replica.pendingPeers().filter { $0.claimedNodeID == nodeID }
-                    guard !claims.isEmpty else { throw CLIError.refused("no pending peer claimed \(nodeID) (see lifesync peers)") }
-                    guard let match = claims.first(where: { PairingCode(own.fingerprint, $0.fingerprint).matches(typed) }) else {
-                        throw CLIError.refused("code \(typed) is not the code of \(nodeID)'s key here: the devices are not talking to each other "
-                                               + "directly (or the code was mistyped); nothing trusted")
-                    }
-                    compared = match.fingerprint
-                }
-                guard let peer = try replica.acceptPending(nodeID: nodeID, fingerprint: compared, again: arguments.flag("--again")) else {
-                    throw CLIError.refused("no pending peer claimed \(nodeID) (see lifesync peers)")
-                }
+                let peer = try acceptPending(nodeID, replica: replica, own: own, arguments)
                 context.console.print("trusted \(peer.nodeID) (\(peer.role.rawValue)), key \(peer.fingerprint.hex.prefix(16))…")
                 return 0
             }
+            for option in ["--code", "--key"] where arguments.value(option) != nil {
+                throw CLIError.usage("\(option) goes with --accept NODE_ID (a pairing string carries the whole key)", command: nil)
+            }
             guard let text = arguments.positional(0) else { throw CLIError.usage("give a pairing string (lifesync id on the peer) or --accept NODE_ID", command: nil) }
             let pairing = try PairingString(parsing: text)
-            try replica.trust(pairing.peer(trustedAt: replica.now), again: arguments.flag("--again"))
+            try replica.trust(pairing.peer(trustedAt: replica.now), again: arguments.flag("--again"), replacing: arguments.flag("--replace"), ownKey: own)
             context.console.print("trusted \(pairing.nodeID) (\(pairing.role.rawValue)), key \(pairing.fingerprint.hex.prefix(16))…"
                                   + (pairing.addresses.isEmpty ? "" : ", at \(pairing.addresses.joined(separator: " "))"))
             return 0
         })
+
+    /// `trust --accept NODE_ID`: the pending key claiming it whose code (or fingerprint) the user
+    /// compared, trusted. Without a comparison nothing is trusted; a code that fits no claiming
+    /// key is counted (Replica.noteWrongCode).
+    private static func acceptPending(_ nodeID: String, replica: Replica, own: SHA256.Digest, _ arguments: ParsedArguments) throws -> TrustedPeer {
+        let claims = try replica.pendingPeers().filter { $0.claimedNodeID == nodeID }
+        guard !claims.isEmpty else { throw CLIError.refused("no pending peer claimed \(nodeID) (see lifesync peers)") }
+        let match: PendingPeer
+        switch (arguments.value("--code"), arguments.value("--key")) {
+        case (let typed?, nil):
+            guard let found = claims.first(where: { PairingCode(own, $0.fingerprint).matches(typed) }) else {
+                let (count, forgotten) = try replica.noteWrongCode(nodeID: nodeID)
+                throw CLIError.refused("code \(typed) is not the code of \(nodeID)'s key here: the devices are not talking to each other "
+                                       + "directly (or the code was mistyped); nothing trusted. "
+                                       + (forgotten ? "That is \(count) wrong codes: the keys claiming \(nodeID) are forgotten; your device is listed again when it next connects."
+                                                    : "\(count) of \(Replica.wrongCodeLimit) wrong codes."))
+            }
+            match = found
+        case (nil, let prefix?):
+            let hex = prefix.lowercased().filter { $0 != ":" && $0 != " " }
+            guard hex.count >= 16, hex.count <= 64, hex.allSatisfy(\.isHexDigit) else {
+                throw CLIError.usage("--key: give at least the first 16 hex digits of the key lifesync id prints on that device", command: nil)
+            }
+            guard let found = claims.first(where: { $0.fingerprint.hex.hasPrefix(hex) }) else {
+                throw CLIError.refused("no pending key claiming \(nodeID) starts with \(hex.prefix(16))…: another device is claiming its ID, "
+                                       + "or this is not the key lifesync id prints there; nothing trusted")
+            }
+            match = found
+        case (nil, nil):
+            throw CLIError.refused("compare before trusting: add --code CODE (the code \(nodeID) shows: lifesync pair there, or lifesync peers) "
+                                   + "or --key HEX (the start of the key lifesync id prints there); lifesync peers shows this side's code")
+        default:
+            throw CLIError.usage("give --code or --key, not both", command: nil)
+        }
+        guard let peer = try replica.acceptPending(nodeID: nodeID, fingerprint: match.fingerprint, again: arguments.flag("--again"),
+                                                   replacing: arguments.flag("--replace"), ownKey: own) else {
+            throw CLIError.refused("no pending peer claimed \(nodeID) (see lifesync peers)")
+        }
+        return peer
+    }
 
     static let untrustCommand = Command(
         spec: CommandSpec(name: "untrust", summary: "stop trusting a peer (its open sessions close within about a second)",
@@ -132,12 +170,14 @@ extension LifeSyncCommandLine {
                                  ("addresses", .array(peer.addresses.map(JSONValue.string))), ("trusted_at", .string(peer.trustedAt.iso8601)),
                                  ("state", .string(known[peer.nodeID]?.state.rawValue ?? "never connected")),
                                  ("encrypted", .bool(true)), ("transport", .string("TLS 1.3")),
-                                 ("last_handshake", known[peer.nodeID]?.lastConnected.map { .string($0.iso8601) } ?? .null)])
+                                 ("last_handshake", known[peer.nodeID]?.lastConnected.map { .string($0.iso8601) } ?? .null),
+                                 ("code", code(peer.fingerprint).map { .string($0.description) } ?? .null)])
                     })),
                     ("pending", .array(pending.map { peer in
                         .object([("fingerprint", .string(peer.fingerprint.hex)), ("claimed_node_id", peer.claimedNodeID.map(JSONValue.string) ?? .null),
                                  ("address", .string(peer.address)), ("first_seen", .string(peer.firstSeen.iso8601)),
                                  ("last_seen", .string(peer.lastSeen.iso8601)), ("attempts", .number(Double(peer.attempts))),
+                                 ("wrong_codes", .number(Double(peer.wrongCodes))),
                                  ("code", code(peer.fingerprint).map { .string($0.description) } ?? .null)])
                     })),
                     ("discovered", .array(discovered.map { peer in
@@ -151,6 +191,7 @@ extension LifeSyncCommandLine {
             context.console.print("trusted: \(trusted.isEmpty ? "none (pair with lifesync id / lifesync trust)" : "")")
             for peer in trusted {
                 context.console.print("  \(peer.nodeID) (\(peer.role.rawValue))  key \(peer.fingerprint.hex.prefix(16))…  "
+                                      + (code(peer.fingerprint).map { "code \($0)  " } ?? "")
                                       + (known[peer.nodeID].map { "\($0.state.rawValue), TLS 1.3, last handshake \($0.lastConnected?.iso8601 ?? "never")" }
                                          ?? "never connected")
                                       + (peer.addresses.isEmpty ? "" : "  at \(peer.addresses.joined(separator: " "))"))
@@ -160,7 +201,8 @@ extension LifeSyncCommandLine {
                 context.console.print("  key \(peer.fingerprint.hex.prefix(16))…  from \(peer.address)  "
                                       + (code(peer.fingerprint).map { "code \($0)  " } ?? "")
                                       + (peer.claimedNodeID.map { "says \($0); lifesync trust --accept \($0) --code CODE" } ?? "said nothing")
-                                      + "  (\(peer.attempts)×, last \(peer.lastSeen.iso8601))")
+                                      + "  (\(peer.attempts)×, last \(peer.lastSeen.iso8601)"
+                                      + (peer.wrongCodes > 0 ? ", \(peer.wrongCodes) wrong code\(peer.wrongCodes == 1 ? "" : "s")" : "") + ")")
             }
             context.console.print("discovered on the LAN (not trusted, never dialled): \(discovered.isEmpty ? "none" : "")")
             for peer in discovered {
