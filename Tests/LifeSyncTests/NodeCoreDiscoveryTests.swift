@@ -71,6 +71,35 @@ import TestSupport
         #expect(try phone.discoveredPeers().isEmpty, "a trusted node is not listed as discovered")
     }
 
+    /// Announcements are public (the node ID and fingerprint they carry prove nothing): forged
+    /// ones from nine hosts neither drop the addresses the user gave nor one a handshake proved;
+    /// they hold only the two heard slots, each costing one failed dial in turn with the real ones.
+    @Test func forgedAnnouncementsCannotEvictGivenOrVerifiedAddresses() throws {
+        let (phone, core) = try Self.node()
+        let given = (1...8).map { "192.168.9.\($0):7002" }
+        try Self.trustMac(phone, addresses: given)
+        _ = core.start(now: 0)
+        _ = core.connectFailed(peer: 0, reason: "no route", now: 50)
+        // The real mac moved: heard at 10.77.2.1 and a dial there proved its key.
+        let heard = core.discovered(packet: Self.packet(), from: "10.77.2.1", now: 100)
+        #expect(Self.dials(heard) == ["10.77.2.1:7002"])
+        _ = core.connected(connection: 1, peer: 0, peerKey: Self.macKey, now: 150)
+        #expect(try phone.trustedPeers().first?.addresses.first == "10.77.2.1:7002")
+        // Nine forgers announce the mac's ID and key, each well after the last (no address hold).
+        for n in 1...9 {
+            let t = 200 + Int64(n) * (NodeCore.discoveryAddressHold + 1_000)
+            _ = core.discovered(packet: Self.packet(), from: "10.66.0.\(n)", now: t)
+        }
+        let addresses = try #require(try phone.trustedPeers().first?.addresses)
+        #expect(addresses.count == Replica.heardLimit + 1 + given.count, "\(addresses)")
+        #expect(Set(given).isSubset(of: addresses), "a given address was evicted: \(addresses)")
+        #expect(addresses.contains("10.77.2.1:7002"), "the verified address was evicted: \(addresses)")
+        #expect(addresses.filter { $0.hasPrefix("10.66.") } == ["10.66.0.9:7002", "10.66.0.8:7002"], "\(addresses)")
+        // Trusting the node again with its pairing string keeps what a handshake proved.
+        try Self.trustMac(phone, addresses: given)
+        #expect(try phone.trustedPeers().first?.addresses.contains("10.77.2.1:7002") == true)
+    }
+
     /// A node on two interfaces of one network is heard at both addresses: the first holds while
     /// it is still heard, so neither the store nor the dialler flaps between them.
     @Test func oneRunHeardAtTwoAddressesKeepsTheFirstWhileItIsHeard() throws {

@@ -50,11 +50,11 @@ extension NodeCore {
     }
 
     /// Where a trusted peer is dialled: the address discovery last heard it at, then the trust
-    /// store's, at most `PairingString.maximumAddresses` (+ 1 for a configured one) in all.
+    /// store's dial order (Replica+DialAddresses), which holds every address the user gave.
     func dialTargets(of peer: TrustedPeer) -> [String] {
         var targets = discoveredAddresses[peer.nodeID].map { [$0] } ?? []
         for address in peer.addresses where !targets.contains(address) && PairingString.isAddress(address) { targets.append(address) }
-        return Array(targets.prefix(PairingString.maximumAddresses))
+        return Array(targets.prefix(Replica.heardLimit + Replica.verifiedLimit + PairingString.maximumAddresses))
     }
 
     /// Stops a dialer for good (until its node is trusted again); a connection it has stays.

@@ -107,6 +107,11 @@ public final class NodeCore {
     public func connected(connection: Int, peer: Int, peerKey: SHA256.Digest, now: Int64) -> [NodeAction] {
         guard !stopping else { return [.close(connection: connection)] }
         dialers[peer].state = .connected(connection: connection)
+        // A trusted peer's address that a handshake with its pinned key proved: kept against
+        // anything heard on the LAN (Replica+DialAddresses).
+        if dialers[peer].configured == nil, let nodeID = dialers[peer].nodeID, PairingString.isAddress(dialers[peer].address) {
+            _ = try? replica.noteVerifiedAddress(nodeID: nodeID, fingerprint: peerKey, address: dialers[peer].address)
+        }
         let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage,
                                   incomingTransfers: incomingTransfers, credential: credential(peerKey))
         connections[connection] = Connection(session: session, dialer: peer, address: dialers[peer].address)

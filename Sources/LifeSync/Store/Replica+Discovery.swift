@@ -36,19 +36,4 @@ extension Replica {
                                   lastSeen: (try? Timestamp(iso8601: row.string(5))) ?? Timestamp(millisecondsSince1970: 0))
         }
     }
-
-    /// A trusted peer was heard at `address`: it becomes the first of its dial targets (at most
-    /// `PairingString.maximumAddresses`, the last dropped), so a restarted node dials it at once.
-    /// Only while `nodeID` is still trusted with `fingerprint`; false when nothing changed.
-    @discardableResult
-    public func putDiscoveredAddressFirst(nodeID: String, fingerprint: SHA256.Digest, address: String) throws -> Bool {
-        precondition(PairingString.isAddress(address), "an address is a host:port")
-        return try database.transaction {
-            guard let peer = try trustedPeers().first(where: { $0.nodeID == nodeID }), peer.fingerprint == fingerprint,
-                  peer.addresses.first != address else { return false }
-            let addresses = [address] + peer.addresses.filter { $0 != address }.prefix(PairingString.maximumAddresses - 1)
-            try database.run("UPDATE trusted_peers SET addresses = ? WHERE node_id = ?", [.text(addresses.joined(separator: " ")), .text(nodeID)])
-            return true
-        }
-    }
 }

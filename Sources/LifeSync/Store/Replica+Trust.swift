@@ -43,11 +43,15 @@ extension Replica {
             guard peer.nodeID != identity.nodeID else {
                 throw ReplicaError.invalid(ValidationError(field: "node_id", reason: "that is this node's own ID"))
             }
+            // The addresses given are the user's; what was heard or verified for the same key stays.
             try database.run("""
-                INSERT INTO trusted_peers(node_id, role, fingerprint, addresses, trusted_at) VALUES (?1, ?2, ?3, ?4, ?5)
-                ON CONFLICT(node_id) DO UPDATE SET role = ?2, fingerprint = ?3, addresses = ?4, trusted_at = ?5
+                INSERT INTO trusted_peers(node_id, role, fingerprint, addresses, trusted_at, given_addresses) VALUES (?1, ?2, ?3, ?4, ?5, ?4)
+                ON CONFLICT(node_id) DO UPDATE SET role = ?2, fingerprint = ?3, trusted_at = ?5, given_addresses = ?4,
+                    verified_addresses = CASE WHEN fingerprint = ?3 THEN verified_addresses ELSE '' END,
+                    heard_addresses = CASE WHEN fingerprint = ?3 THEN heard_addresses ELSE '' END
                 """, [.text(peer.nodeID), .text(peer.role.rawValue), .text(peer.fingerprint.hex),
                       .text(peer.addresses.joined(separator: " ")), .text(peer.trustedAt.iso8601)])
+            try updateDialOrder(nodeID: peer.nodeID)
             try database.run("DELETE FROM pending_peers WHERE fingerprint = ?", [.text(peer.fingerprint.hex)])
             try database.run("DELETE FROM discovered_peers WHERE node_id = ?", [.text(peer.nodeID)])
         }

@@ -264,6 +264,17 @@ enum Schema {
         """
         ALTER TABLE pending_peers ADD COLUMN wrong_codes INTEGER NOT NULL DEFAULT 0;
         """,
+        // 16: where each trusted node's dial targets came from (Replica+DialAddresses): the
+        // user's (a pairing string, `pair`), never dropped by anything heard; addresses a
+        // handshake with the pinned key completed at; and addresses only heard announced on the
+        // LAN, which anyone can forge. `addresses` stays the dial order made of the three. The
+        // addresses stored before are taken as the user's.
+        """
+        ALTER TABLE trusted_peers ADD COLUMN given_addresses TEXT NOT NULL DEFAULT '';
+        ALTER TABLE trusted_peers ADD COLUMN verified_addresses TEXT NOT NULL DEFAULT '';
+        ALTER TABLE trusted_peers ADD COLUMN heard_addresses TEXT NOT NULL DEFAULT '';
+        UPDATE trusted_peers SET given_addresses = addresses;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

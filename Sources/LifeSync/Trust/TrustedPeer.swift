@@ -5,7 +5,8 @@ public struct TrustedPeer: Equatable, Sendable {
     public var nodeID: String
     public var role: Role
     public var fingerprint: SHA256.Digest
-    /// `host:port` dial targets, in the order given (at most `PairingString.maximumAddresses`).
+    /// `host:port` dial targets in dial order: as given when trusting (at most
+    /// `PairingString.maximumAddresses`); as stored, with those verified and heard (Replica+DialAddresses).
     public var addresses: [String]
     public var trustedAt: Timestamp
 
