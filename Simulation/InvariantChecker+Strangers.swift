@@ -27,12 +27,22 @@ extension InvariantChecker {
             if let known = try? replica.knownOrigins(), let origin = known.first(where: { stranger.origins.contains($0.origin) }) {
                 violations.append("strangers: \(name) knows the stranger's origin \(origin.origin)")
             }
+            // Bounded apart: keys that claimed a node ID, and keys that claimed none.
             let pending = (try? replica.pendingPeers()) ?? []
-            if pending.count > Replica.pendingLimit {
-                violations.append("strangers: \(name) keeps \(pending.count) untrusted keys, more than \(Replica.pendingLimit)")
+            let claimed = pending.filter { $0.claimedNodeID != nil }.count, anonymous = pending.count - claimed
+            if claimed > Replica.pendingLimit || anonymous > Replica.anonymousPendingLimit {
+                violations.append("strangers: \(name) keeps \(claimed) untrusted keys with a claim and \(anonymous) without, "
+                                  + "more than \(Replica.pendingLimit) and \(Replica.anonymousPendingLimit)")
             }
-            // Counted, so a test can see the bound was really reached.
-            if pending.count == Replica.pendingLimit { simulator.count("stranger_pending_at_limit") }
+            let perHost = Dictionary(grouping: pending) { $0.address[..<($0.address.lastIndex(of: ":") ?? $0.address.endIndex)] }
+            if let (host, keys) = perHost.first(where: { $0.value.count > Replica.pendingPerHost }) {
+                violations.append("strangers: \(name) keeps \(keys.count) untrusted keys from \(host), more than \(Replica.pendingPerHost)")
+            }
+            // Counted, so a test can see a bound was really reached.
+            if claimed == Replica.pendingLimit || anonymous == Replica.anonymousPendingLimit
+                || perHost.values.contains(where: { $0.count == Replica.pendingPerHost }) {
+                simulator.count("stranger_pending_at_limit")
+            }
         }
         return violations
     }

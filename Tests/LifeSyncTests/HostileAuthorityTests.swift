@@ -69,6 +69,28 @@ import TestSupport
         #expect(try phone.ownOrigins().count == 2)
     }
 
+    /// A buggy peer that claims one more of our current incarnation than we wrote, at every
+    /// connection after every local write, costs one incarnation, not one per write: its claim
+    /// rotated us once and it never delivered what it claimed, so it is not believed again.
+    @Test func aPeerWhoseClaimWasNeverBackedIsNotBelievedAgain() throws {
+        let phone = try ReplicaFixtures.replica(role: .phone, seed: 44)
+        for round in 0..<10 {
+            try phone.add(json: ReplicaFixtures.entryJSON(text: "write \(round)"))
+            let current = phone.identity.incarnation
+            let peer = FakePeer(facing: SyncSession(replica: phone, configuration: .init(), now: 0), seed: 904)
+            peer.hello(vector: VersionVector([(current, try phone.replicaVector()[current] + 1)]))
+            #expect(peer.victim.state == .open, "round \(round)")
+        }
+        let origins = try phone.ownOrigins().count
+        #expect(origins == 2, "ten claims made \(origins - 1) new incarnations")
+        // Another peer's claim is its own first: it is believed.
+        try phone.add(json: ReplicaFixtures.entryJSON(text: "after"))
+        let before = phone.identity.incarnation
+        let other = FakePeer(facing: SyncSession(replica: phone, configuration: .init(), now: 0), seed: 905)
+        other.hello(vector: VersionVector([(before, try phone.replicaVector()[before] + 1)]))
+        #expect(phone.identity.incarnation != before)
+    }
+
     /// `through` at the maximum for our own incarnation never reaches our counter; a forged write
     /// under it at the maximum makes the next local write start a fresh incarnation, not fail.
     @Test func forgedClaimsOnOurOwnIncarnationLeaveLocalWritesWorking() throws {

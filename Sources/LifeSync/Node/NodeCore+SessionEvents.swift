@@ -67,6 +67,8 @@ extension NodeCore {
             return markSynced(conn, now: now)
         case .incarnationRotated(let old, let new):
             return [.event(.incarnationRotated(old: old, new: new))]
+        case .incarnationClaimIgnored(let peer, let claimed, let held):
+            return [.event(.incarnationClaimIgnored(peer: peer, claimed: claimed, held: held))]
         case .clockSkew(let peerMs, let localMs):
             return [.event(.clockSkew(peer: conn.address, aheadSeconds: (peerMs - localMs) / 1000))]
         case .peerError(let code, let message):

@@ -34,6 +34,9 @@ extension NodeEvent {
             return "in sync with \(with) (sent \(sent), received \(received))"
         case .incarnationRotated(let old, let new):
             return "this replica was restored from an older copy: continuing under incarnation \(new) (was \(old))"
+        case .incarnationClaimIgnored(let peer, let claimed, let held):
+            return "warning: \(peer) says it holds \(claimed) writes of this replica's current incarnation, which made \(held); "
+                + "its last such claim never delivered the writes it named, so this one is not believed (a bug on \(peer)?)"
         case .clockSkew(let peer, let ahead):
             return "warning: \(peer)'s clock is \(ahead) s ahead of ours"
         case .peerError(let peer, let code, let message):

@@ -25,6 +25,7 @@ public enum NodeEvent: Equatable, Sendable {
     case acknowledged(by: String, changes: Int)
     case inSync(with: String, sent: Int, received: Int)
     case incarnationRotated(old: String, new: String)
+    case incarnationClaimIgnored(peer: String, claimed: UInt64, held: UInt64)
     case clockSkew(peer: String, aheadSeconds: Int64)
     case peerError(peer: String, code: UInt16, message: String)
     case protocolError(peer: String, error: WireError)

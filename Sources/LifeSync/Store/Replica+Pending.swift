@@ -27,9 +27,10 @@ extension Replica {
                     last_seen = ?5, attempts = attempts + 1
                 """, [.text(fingerprint.hex), claimed.map { .text($0) } ?? .null, claimedRole.map { .text($0.rawValue) } ?? .null,
                       .text(address), .text(now.iso8601)])
-            let host = String(address[..<(address.lastIndex(of: ":") ?? address.endIndex)]) + ":"
+            // The host: the address without its port (a simulated one has none).
+            let host = String(address[..<(address.lastIndex(of: ":") ?? address.endIndex)])
             try keepMostRecentlySeen(Self.pendingPerHost, in: "pending_peers", key: "fingerprint",
-                                     among: "substr(address, 1, length(?2)) = ?2", [.text(host)])
+                                     among: "address = ?2 OR substr(address, 1, length(?2) + 1) = ?2 || ':'", [.text(host)])
             try keepMostRecentlySeen(Self.pendingLimit, in: "pending_peers", key: "fingerprint", among: "node_id IS NOT NULL")
             try keepMostRecentlySeen(Self.anonymousPendingLimit, in: "pending_peers", key: "fingerprint", among: "node_id IS NULL")
         }

@@ -275,6 +275,17 @@ enum Schema {
         ALTER TABLE trusted_peers ADD COLUMN heard_addresses TEXT NOT NULL DEFAULT '';
         UPDATE trusted_peers SET given_addresses = addresses;
         """,
+        // 17: the last rotation of our incarnation each peer's HELLO claim caused, and whether
+        // the peer then backed it with the writes it claimed (Replica+IncarnationClaims).
+        """
+        CREATE TABLE incarnation_claims (
+            node_id TEXT PRIMARY KEY NOT NULL,
+            incarnation TEXT NOT NULL,
+            sequence INTEGER NOT NULL,
+            backed INTEGER NOT NULL,
+            claimed_at TEXT NOT NULL
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -25,6 +25,9 @@ public enum SessionEvent: Equatable, Sendable {
     /// The peer's vector showed that our own history was rolled back (a restored backup): we
     /// continue under a new incarnation.
     case incarnationRotated(old: String, new: String)
+    /// The peer's HELLO named `claimed` writes of our current incarnation, which holds `held`,
+    /// but its last such claim was never backed by the writes: not believed (no rotation).
+    case incarnationClaimIgnored(peer: String, claimed: UInt64, held: UInt64)
     /// The peer's HLC is beyond our drift bound.
     case clockSkew(peerMilliseconds: Int64, localMilliseconds: Int64)
     /// The peer reported an error and the session ends.

@@ -34,6 +34,7 @@ extension SyncSession {
         }
         precondition(outcomes.count == acceptable.count, "one outcome per committed batch")
         if let peer, acceptable.contains(where: { $0.changes.contains { $0.stamp.origin == peer.incarnation } }) { open?.peerOriginRecorded = true }
+        if let peer, open?.unbackedClaim == true, try replica.backIncarnationClaim(by: peer.nodeID) { open?.unbackedClaim = false }
         // Writes of our own current history that we never made, delivered for real: this file
         // went back in time (the handshake could not tell, having written nothing since).
         if deliversOwnCurrent, counter >= 1, try replica.replicaVector()[replica.identity.incarnation] > counter {

@@ -67,6 +67,8 @@ struct OpenSession {
     /// The peer's incarnation is remembered only once the peer delivered something: a stranger
     /// that merely said hello leaves nothing behind.
     var peerOriginRecorded = false
+    /// This peer's HELLO claim rotated our incarnation and its writes have not all arrived yet.
+    var unbackedClaim = false
     /// The window still has room after the handshake's first batch: the next tick sends another.
     var windowUnfilled = true
     /// Whether "sent everything" was reported since the last change to send.

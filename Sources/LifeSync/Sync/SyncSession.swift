@@ -342,19 +342,28 @@ public final class SyncSession {
         if !helloSent { actions += start(now: now) }
         // The peer holds writes of our current incarnation that we do not: this file went back in
         // time. Continue under a new incarnation so new writes cannot reuse those numbers. Only
-        // once this incarnation has written: a peer's claim can force at most one new history
-        // per local write.
+        // once this incarnation has written, and only while this peer's last such claim was
+        // backed by the writes it named (Replica+IncarnationClaims): a buggy peer's claims cost
+        // one incarnation at most.
         let mine = try replica.replicaVector()[me.incarnation]
+        var unbackedClaim = false
         if hello.vector[me.incarnation] > mine && mine >= 1 {
-            let old = me.incarnation
-            let new = try replica.rotateIncarnation()
-            actions.append(.event(.incarnationRotated(old: old, new: new)))
+            if let prior = try replica.incarnationClaim(by: hello.nodeID), !prior.backed, !(try replica.backIncarnationClaim(by: hello.nodeID)) {
+                actions.append(.event(.incarnationClaimIgnored(peer: hello.nodeID, claimed: hello.vector[me.incarnation], held: mine)))
+            } else {
+                let old = me.incarnation
+                let new = try replica.rotateIncarnation()
+                try replica.noteIncarnationClaim(by: hello.nodeID, incarnation: old, sequence: hello.vector[old])
+                unbackedClaim = true
+                actions.append(.event(.incarnationRotated(old: old, new: new)))
+            }
         }
         if hello.clock.milliseconds > replica.currentClock.milliseconds + replica.hlc.maximumDrift
             && hello.clock.milliseconds > replica.now.millisecondsSince1970 + replica.hlc.maximumDrift {
             actions.append(.event(.clockSkew(peerMilliseconds: hello.clock.milliseconds, localMilliseconds: replica.now.millisecondsSince1970)))
         }
         stage = .open(OpenSession(peer: hello, own: try ownHistory()))
+        open?.unbackedClaim = unbackedClaim
         actions.append(.event(.handshake(peer: hello, version: version)))
         // One batch now and the rest of the window one per tick, due at once (`windowUnfilled`):
         // the peer starts storing the first while we read the next, instead of waiting for the
