@@ -159,6 +159,10 @@ import TestSupport
                 ALTER TABLE entries DROP COLUMN feed_seq; ALTER TABLE tombstones DROP COLUMN feed_seq;
                 DROP TABLE kept_writes; ALTER TABLE entries DROP COLUMN fields; ALTER TABLE entries DROP COLUMN own;
                 ALTER TABLE conflicts DROP COLUMN fields;
+                ALTER TABLE pending_peers DROP COLUMN wrong_codes;
+                ALTER TABLE trusted_peers DROP COLUMN given_addresses; ALTER TABLE trusted_peers DROP COLUMN verified_addresses;
+                ALTER TABLE trusted_peers DROP COLUMN heard_addresses;
+                DROP TABLE incarnation_claims;
                 PRAGMA user_version = 7;
                 """)
             let reopened = try Replica(path: path, clock: ManualClock(milliseconds: ReplicaFixtures.epoch), random: SeededRandom(seed: 1))
