@@ -47,7 +47,7 @@ import TestSupport
 
     @Test func aLengthOverTheMaximumIsRefusedBeforeReading() throws {
         let f = try Fixture()
-        let peer = try RawPeer(port: f.port)
+        let peer = try f.peer(for: f.hello())
         peer.send([0x7F, 0xFF, 0xFF, 0xFF, 0x01])
         let (messages, closed) = peer.readUntilClosed()
         #expect(closed)
@@ -55,9 +55,27 @@ import TestSupport
         try f.expectStillServing()
     }
 
-    @Test func bytesBeforeTheHandshakeAreRefused() throws {
+    /// A key nobody trusts is read for a small HELLO only, judged by the frame's header before
+    /// any payload is taken: a larger first frame, or another type, is refused `not_trusted` at
+    /// once (it went through the whole decoder, BATCH validation included, and a megabyte of it
+    /// was buffered per stranger).
+    @Test(arguments: [
+        [0x00, 0x01, 0x90, 0x00, MessageType.hello.rawValue],   // a 100 KiB HELLO: the header alone
+        [0x00, 0x00, 0x10, 0x00, MessageType.batch.rawValue],   // a BATCH as a first frame
+    ] as [[UInt8]])
+    func aStrangersFirstFrameIsJudgedByItsHeader(header: [UInt8]) throws {
         let f = try Fixture()
         let peer = try RawPeer(port: f.port)
+        peer.send(header)
+        let (messages, closed) = peer.readUntilClosed()
+        #expect(closed)
+        #expect(Self.errorCode(messages) == ErrorCode.notTrusted.rawValue)
+        try f.expectStillServing()
+    }
+
+    @Test func bytesBeforeTheHandshakeAreRefused() throws {
+        let f = try Fixture()
+        let peer = try f.peer(for: f.hello())
         peer.send(Message.ping(nonce: 1).encoded())
         let (messages, closed) = peer.readUntilClosed()
         #expect(closed)

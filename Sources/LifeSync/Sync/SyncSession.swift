@@ -56,6 +56,11 @@ public final class SyncSession {
     public init(replica: Replica, configuration: SessionConfiguration, now: Int64, storage: RecordingStorage? = nil,
                 incomingTransfers: IncomingTransfers = IncomingTransfers(), credential: PeerCredential? = nil) {
         self.credential = credential
+        if case .untrusted = credential {
+            // Nothing but a small HELLO is read from a key we do not trust, judged by its header
+            // before any payload is buffered or decoded.
+            decoder = FrameDecoder(firstFrameMaximum: Message.Limits.maximumUntrustedFrameLength, firstFrameType: MessageType.hello.rawValue)
+        }
         self.replica = replica
         self.configuration = configuration
         self.storage = storage
@@ -115,6 +120,9 @@ public final class SyncSession {
             }
         } catch {
             undecodable = error
+            if case .untrusted(let fingerprint) = credential {
+                undecodable = WireError(.notTrusted, "this node does not trust your key \(fingerprint.hex.prefix(16))… (and \(error.message))")
+            }
         }
         do {
             var next = 0

@@ -43,11 +43,15 @@ public struct FrameDecoder: Sendable {
     /// The bound on the first frame (a session's first frame is the peer's HELLO, so a peer we
     /// know nothing of yet cannot make us buffer a full 8 MiB); later frames may take the maximum.
     private let firstFrameMaximum: Int
+    /// The type the first frame must have, judged by its header alone, before its payload is
+    /// buffered (a peer whose key is not trusted sends a HELLO or nothing); nil: any.
+    private let firstFrameType: UInt8?
     private var framesCut = 0
 
-    public init(firstFrameMaximum: Int = Framing.maximumFrameLength) {
+    public init(firstFrameMaximum: Int = Framing.maximumFrameLength, firstFrameType: UInt8? = nil) {
         precondition(firstFrameMaximum >= 1 && firstFrameMaximum <= Framing.maximumFrameLength)
         self.firstFrameMaximum = firstFrameMaximum
+        self.firstFrameType = firstFrameType
     }
 
     /// Bytes received but not yet part of a whole frame.
@@ -89,6 +93,10 @@ public struct FrameDecoder: Sendable {
             guard length <= maximum else {
                 throw WireError(.frameTooLarge, "frame length \(length) exceeds the maximum \(maximum)"
                                 + (framesCut == 0 && maximum < Framing.maximumFrameLength ? " for a first frame (HELLO)" : ""))
+            }
+            if framesCut == 0, let wanted = firstFrameType, bytes.endIndex - index > Framing.headerSize,
+               bytes[index + Framing.headerSize] != wanted {
+                throw WireError(.unexpectedMessage, "the first frame has type \(bytes[index + Framing.headerSize]), not \(wanted) (HELLO)")
             }
             guard bytes.endIndex - index >= Framing.headerSize + length else { break }
             let typeIndex = index + Framing.headerSize

@@ -27,5 +27,9 @@ extension Message {
         /// The longest frame before the peer's HELLO: a HELLO with a full vector is under 200 KiB,
         /// and a peer nobody has heard from yet cannot make us buffer 8 MiB.
         public static let maximumHandshakeFrameLength = 1024 * 1024
+        /// The longest first frame from a peer whose key is not trusted: it is read only to note
+        /// what the key claims to be (a HELLO with a vector of some hundred origins fits), so a
+        /// crowd of strangers cannot make us buffer a megabyte each.
+        public static let maximumUntrustedFrameLength = 64 * 1024
     }
 }

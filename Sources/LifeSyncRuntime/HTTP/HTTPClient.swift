@@ -24,6 +24,10 @@ final class HTTPClient {
     var awaitingChanges = false
     /// When output last moved (or was queued onto an empty queue).
     var lastProgress: Int64
+    /// When it was accepted; and whether it has made a request that bore a valid key (or media
+    /// token): a proven client never gives way to a newcomer (`HTTPServer.makeRoom`).
+    let openedAt: Int64
+    var proven = false
 
     init(stream: any ByteStream, tls: TLSStream?, remote: String, connection: HTTPConnection, now: Int64) {
         self.stream = stream
@@ -32,6 +36,7 @@ final class HTTPClient {
         self.remote = remote
         self.connection = connection
         lastProgress = now
+        openedAt = now
     }
 
     var queued: Int { output.count - sent }

@@ -103,6 +103,7 @@ public final class HTTPServer {
             switch Socket.accept(listener) {
             case .none, .failed: return
             case .accepted(let fd, let remote, _):
+                if clients.count >= limits.maximumConnections { makeRoom(now: now) }
                 guard clients.count < limits.maximumConnections else {
                     // A clear answer, best effort: the socket is new, so its buffer takes it.
                     // (Under HTTPS there is no channel for one before a handshake: closed.)
@@ -126,6 +127,19 @@ public final class HTTPServer {
                 clients[nextID] = HTTPClient(stream: stream, tls: secured, remote: remote, connection: connection, now: now)
                 nextID += 1
             }
+        }
+    }
+
+    /// At the connection cap, the oldest client that never made a request with a valid key
+    /// gives way to the newcomer: unfinished requests without a key (64 of them held every slot,
+    /// 503 for every keyed client for 30 s a wave) cannot lock the node's clients out. A keyed
+    /// client proves itself with its first request, in milliseconds.
+    private func makeRoom(now: Int64) {
+        guard let (id, oldest) = clients.filter({ !$0.value.proven }).min(by: { ($0.value.openedAt, $0.key) < ($1.value.openedAt, $1.key) }) else { return }
+        drop(id)
+        if refusalLoggedAt.map({ now - $0 >= 1_000 }) ?? true {
+            refusalLoggedAt = now
+            log("HTTP: closed \(oldest.remote) after \(now - oldest.openedAt) ms without a request bearing a key, to make room for a newer connection")
         }
     }
 
@@ -160,6 +174,7 @@ public final class HTTPServer {
         guard let request = client.waiting, client.queued <= limits.maximumQueuedOutput else { return }
         client.waiting = nil
         var (response, wroteEntries) = api.handle(request)
+        if response.status != 401 && (request.headers["Authorization"] != nil || request.parameter("token") != nil) { client.proven = true }
         if wroteEntries {
             wrote(now)
             changed = true

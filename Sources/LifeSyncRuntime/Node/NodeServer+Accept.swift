@@ -23,7 +23,7 @@ extension NodeServer {
                     log("accepting connections again")
                     acceptFailureStreak = 0
                 }
-                if let reason = refusal(host: host) {
+                if let reason = admission(host: host, now: now) {
                     close(fd)
                     noteRefusal(remote: remote, reason: reason, now: now)
                     continue
@@ -36,7 +36,8 @@ extension NodeServer {
                 // The core hears of it once the TLS handshake is done (`stepHandshake`).
                 let connection = PeerConnection(stream: stream, id: nextConnectionID, remote: remote, acceptedFrom: host)
                 nextConnectionID += 1
-                connection.handshake = (nil, now + limits.handshakeTimeout)
+                connection.handshake = (nil, now + limits.preAuthenticationTimeout)
+                connection.openedAt = now
                 connections[connection.id] = connection
             }
         }
@@ -45,16 +46,45 @@ extension NodeServer {
     static let transientAcceptErrors: Set<Int32> = [EINTR, ECONNABORTED, EPROTO, EPERM, ENETDOWN, ENOPROTOOPT, EHOSTDOWN,
                                                              ENONET, EHOSTUNREACH, EOPNOTSUPP, ENETUNREACH, ETIMEDOUT]
 
-    /// Why a new connection from `host` must be refused, or nil.
-    func refusal(host: String) -> String? {
-        if connections.count >= connectionCap {
-            return "\(connections.count) connections open, the limit is \(connectionCap)"
+    /// Makes room for a new connection from `host` if a cap is reached, or says why it must be
+    /// refused. Room is made only at the expense of accepted connections not yet proven
+    /// (`PeerConnection.proven`): the oldest of the host's own when it is at its cap, else the
+    /// oldest of the host holding the most. A newcomer has had no chance yet; an unproven
+    /// connection has had its chance, and a paired device proves itself in milliseconds.
+    func admission(host: String, now: Int64) -> String? {
+        func unproven(from host: String?) -> [PeerConnection] {
+            connections.values.filter { !$0.proven && $0.acceptedFrom != nil && (host == nil || $0.acceptedFrom == host) }
         }
         let fromHost = connections.values.reduce(0) { $0 + ($1.acceptedFrom == host ? 1 : 0) }
         if fromHost >= limits.maximumConnectionsPerAddress {
-            return "\(fromHost) connections from \(host) open, the limit per address is \(limits.maximumConnectionsPerAddress)"
+            guard let oldest = unproven(from: host).min(by: { ($0.openedAt, $0.id) < ($1.openedAt, $1.id) }) else {
+                return "\(fromHost) connections from \(host) open, the limit per address is \(limits.maximumConnectionsPerAddress)"
+            }
+            giveWay(oldest, now: now)
+        }
+        let waiting = unproven(from: nil)
+        if connections.count >= connectionCap || waiting.count >= limits.maximumUnproven {
+            let byHost = Dictionary(grouping: waiting) { $0.acceptedFrom ?? "" }
+            guard let crowded = byHost.max(by: { $0.value.count < $1.value.count || ($0.value.count == $1.value.count && $0.key > $1.key) }),
+                  let oldest = crowded.value.min(by: { ($0.openedAt, $0.id) < ($1.openedAt, $1.id) }) else {
+                return "\(connections.count) connections open, the limit is \(connectionCap), every one a paired peer's"
+            }
+            giveWay(oldest, now: now)
         }
         return nil
+    }
+
+    /// When an accepted connection that is past its TLS handshake but not proven is dropped.
+    func preAuthenticationExpiry(_ connection: PeerConnection) -> Int64? {
+        guard !connection.proven, connection.acceptedFrom != nil, connection.handshake == nil else { return nil }
+        return connection.openedAt + limits.preAuthenticationTimeout
+    }
+
+    /// Drops an unproven connection to make room (counted and logged as a refusal of it).
+    private func giveWay(_ connection: PeerConnection, now: Int64) {
+        let waited = now - connection.openedAt
+        if connection.handshake != nil { drop(connection) } else { closeNow(connection, now: now) }
+        noteRefusal(remote: connection.remote, reason: "made room for a newer connection: not proven a paired peer after \(waited) ms", now: now)
     }
 
     /// One log line per `refusalLogInterval` at most, counting those refused in between.

@@ -13,7 +13,7 @@ extension NodeServer {
             switch sniff(connection) {
             case .tls: connection.sniffed = true
             case .waiting:
-                if now > handshake.deadline { failHandshake(connection, reason: "nothing was sent within \(limits.handshakeTimeout) ms", now: now) }
+                if now > handshake.deadline { failHandshake(connection, reason: "nothing was sent within \(limits.preAuthenticationTimeout) ms", now: now) }
                 return
             case .plainHello:
                 // A node that sends frames in the clear (older builds did): tell it why, in its own framing.
@@ -28,6 +28,7 @@ extension NodeServer {
         case .done(let key):
             connection.handshake = nil
             connection.peerKey = key
+            connection.proven = handshake.dialled != nil || ((try? core.replica.trustedPeer(fingerprint: key)) ?? nil) != nil
             if let peer = handshake.dialled {
                 execute(core.connected(connection: connection.id, peer: peer, peerKey: key, now: now))
             } else {
@@ -37,7 +38,8 @@ extension NodeServer {
             preconditionFailure("a peer context asks for the peer's certificate")
         case .inProgress:
             if now > handshake.deadline {
-                failHandshake(connection, reason: "TLS handshake not done within \(limits.handshakeTimeout) ms", now: now)
+                let budget = handshake.dialled == nil ? limits.preAuthenticationTimeout : limits.handshakeTimeout
+                failHandshake(connection, reason: "TLS handshake not done within \(budget) ms", now: now)
             }
         case .failed(let reason):
             failHandshake(connection, reason: reason, now: now)

@@ -31,9 +31,18 @@ extension NodeServer {
         /// At most one line per this interval about refused connections (a flood must not flood
         /// the log); the lines count those refused in between. Ms.
         public var refusalLogInterval: Int64 = 1_000
-        /// A TLS handshake not done within this long fails (the connection is dropped, a dial
-        /// counts as failed): a peer that connects and says nothing holds a slot no longer. Ms.
+        /// A TLS handshake of our own dial not done within this long fails (a dial counts as
+        /// failed). Ms.
         public var handshakeTimeout: Int64 = 10_000
+        /// An accepted connection must prove a trusted key (TLS handshake, then its HELLO)
+        /// within this long, or it is dropped: a peer that connects and says nothing, or a
+        /// stranger that stops after the handshake, holds a slot no longer. A paired device on
+        /// a LAN needs milliseconds. Ms.
+        public var preAuthenticationTimeout: Int64 = 3_000
+        /// Accepted connections not yet proven (see `PeerConnection.proven`) held at once; a
+        /// newcomer over this, or over a cap, takes the place of the oldest of them from the
+        /// host holding the most, so strangers can never lock a paired device out.
+        public var maximumUnproven = 32
 
         public init() {}
 

@@ -213,7 +213,7 @@ public final class NodeServer: @unchecked Sendable {
     }
 
     /// Drops the connection and tells the core.
-    private func closeNow(_ connection: PeerConnection, now: Int64) {
+    func closeNow(_ connection: PeerConnection, now: Int64) {
         drop(connection)
         execute(core.closed(connection: connection.id, now: now))
     }
@@ -300,6 +300,7 @@ extension NodeServer: PollParticipant {
                 interests.append(PollLoop.Interest(fd: connection.fd, events: events))
                 continue
             }
+            if let expiry = preAuthenticationExpiry(connection) { deadline = min(deadline ?? expiry, expiry) }
             if connection.closeWhenFlushed == nil && !connection.readPaused {
                 events |= Int16(POLLIN)
                 // Decrypted input waiting inside TLS: poll cannot see it, so do not wait.
@@ -342,6 +343,12 @@ extension NodeServer: PollParticipant {
             }
             if connection.handshake != nil {
                 stepHandshake(connection, now: now)
+                continue
+            }
+            if let expiry = preAuthenticationExpiry(connection), now > expiry {
+                // A stranger that got through TLS and sent no HELLO (or never read our refusal).
+                closeNow(connection, now: now)
+                noteRefusal(remote: connection.remote, reason: "not proven a paired peer within \(limits.preAuthenticationTimeout) ms", now: now)
                 continue
             }
             let failed = events & (Int16(POLLHUP) | Int16(POLLERR)) != 0

@@ -17,6 +17,12 @@ final class PeerConnection {
     var sniffed = false
     /// The SHA-256 of the key the peer proved it holds, once the handshake is done.
     var peerKey: SHA256.Digest?
+    /// Our own dial, or an accepted connection whose peer proved a trusted key: never made to
+    /// give way to a newcomer (see `NodeServer.admission`).
+    var proven = false
+    /// When it was accepted (or dialled): an accepted connection not proven within
+    /// `Limits.preAuthenticationTimeout` of this is dropped.
+    var openedAt: Int64 = 0
     /// Frames waiting for the stream, oldest first; `headSent` bytes of the first already went.
     /// Large frames stay separate arrays so a 1 MiB chunk is never copied into a growing buffer;
     /// small ones are packed together so they leave in one write.
