@@ -95,6 +95,50 @@ import TestSupport
         #expect(resumed, "reading never resumed: \(node.server.statistics)")
     }
 
+    /// Several paired peers flooding PINGs and reading nothing: each within its own bound, and
+    /// all of them together within the total (four such peers held 238 MiB).
+    @Test(.timeLimit(.minutes(1)))
+    func peersThatFloodPingsTogetherStayWithinTheTotalOutputBudget() throws {
+        var limits = NodeServer.Limits()
+        limits.maximumQueuedOutput = 4 << 20
+        limits.maximumTotalQueuedOutput = 1 << 20
+        limits.readSize = 64 << 10
+        let cluster = LoopbackCluster()
+        try cluster.create("phone", role: .phone)
+        let phone = try cluster.open("phone")
+        let node = try cluster.start("phone", limits: limits)
+        let random = SeededRandom(seed: 78)
+        let ping = Message.ping(nonce: 7).encoded()
+        let burst = Array([[UInt8]](repeating: ping, count: 4096).joined())
+        var flooders: [RawPeer] = []
+        for _ in 0..<4 {
+            let hello = Hello(nodeID: Identifier.make(role: .mac, random: random), role: .mac, incarnation: Identifier.uuidV4(random: random),
+                              capabilities: [.receivesEntries], clock: HLCTimestamp(milliseconds: 1_795_305_600_000, counter: 0), vector: VersionVector())
+            let flooder = try RawPeer.trusted(as: hello.nodeID, by: phone, port: cluster.port("phone"))
+            flooder.send(Message.hello(hello).encoded())
+            flooders.append(flooder)
+        }
+        // Each sends PINGs until 12 MiB went (the kernel buffers take a few MiB of PINGs and PONGs) or the node stops taking them for a second.
+        let deadline = Date().addingTimeInterval(30)
+        var sent = [Int](repeating: 0, count: flooders.count), stalledSince: Date?
+        for _ in 0..<1_000_000 where Date() < deadline && sent.contains(where: { $0 < 12 << 20 }) {
+            var moved = false
+            for (i, flooder) in flooders.enumerated() where sent[i] < 12 << 20 {
+                if let n = flooder.trySend(burst[(sent[i] % burst.count)...]), n > 0 { sent[i] += n; moved = true }
+            }
+            if moved { stalledSince = nil; continue }
+            if let since = stalledSince, Date().timeIntervalSince(since) > 1 { break }
+            if stalledSince == nil { stalledSince = Date() }
+            usleep(2_000)
+        }
+        usleep(300_000)
+        let statistics = node.server.statistics
+        let bound = limits.maximumTotalQueuedOutput + flooders.count * (limits.readSize + 64 * 1024)
+        #expect(statistics.queuedOutputBytes <= bound, "queued \(statistics.queuedOutputBytes) bytes for all; bound \(bound) (\(sent) sent)")
+        #expect(statistics.pausedConnections >= 1, "\(statistics)")
+        try Self.expectAGoodPeerSyncs(cluster, phone: phone)
+    }
+
     // MARK: connection caps
 
     /// Opens `count` connections that are closed by the node at once; returns how many were.
@@ -170,6 +214,49 @@ import TestSupport
         #expect(silent.readUntilClosed(seconds: 10).closed)
         #expect(handshaken.readUntilClosed(seconds: 10).closed)
         #expect(waitUntil(timeout: 5) { node.server.statistics.connections == 0 }, "\(node.server.statistics)")
+    }
+
+    /// Paired but buggy peers, each parking most of a large frame after its HELLO and sending
+    /// no more: what they make the node hold together stays within the input budget (plus one
+    /// read), the parked frames are closed once stalled, and a good peer syncs meanwhile (forty
+    /// such peers took a node from 32 to 455 MiB).
+    @Test(.timeLimit(.minutes(1)))
+    func unfinishedFramesOfManyPeersStayWithinTheInputBudget() throws {
+        var limits = NodeServer.Limits()
+        limits.maximumBufferedInput = 2 << 20
+        limits.readSize = 1 << 20
+        limits.stalledFrameTimeout = 1_500
+        limits.maximumConnectionsPerAddress = 32  // all of them come from 127.0.0.1
+        let cluster = LoopbackCluster()
+        try cluster.create("phone", role: .phone)
+        let phone = try cluster.open("phone")
+        let node = try cluster.start("phone", limits: limits)
+        let port = cluster.port("phone")
+        let random = SeededRandom(seed: 77)
+        var parked: [RawPeer] = []
+        for _ in 0..<10 {
+            let nodeID = Identifier.make(role: .mac, random: random)
+            let peer: RawPeer
+            do { peer = try RawPeer.trusted(as: nodeID, by: phone, port: port) } catch {
+                Issue.record("\(error): \(cluster.log("phone"))")
+                return
+            }
+            peer.send(Message.hello(Hello(nodeID: nodeID, role: .mac, incarnation: Identifier.uuidV4(random: random), capabilities: [.receivesEntries],
+                                          clock: HLCTimestamp(milliseconds: 1_795_305_600_000, counter: 0), vector: VersionVector())).encoded())
+            // A BATCH frame of 2 MiB announced, 600 KiB of it sent, the rest never.
+            let length = 2 << 20
+            peer.send([UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF), MessageType.batch.rawValue]
+                      + [UInt8](repeating: 0, count: 600 << 10))
+            parked.append(peer)
+        }
+        #expect(waitUntil(timeout: 10) { node.server.statistics.bufferedInputBytes >= limits.maximumBufferedInput }, "\(node.server.statistics)")
+        let largest = node.server.statistics.largestBufferedInput
+        #expect(largest <= limits.maximumBufferedInput + limits.readSize + limits.budgetReadSize,
+                "the sessions held \(largest) bytes of unfinished frames, over the budget of \(limits.maximumBufferedInput)")
+        try Self.expectAGoodPeerSyncs(cluster, phone: phone)
+        #expect(waitUntil(timeout: 10) { node.server.statistics.bufferedInputBytes < limits.maximumBufferedInput }, "\(node.server.statistics)")
+        #expect(cluster.log("phone").contains { $0.contains("without sending more while the node was short of room") })
+        #expect(parked.count == 10)
     }
 
     @Test func theConnectionCapFitsTheDescriptorLimit() {

@@ -140,6 +140,13 @@ public final class NodeCore {
         return perform(conn.session.receive(bytes, now: now), on: connection, now: now)
     }
 
+    /// Bytes of an unfinished frame the connection's session holds (the driver bounds their
+    /// sum over all connections: `NodeServer.Limits.maximumBufferedInput`).
+    public func bufferedInput(connection: Int) -> (held: Int, remaining: Int?) {
+        guard let decoder = connections[connection]?.session.decoder else { return (0, nil) }
+        return (decoder.bufferedCount, decoder.unfinishedFrameRemaining)
+    }
+
     public func received(connection: Int, bytes: [UInt8], now: Int64) -> [NodeAction] {
         received(connection: connection, bytes: bytes[...], now: now)
     }

@@ -57,6 +57,14 @@ public struct FrameDecoder: Sendable {
     /// Bytes received but not yet part of a whole frame.
     public var bufferedCount: Int { buffer.count - start }
 
+    /// How many bytes the unfinished frame still lacks (nil: none is started, or its header is
+    /// not in yet).
+    public var unfinishedFrameRemaining: Int? {
+        guard buffer.count - start >= Framing.headerSize else { return nil }
+        let length = buffer[start..<(start + 4)].reduce(0) { $0 << 8 | Int($1) }
+        return max(0, Framing.headerSize + length - (buffer.count - start))
+    }
+
     /// The returned payloads are slices of the decoder's buffer, or of `bytes` itself: let them
     /// go before the next `feed`, and that buffer is reused in place (no allocation, no copy of
     /// a 1 MiB chunk or a 2 MiB batch).

@@ -8,6 +8,21 @@ extension NodeServer {
         /// peer that reads is never paused at 16 MiB; one that only sends (a PING flood that never
         /// reads the PONGs) can make us queue this much plus the replies to one read (`readSize`).
         public var maximumQueuedOutput = 16 << 20
+        /// Output queued for all connections together beyond which the node stops reading from
+        /// those holding a megabyte or more of it, until the sum is below half: four peers
+        /// flooding PINGs and reading nothing made a node hold 238 MiB.
+        public var maximumTotalQueuedOutput = 64 << 20
+        /// Bytes of unfinished frames all sessions hold together: beyond it a connection is read
+        /// only in small pieces (`budgetReadSize`) and not at all while it holds an unfinished
+        /// frame of its own, so forty paired peers each parking most of an 8 MiB frame cannot
+        /// make the node hold 320 MiB; a frame that completes frees its share.
+        public var maximumBufferedInput = 64 << 20
+        /// The read size while over `maximumBufferedInput`: small frames (a PING, an ACK, a
+        /// HELLO) still get through.
+        public var budgetReadSize = 64 * 1024
+        /// While over `maximumBufferedInput`, a connection whose unfinished frame has not grown
+        /// for this long is closed. Ms.
+        public var stalledFrameTimeout: Int64 = 10_000
         /// Bytes read from one connection per readiness, handed to the session in one call. Two
         /// full batches fit, so batches that arrived together are committed together.
         public var readSize = 4 << 20
@@ -75,5 +90,8 @@ extension NodeServer {
         public var listenerPaused = false
         /// The connection cap in force (the configured one, lowered to fit RLIMIT_NOFILE).
         public var connectionCap = 0
+        /// Bytes of unfinished frames held by all sessions now, and the most ever held.
+        public var bufferedInputBytes = 0
+        public var largestBufferedInput = 0
     }
 }

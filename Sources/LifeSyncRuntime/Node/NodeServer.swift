@@ -33,6 +33,15 @@ public final class NodeServer: @unchecked Sendable {
     /// Bytes read per connection per readiness (`limits.readSize`): bounds how much one peer can
     /// make us hold. Two full batches fit (see `read`).
     private var readBuffer: [UInt8]
+    /// The read buffer while over the input budget (`Limits.budgetReadSize`).
+    private var budgetReadBuffer: [UInt8]
+    /// Unfinished frames held by all sessions, kept current read by read (`NodeServer+Budget`).
+    var bufferedInput = 0
+    /// Output queued for all connections at the start of this round.
+    var totalQueued = 0
+    /// Memory to give back once a connection that held much has gone, and when next allowed.
+    var trimDue = false
+    var nextTrim: Int64 = 0
     /// Accepts one connection; a seam for tests (a listener that fails with EMFILE).
     var acceptConnection: (Int32) -> Socket.AcceptOutcome = Socket.accept
     /// While set, the listener is not polled: accept failed for want of resources (see `Limits`).
@@ -103,6 +112,7 @@ public final class NodeServer: @unchecked Sendable {
         self.limits = limits
         self.discoveryPort = discoveryPort
         readBuffer = [UInt8](repeating: 0, count: max(64 * 1024, limits.readSize))
+        budgetReadBuffer = [UInt8](repeating: 0, count: max(1, min(limits.budgetReadSize, limits.readSize)))
         var fileLimit = rlimit()
         let softLimit = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &fileLimit) == 0 && fileLimit.rlim_cur != rlim_t.max
             ? Int(clamping: fileLimit.rlim_cur) : nil
@@ -166,8 +176,8 @@ public final class NodeServer: @unchecked Sendable {
     /// is below half: a peer that sends without reading then meets TCP's own back-pressure.
     private func updateReadPause(_ connection: PeerConnection) {
         if connection.readPaused {
-            if connection.queued <= limits.maximumQueuedOutput / 2 { connection.readPaused = false }
-        } else if connection.queued > limits.maximumQueuedOutput {
+            if connection.queued <= limits.maximumQueuedOutput / 2 && !chargedForTotalOutput(connection) { connection.readPaused = false }
+        } else if connection.queued > limits.maximumQueuedOutput || chargedForTotalOutput(connection) {
             connection.readPaused = true
             if !connection.pausedBefore {
                 connection.pausedBefore = true
@@ -185,6 +195,7 @@ public final class NodeServer: @unchecked Sendable {
             if connection.readPaused { stats.pausedConnections += 1 }
         }
         stats.listenerPaused = listenerPausedUntil != nil
+        stats.bufferedInputBytes = bufferedInput
         let snapshot = stats
         statsLock.withLock { publishedStats = snapshot }
     }
@@ -193,13 +204,21 @@ public final class NodeServer: @unchecked Sendable {
     /// that arrived while the last one was being stored then reach the session together, and it
     /// commits them together.
     private func read(_ connection: PeerConnection, now: Int64) {
-        let (filled, ended) = connection.stream.readAvailable(into: &readBuffer)
-        if filled > 0 {
+        let overBudget = bufferedInput >= limits.maximumBufferedInput
+        if waitsForInputBudget(connection) { return }  // its unfinished frame waits for room
+        let (filled, ended) = overBudget ? connection.stream.readAvailable(into: &budgetReadBuffer)
+                                         : connection.stream.readAvailable(into: &readBuffer)
+        if filled > 0 && overBudget {
+            metrics.received(bytes: filled)
+            execute(core.received(connection: connection.id, bytes: budgetReadBuffer[0..<filled], now: now))
+            noteHeldInput(connection, now: now)
+        } else if filled > 0 {
             metrics.received(bytes: filled)
             let started = MonotonicClock.seconds()
             let actions = core.received(connection: connection.id, bytes: readBuffer[0..<filled], now: now)
             if NodeMetrics.appliedBatch(actions) { metrics.observeApply(seconds: MonotonicClock.seconds() - started) }
             execute(actions)
+            noteHeldInput(connection, now: now)
         }
         if ended, connections[connection.id] != nil { closeNow(connection, now: now) }
     }
@@ -221,6 +240,7 @@ public final class NodeServer: @unchecked Sendable {
     func drop(_ connection: PeerConnection) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         connection.stream.close()
+        releaseBudget(of: connection)
     }
 
     /// Carries out the core's actions. Frames are queued as they come and each connection is
@@ -289,6 +309,7 @@ extension NodeServer: PollParticipant {
             stats.listenerPolls += 1
         }
         let ordered = connections.values.sorted { $0.id < $1.id }
+        totalQueued = ordered.reduce(0) { $0 + $1.queued }
         for connection in ordered {
             if let linger = connection.closeWhenFlushed { deadline = min(deadline ?? linger, linger) }
             updateReadPause(connection)
@@ -301,7 +322,7 @@ extension NodeServer: PollParticipant {
                 continue
             }
             if let expiry = preAuthenticationExpiry(connection) { deadline = min(deadline ?? expiry, expiry) }
-            if connection.closeWhenFlushed == nil && !connection.readPaused {
+            if connection.closeWhenFlushed == nil && !connection.readPaused && !waitsForInputBudget(connection) {
                 events |= Int16(POLLIN)
                 // Decrypted input waiting inside TLS: poll cannot see it, so do not wait.
                 if connection.stream.hasBufferedInput { deadline = now }
@@ -369,6 +390,8 @@ extension NodeServer: PollParticipant {
             }
         }
         execute(core.tick(now: MonotonicClock.milliseconds()))
+        closeStalledFrames(now: now)
+        giveMemoryBack(now: now)
         publishStatistics()
     }
 }

@@ -35,6 +35,11 @@ final class PeerConnection {
     var writable = true
     /// Not polled for input while its output is over the bound (see `Limits.maximumQueuedOutput`).
     var readPaused = false
+    /// Bytes of an unfinished frame its session held after the last read, how many it still
+    /// lacks, and when it last grew (`NodeServer+Budget`).
+    var heldInput = 0
+    var heldRemaining = Int.max
+    var heldSince: Int64 = 0
     var pausedBefore = false
     /// Set by a close with output still queued: dropped once flushed, or at this time anyway.
     var closeWhenFlushed: Int64?

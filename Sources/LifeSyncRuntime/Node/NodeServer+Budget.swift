@@ -1,0 +1,71 @@
+import CLinux
+import Glibc
+import LifeSync
+
+/// What all connections together may make the node hold, beyond each one's own bound: the
+/// unfinished frames their sessions buffer (`Limits.maximumBufferedInput`) and the output queued
+/// for them (`Limits.maximumTotalQueuedOutput`). A connection is charged what it really holds;
+/// over a budget the heavy ones wait (TCP's back-pressure holds the rest in the peer's buffers,
+/// not ours), the rest go on. Memory freed when a heavy connection goes is given back.
+extension NodeServer {
+    /// Reads the session's unfinished frame after a read and keeps the sum current.
+    func noteHeldInput(_ connection: PeerConnection, now: Int64) {
+        guard connections[connection.id] != nil else { return }
+        let (held, remaining) = core.bufferedInput(connection: connection.id)
+        if held != connection.heldInput { connection.heldSince = now }
+        bufferedInput += held - connection.heldInput
+        connection.heldInput = held
+        connection.heldRemaining = remaining ?? Int.max
+        stats.largestBufferedInput = max(stats.largestBufferedInput, bufferedInput)
+    }
+
+    /// Whether the connection is not read now: the budget is spent and it holds an unfinished
+    /// frame, and it is not the one frame let finish (the one closest to completing), so what
+    /// is held grows by one frame at most while over the budget, and completing frames free it.
+    func waitsForInputBudget(_ connection: PeerConnection) -> Bool {
+        guard bufferedInput >= limits.maximumBufferedInput, connection.heldInput > 0 else { return false }
+        return finishing?.id != connection.id
+    }
+
+    /// The connection whose unfinished frame is closest to complete, fewest bytes lacking (then
+    /// the oldest connection): the only one holding a frame that is read while over the budget.
+    var finishing: PeerConnection? {
+        connections.values.filter { $0.heldInput > 0 }.min { ($0.heldRemaining, $0.id) < ($1.heldRemaining, $1.id) }
+    }
+
+    /// While over the input budget, a connection whose unfinished frame has not grown for
+    /// `Limits.stalledFrameTimeout` is closed: a peer that parks most of a frame and sends no
+    /// more (a LAN moves megabytes a second) holds its share, and the one frame let finish, no
+    /// longer.
+    func closeStalledFrames(now: Int64) {
+        guard bufferedInput >= limits.maximumBufferedInput else { return }
+        for connection in connections.values where connection.heldInput > 0 && now - connection.heldSince > limits.stalledFrameTimeout {
+            log("\(connection.remote) held \(connection.heldInput) bytes of an unfinished frame for \(now - connection.heldSince) ms "
+                + "without sending more while the node was short of room; closing it")
+            closeNow(connection, now: now)
+        }
+    }
+
+    /// Whether a connection is among those that wait while all queued output is over its budget
+    /// (until it is below half): those holding a 64th of the budget or more (1 MiB by default).
+    func chargedForTotalOutput(_ connection: PeerConnection) -> Bool {
+        totalQueued > limits.maximumTotalQueuedOutput / (connection.readPaused ? 2 : 1)
+            && connection.queued >= max(64 << 10, limits.maximumTotalQueuedOutput / 64)
+    }
+
+    /// A connection went: its share is free, and if it held much, the memory is given back soon.
+    func releaseBudget(of connection: PeerConnection) {
+        bufferedInput -= connection.heldInput
+        if connection.heldInput + connection.queued >= 1 << 20 { trimDue = true }
+        connection.heldInput = 0
+    }
+
+    /// Returns freed heap memory to the kernel (`malloc_trim`), at most every 2 s: glibc keeps
+    /// what a flood made it allocate (most of 90 MiB stayed after a PING flood ended).
+    func giveMemoryBack(now: Int64) {
+        guard trimDue, now >= nextTrim else { return }
+        trimDue = false
+        nextTrim = now + 2_000
+        malloc_trim(0)
+    }
+}
