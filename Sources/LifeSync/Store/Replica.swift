@@ -93,6 +93,24 @@ public final class Replica {
         return stat(path, &info) == 0
     }
 
+    /// `PRAGMA journal_mode = WAL`, retried while another process holds the new file: SQLite
+    /// answers a journal mode change that meets another connection's lock with SQLITE_BUSY at
+    /// once, without the busy handler (six `init`s of one new file on a loaded machine failed
+    /// so). Bounded: 10 s, as SQLite's own sleep between tries.
+    static func enterWAL(_ database: Database) throws(SQLiteError) {
+        var attempt = 0
+        while true {
+            do {
+                try database.execute("PRAGMA journal_mode = WAL")
+                return
+            } catch {
+                attempt += 1
+                guard error.primaryCode == SQLITE_BUSY, attempt < 200 else { throw error }
+                sqlite3_sleep(50)
+            }
+        }
+    }
+
     /// Opens the file, proves it is a SQLite database, and brings the schema up to date.
     static func openDatabase(path: String, create: Bool) throws -> Database {
         let database: Database
@@ -107,7 +125,7 @@ public final class Replica {
             let version = try database.userVersion
             if version > Schema.currentVersion { throw ReplicaError.newerSchema(found: version, supported: Schema.currentVersion) }
             if tables.isEmpty, !create { throw ReplicaError.notInitialized(path: path) }
-            try database.execute("PRAGMA journal_mode = WAL")
+            try Self.enterWAL(database)
             // FULL: a batch we acknowledge must survive a power cut, not only a crash.
             try database.execute("PRAGMA synchronous = FULL")
             try database.execute("PRAGMA foreign_keys = ON")
