@@ -125,25 +125,32 @@ import TestSupport
         if getuid() != 0 { expectRefused(denied, status: 1, mentioning: ["cannot read \(locked): Permission denied"]) }
     }
 
-    /// Tags are a JSON array in their cell, so `a;b` is one tag; text a spreadsheet would run as
-    /// a formula starts with an apostrophe; numbers stay numbers, negative ones too.
+    /// Tags are a JSON array in their cell, so `a;b` is one tag; text a spreadsheet could run as
+    /// a formula starts with an apostrophe, honest text starting with a sign keeps its form;
+    /// numbers stay numbers, negative ones too.
     @Test func csvIsUnambiguousAndInert() throws {
         let sandbox = try Sandbox()
         try sandbox.add(["--text", "=HYPERLINK(\"http://x\",\"y\")", "--tag", "a;b", "--tag", "c", "--category", "@cmd",
                          "--lat", "-33.9", "--lon", "-70.5", "--place", "+61", "--timestamp", "2026-11-20T08:00:00Z"])
         try sandbox.add(["--text", "-1+1", "--metric", "delta=-2", "--unit", "\tx", "--timestamp", "2026-11-21T08:00:00Z"])
         try sandbox.add(["--text", "\rcr", "--tag", "plain", "--timestamp", "2026-11-22T08:00:00Z"])
+        try sandbox.add(["--json", #"{"timestamp": "2026-11-23T08:00:00Z", "category": "-2+cmd|' /C calc'!A0", "#
+                         + #""data": {"text": "- buy milk", "location": {"latitude": 1, "longitude": 2, "place_name": "-5 degrees"}}}"#])
         let result = try sandbox.run(["export", "--format", "csv"])
         let rows = parseCSV(result.stdout)
-        try #require(rows.count == 4, "\(rows)")
+        try #require(rows.count == 5, "\(rows)")
         let column = Dictionary(uniqueKeysWithValues: ListExportStatsTests.csvHeader.enumerated().map { ($1, $0) })
         let (first, second, third) = (rows[1], rows[2], rows[3])
         #expect(first[column["text"]!] == "'=HYPERLINK(\"http://x\",\"y\")")
         #expect(first[column["tags"]!] == #"["a;b","c"]"#)
-        #expect(first[column["category"]!] == "'@cmd" && first[column["place_name"]!] == "'+61")
+        #expect(first[column["category"]!] == "'@cmd" && first[column["place_name"]!] == "+61")
         #expect(first[column["latitude"]!] == "-33.9" && first[column["longitude"]!] == "-70.5")
         #expect(second[column["text"]!] == "'-1+1" && second[column["metric_value"]!] == "-2" && second[column["metric_unit"]!] == "'\tx")
         #expect(second[column["tags"]!] == "")
         #expect(third[column["text"]!] == "'\rcr" && third[column["tags"]!] == #"["plain"]"#)
+        // Honest text starting with a sign keeps its form; a DDE payload behind one does not.
+        let fourth = rows[4]
+        #expect(fourth[column["text"]!] == "- buy milk" && fourth[column["place_name"]!] == "-5 degrees")
+        #expect(fourth[column["category"]!] == "'-2+cmd|' /C calc'!A0")
     }
 }

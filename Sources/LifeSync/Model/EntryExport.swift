@@ -31,11 +31,23 @@ public enum CSVExport {
         return fields.map(quote).joined(separator: ",")
     }
 
-    /// A cell a spreadsheet would read as a formula (OWASP's list: =, +, -, @, tab, carriage
-    /// return) gets a leading apostrophe, which spreadsheets show as text and do not display.
+    /// A cell a spreadsheet could run as a formula gets a leading apostrophe, which spreadsheets
+    /// show as text and do not display. A cell starting with `=`, `@`, tab or carriage return
+    /// always does (OWASP's list). One starting with `+` or `-` does only when it holds what a
+    /// harmful formula needs — a call, a DDE link, an operator: `( ) ! | & = " ; + * / ^` after
+    /// its sign — so honest text keeps its form: "- buy milk", "-5 degrees", "+61 2 9999".
     public static func neutralised(_ field: String) -> String {
-        guard let first = field.unicodeScalars.first, ["=", "+", "-", "@", "\t", "\r"].contains(first) else { return field }
-        return "'" + field
+        let scalars = field.unicodeScalars
+        guard let first = scalars.first else { return field }
+        switch first {
+        case "=", "@", "\t", "\r":
+            return "'" + field
+        case "+", "-":
+            let formulaMarks: Set<Unicode.Scalar> = ["(", ")", "!", "|", "&", "=", "\"", ";", "+", "*", "/", "^"]
+            return scalars.dropFirst().contains(where: formulaMarks.contains) ? "'" + field : field
+        default:
+            return field
+        }
     }
 
     public static func quote(_ field: String) -> String {

@@ -7,6 +7,8 @@ final class HTTPClient {
     /// nothing is read as HTTP before.
     let tls: TLSStream?
     var handshaken: Bool
+    /// Under HTTPS, whether its first bytes were looked at (plain HTTP gets a plain answer).
+    var sniffed = false
     let remote: String
     var connection: HTTPConnection
     /// Output not yet written; `sent` bytes of it went.

@@ -257,6 +257,31 @@ public final class HTTPServer {
     }
 }
 
+extension HTTPServer {
+    /// Plain HTTP sent to the HTTPS port (a URL without its s): told so in plain HTTP, then
+    /// closed, instead of a connection closed without a word. Looks at the first four bytes,
+    /// unread: an HTTP method is upper-case letters (then a space, for GET and PUT), a TLS
+    /// record starts with 0x16.
+    func answeredPlainHTTP(_ client: HTTPClient) -> Bool {
+        var first = [UInt8](repeating: 0, count: 4)
+        let got = recv(client.stream.fd, &first, first.count, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return false }
+        client.sniffed = true
+        guard got == first.count, first.prefix(3).allSatisfy({ (0x41...0x5A).contains($0) }),
+              (0x41...0x5A).contains(first[3]) || first[3] == 0x20 else { return false }
+        // Take the request off the socket first: closing with it unread would reset the
+        // connection, and the client would see that instead of the answer.
+        var request = [UInt8](repeating: 0, count: 16 * 1024)
+        _ = recv(client.stream.fd, &request, request.count, Int32(MSG_DONTWAIT))
+        let text = "This port speaks HTTPS: use https:// (lifesync id --https-ca prints the root certificate to trust).\n"
+        let answer = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n"
+            + "Content-Length: \(text.utf8.count)\r\n\r\n" + text
+        _ = Array(answer.utf8).withUnsafeBytes { send(client.stream.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        shutdown(client.stream.fd, Int32(SHUT_WR))
+        return true
+    }
+}
+
 extension HTTPServer: PollParticipant {
     func interests(now: Int64) -> (interests: [PollLoop.Interest], deadline: Int64?) {
         var interests = [PollLoop.Interest(fd: listener, events: Int16(POLLIN))]
@@ -296,6 +321,7 @@ extension HTTPServer: PollParticipant {
             guard let client = clients[id] else { continue }
             let events = revents[index + 1]
             if let tls = client.tls, !client.handshaken {
+                if !client.sniffed && answeredPlainHTTP(client) { drop(id); continue }
                 switch tls.handshake() {
                 case .done, .established: client.handshaken = true
                 case .inProgress:

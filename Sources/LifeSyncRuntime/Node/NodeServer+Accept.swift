@@ -67,7 +67,7 @@ extension NodeServer {
             let byHost = Dictionary(grouping: waiting) { $0.acceptedFrom ?? "" }
             guard let crowded = byHost.max(by: { $0.value.count < $1.value.count || ($0.value.count == $1.value.count && $0.key > $1.key) }),
                   let oldest = crowded.value.min(by: { ($0.openedAt, $0.id) < ($1.openedAt, $1.id) }) else {
-                return "\(connections.count) connections open, the limit is \(connectionCap), every one a paired peer's"
+                return "\(connections.count) connections open, the limit is \(connectionCap), every one proven (a paired peer's, or our own dial)"
             }
             giveWay(oldest, now: now)
         }

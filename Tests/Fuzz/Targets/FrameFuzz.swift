@@ -1,7 +1,8 @@
 // libFuzzer target `frame`: the frame splitter and the message decoder/encoder.
 //
 // Input: one control byte, then the byte stream as it would arrive on a connection.
-// The control byte picks where the stream is cut in two for the second decoder.
+// The control byte picks where the stream is cut in two for the second decoder; its lowest bit
+// makes every decoder a stranger's (first frame a HELLO of at most 64 KiB, judged by its header).
 //
 // Oracles (any of them traps):
 //  - the splitter gives the same outcome fed whole, cut in two, and one byte at a time
@@ -15,8 +16,9 @@
 typealias RawFrame = (type: UInt8, payload: [UInt8])
 
 /// Feeds `pieces` in order; the frames it produced (copied) and the first error, if any.
-private func split(_ pieces: [ArraySlice<UInt8>]) -> (frames: [RawFrame], error: WireError?, buffered: Int) {
-    var decoder = FrameDecoder()
+private func split(_ pieces: [ArraySlice<UInt8>], stranger: Bool) -> (frames: [RawFrame], error: WireError?, buffered: Int) {
+    var decoder = stranger ? FrameDecoder(firstFrameMaximum: Message.Limits.maximumUntrustedFrameLength, firstFrameType: MessageType.hello.rawValue)
+                           : FrameDecoder()
     var frames: [RawFrame] = []
     for piece in pieces {
         do {
@@ -89,11 +91,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let stream = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
     let cut = stream.count * control / 255
 
-    let whole = split([stream[...]])
-    let halves = split([stream[..<cut], stream[cut...]])
+    let stranger = control & 1 == 1
+    let whole = split([stream[...]], stranger: stranger)
+    let halves = split([stream[..<cut], stream[cut...]], stranger: stranger)
+    if stranger, let first = whole.frames.first, first.type != MessageType.hello.rawValue || first.payload.count + 1 > Message.Limits.maximumUntrustedFrameLength {
+        fatalError("FUZZ: a stranger's decoder gave a first frame of type \(first.type), \(first.payload.count + 1) bytes")
+    }
     var best = halves
     if stream.count <= 8192 {
-        let bytewise = split(stream.indices.map { stream[$0...$0] })
+        let bytewise = split(stream.indices.map { stream[$0...$0] }, stranger: stranger)
         if bytewise.error?.code != whole.error?.code || (whole.error == nil && (!same(bytewise.frames, whole.frames) || bytewise.buffered != whole.buffered)) {
             fatalError("FUZZ: frame splitter: whole \(whole.frames.count) frames/\(whole.buffered) left/\(String(describing: whole.error)), byte by byte \(bytewise.frames.count)/\(bytewise.buffered)/\(String(describing: bytewise.error))")
         }
