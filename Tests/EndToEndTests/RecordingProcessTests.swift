@@ -121,6 +121,29 @@ private func resumedOffset(_ log: String, id: String) -> Int? {
         #expect(text.stdout.contains(id) && text.stdout.contains("sha256 \(expectedSHA)") && text.stdout.contains("pending"))
     }
 
+    /// `wait --for` a recording returns once its bytes are here, verified, not when its metadata
+    /// arrived (which comes first): README's Recordings block lists the recording right after.
+    @Test(.timeLimit(.minutes(1)))
+    func waitForARecordingReturnsOnceItsBytesAreHere() throws {
+        let group = ServeGroup()
+        defer { group.stopAll() }
+        let phone = try group.node("phone", role: "phone")
+        let watch = try group.node("watch", role: "watch")
+        try phone.start()
+        let source = NSTemporaryDirectory() + "wait-\(UUID().uuidString).m4a"
+        defer { try? FileManager.default.removeItem(atPath: source) }
+        try writeRandomFile(source, count: 6 << 20)
+        let expected = try #require(try sha256sum(source))
+        let id = try attach(source, db: watch.db)
+        try watch.start(peers: [phone.address], listen: false)
+        let waited = try LifeSyncBinary.run(["wait", "--for", id, "--db", phone.db, "--timeout", "40"], timeout: 50)
+        #expect(waited.status == 0, "\(waited.stderr)\n\(phone.allOutput)")
+        let listed = try #require(try recordings(phone.db).first { $0["id"] as? String == id })
+        #expect(listed["state"] as? String == "synced", "\(listed)")
+        let path = try #require(listed["path"] as? String)
+        #expect(try sha256sum(path) == expected, "wait returned before the bytes were whole")
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func attachingAMissingFileFailsAndWritesNothing() throws {
         let sandbox = try Sandbox(role: "watch")

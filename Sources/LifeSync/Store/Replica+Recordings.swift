@@ -93,6 +93,15 @@ extension Replica {
         return (recording, stored.stamp.deleted)
     }
 
+    /// Whether the recording `id` is here whole: its bytes stored and verified, or it deleted.
+    /// False while only its metadata has arrived (the bytes follow by transfer).
+    public func holdsRecording(id: String) throws -> Bool {
+        try database.firstRow("""
+            SELECT 1 FROM recordings r LEFT JOIN recording_files f ON f.id = r.id
+            WHERE r.id = ? AND (r.deleted = 1 OR f.state = 'present')
+            """, [.text(id)], { _ in true }) ?? false
+    }
+
     /// Every recording this replica knows, oldest first, with what it holds of the bytes.
     public func recordingStatuses() throws -> [RecordingStatus] {
         let rows = try database.rows("""
