@@ -45,7 +45,7 @@ extension SyncSession {
         }
         for (batch, outcome) in zip(acceptable, outcomes) {
             received(batch, outcome: outcome, own: own, now: now, actions: &actions)
-            actions.append(.send(Message.ack(Ack(batchID: batch.id, applied: UInt32(outcome.applied), conflicts: UInt32(outcome.conflicts))).encoded()))
+            actions.append(.send(Message.ack(Ack(batchID: batch.id, applied: UInt32(clamping: outcome.applied), conflicts: UInt32(clamping: outcome.conflicts))).encoded()))
             actions.append(.event(.applied(batchID: batch.id, changes: batch.changes.count, outcome: outcome)))
         }
         if acceptable.count < batches.count {

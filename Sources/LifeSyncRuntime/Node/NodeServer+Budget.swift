@@ -24,13 +24,18 @@ extension NodeServer {
     /// is held grows by one frame at most while over the budget, and completing frames free it.
     func waitsForInputBudget(_ connection: PeerConnection) -> Bool {
         guard bufferedInput >= limits.maximumBufferedInput, connection.heldInput > 0 else { return false }
-        return finishing?.id != connection.id
+        return finishingID != connection.id
     }
 
-    /// The connection whose unfinished frame is closest to complete, fewest bytes lacking (then
-    /// the oldest connection): the only one holding a frame that is read while over the budget.
-    var finishing: PeerConnection? {
-        connections.values.filter { $0.heldInput > 0 }.min { ($0.heldRemaining, $0.id) < ($1.heldRemaining, $1.id) }
+    /// Picks, once a poll round, the connection whose unfinished frame is closest to complete
+    /// (fewest bytes lacking, then the oldest connection): the only one holding a frame that is
+    /// read while over the budget. None while under it.
+    func chooseFinishing() {
+        guard bufferedInput >= limits.maximumBufferedInput else {
+            finishingID = nil
+            return
+        }
+        finishingID = connections.values.filter { $0.heldInput > 0 }.min { ($0.heldRemaining, $0.id) < ($1.heldRemaining, $1.id) }?.id
     }
 
     /// While over the input budget, a connection whose unfinished frame has not grown for

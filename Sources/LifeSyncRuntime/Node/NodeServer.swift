@@ -39,6 +39,8 @@ public final class NodeServer: @unchecked Sendable {
     var bufferedInput = 0
     /// Output queued for all connections at the start of this round.
     var totalQueued = 0
+    /// The one connection whose unfinished frame is read while over the input budget.
+    var finishingID: Int?
     /// Memory to give back once a connection that held much has gone, and when next allowed.
     var trimDue = false
     var nextTrim: Int64 = 0
@@ -310,6 +312,7 @@ extension NodeServer: PollParticipant {
         }
         let ordered = connections.values.sorted { $0.id < $1.id }
         totalQueued = ordered.reduce(0) { $0 + $1.queued }
+        chooseFinishing()
         for connection in ordered {
             if let linger = connection.closeWhenFlushed { deadline = min(deadline ?? linger, linger) }
             updateReadPause(connection)
