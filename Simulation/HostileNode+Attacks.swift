@@ -23,6 +23,7 @@ extension HostileNode {
             var burst: [UInt8] = []
             for i in 0..<(50 + Int(random.next(below: 150))) { burst += ping(UInt64(i)) }
             send(burst, on: link)
+        case 76..<80 where toHub && may(.forgeHonestWrite): forgeHonestWrite(on: link)
         case 72..<76 where may(.outOfState):
             count(.outOfState)
             send(hello(link, vector: [], clock: currentHLC()), on: link)

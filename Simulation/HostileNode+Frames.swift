@@ -31,7 +31,8 @@ extension HostileNode {
         }
     }
 
-    func batch(on link: Link, table: [TableEntry], changes: [RawChange], through: [(Int, UInt64)]) -> [UInt8] {
+    /// `sealAs`: the node its seals claim to be made by (itself unless a forgery says otherwise).
+    func batch(on link: Link, table: [TableEntry], changes: [RawChange], through: [(Int, UInt64)], sealAs: String? = nil) -> [UInt8] {
         var w = HostileWriter()
         w.u64(link.nextBatchID)
         link.nextBatchID += 1
@@ -66,7 +67,43 @@ extension HostileNode {
             w.u16(UInt16(index))
             w.u64(sequence)
         }
+        writeSeals(over: changes, table: table, as: sealAs ?? nodeID, to: &w)
         return Self.frame(.batch, w.bytes)
+    }
+
+    /// Its own seals over every change (PROTOCOL.md §5.2.5), one per origin, made with its own
+    /// key as itself, whatever origin the change claims: it has no other node's key. The hub
+    /// keeps what is truly its own and refuses, as forged, writes it claims for other origins.
+    func writeSeals(over changes: [RawChange], table: [TableEntry], as sealer: String, to w: inout HostileWriter) {
+        var members: [Int: [Seal.Member]] = [:]
+        for change in changes where table.indices.contains(change.origin) {
+            var pairs: [String: UInt64] = [:]
+            for (index, sequence) in change.vector where table.indices.contains(index) && pairs[table[index].origin] == nil {
+                pairs[table[index].origin] = sequence
+            }
+            let stamp = VersionStamp(hlc: HLCTimestamp(rawValue: Int64(bitPattern: change.hlc)), origin: table[change.origin].origin,
+                                     sequence: change.sequence, vector: VersionVector(pairs.map { ($0.key, $0.value) }), deleted: change.deleted)
+            let digest = WriteDigest.of(kind: ChangeKind(rawValue: change.kind) ?? .entry, stamp: stamp, id: change.id, fields: .all,
+                                        canonicalContent: change.payload[...])
+            members[change.origin, default: []].append(Seal.Member(sequence: change.sequence, digest: digest))
+        }
+        guard !members.isEmpty else { return }
+        w.u16(UInt16(members.count))
+        for (index, list) in members.sorted(by: { $0.key < $1.key }) {
+            var seen = Set<UInt64>()
+            let ascending = list.sorted { $0.sequence < $1.sequence }.filter { seen.insert($0.sequence).inserted }
+            let seal = try! Seal(origin: table[index].origin, nodeID: sealer, members: ascending, signer: signer)
+            w.u16(UInt16(index))
+            w.string(seal.nodeID)
+            w.u16(UInt16(seal.publicKey.count))
+            w.raw(seal.publicKey)
+            w.u32(UInt32(seal.members.count))
+            for member in seal.members {
+                w.u64(member.sequence)
+                w.raw(member.digest.bytes)
+            }
+            w.raw(seal.signature)
+        }
     }
 
     func ack(id: UInt64, applied: UInt32 = 0) -> [UInt8] {

@@ -66,6 +66,9 @@ final class HostileNode: VirtualEndpoint {
         case pingFlood = "hostile_ping_flood"
         case mutatedFrame = "hostile_mutated_frame"
         case outOfState = "hostile_out_of_state"
+        /// A write under an honest node's origin, at its next sequence or near it, sealed with its
+        /// own key (as itself, or claiming to be the owner): every honest node must refuse it.
+        case forgeHonestWrite = "hostile_forge_honest_write"
     }
 
     /// One connection the hostile node dialled.
@@ -141,6 +144,9 @@ final class HostileNode: VirtualEndpoint {
     }
 
     var hub: String { simulator.hub }
+
+    /// Its own key, the one the honest nodes trust it with: it seals what it sends with it.
+    var signer: SimulatedSigner { SimulatedSigner(name: Self.name, seed: simulator.seed) }
 
     // MARK: - Driven by the simulator
 

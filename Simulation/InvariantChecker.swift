@@ -175,6 +175,7 @@ struct InvariantChecker {
         }
         violations += checkRecordings(full: full)
         violations += checkStrangers()
+        violations += checkForgeries()
         return Array(violations.prefix(20))
     }
 

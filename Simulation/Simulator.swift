@@ -240,6 +240,7 @@ public final class Simulator {
         let replica = try Replica(path: node.path, clock: node.clock, random: nodeRandom.derive("\(name)-\(now)"))
         replica.plantedBugs = options.plantedBugs
         replica.signatureVerifier = SimulatedVerifier()
+        try replica.adoptSigningKey(SimulatedSigner(name: name, seed: seed))
         replica.writeMarks = node.marks
         if let evidence = try replica.startFreshIfRestoredNow() { trace.record(now, "\(name): restored (\(evidence)): new incarnation \(replica.identity.incarnation)") }
         _ = try? replica.reconcileStoredCopies(in: node.storage)

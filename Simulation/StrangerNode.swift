@@ -180,7 +180,7 @@ final class StrangerNode: VirtualEndpoint {
     /// A HELLO with an empty vector: "send me everything".
     func hello(_ claim: (nodeID: String, role: Role, incarnation: String)) -> [UInt8] {
         Message.hello(Hello(nodeID: claim.nodeID, role: claim.role, incarnation: claim.incarnation,
-                            capabilities: [.receivesEntries, .recordings, .receivesRecordings],
+                            capabilities: [.seals, .receivesEntries, .recordings, .receivesRecordings],
                             clock: HLCTimestamp(milliseconds: Simulator.epoch + simulator.now, counter: 0), vector: VersionVector())).encoded()
     }
 

@@ -89,7 +89,7 @@ import TestSupport
             guard let peer = try? RawPeer(port: phone.port, key: identity?.key) else { continue }
             if let identity {
                 let hello = Hello(nodeID: identity.nodeID, role: identity.role, incarnation: Identifier.uuidV4(random: random),
-                                  capabilities: Capabilities(rawValue: UInt32(random.next(below: 8))), clock: .zero, vector: VersionVector())
+                                  capabilities: Capabilities(rawValue: UInt32(random.next(below: 8))).union(.seals), clock: .zero, vector: VersionVector())
                 peer.send(Message.hello(hello).encoded())
                 sent += 1
             }

@@ -104,7 +104,7 @@ import TestSupport
         try phone.start()
         let impostor = try RawPeer(port: phone.port, key: try NodeKey.generate(nodeID: mac.nodeID))
         impostor.send(Message.hello(Hello(nodeID: mac.nodeID, role: .mac, incarnation: Identifier.uuidV4(random: SystemRandom()),
-                                          capabilities: [.receivesEntries], clock: .zero, vector: VersionVector())).encoded())
+                                          capabilities: [.seals, .receivesEntries], clock: .zero, vector: VersionVector())).encoded())
         let answer = impostor.readUntilClosed(seconds: 5)
         #expect(answer.closed)
         guard case .error(let code, _) = answer.messages.first else { Issue.record("no ERROR: \(answer.messages)"); return }

@@ -26,7 +26,7 @@ import TestSupport
 
         func hello(nodeID: String? = nil, incarnation: String? = nil) -> Hello {
             Hello(nodeID: nodeID ?? Identifier.make(role: .mac, random: random), role: .mac,
-                  incarnation: incarnation ?? Identifier.uuidV4(random: random), capabilities: [.receivesEntries],
+                  incarnation: incarnation ?? Identifier.uuidV4(random: random), capabilities: [.seals, .receivesEntries],
                   clock: HLCTimestamp(milliseconds: 1_795_305_600_000, counter: 0), vector: VersionVector())
         }
 

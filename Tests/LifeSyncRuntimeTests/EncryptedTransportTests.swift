@@ -36,7 +36,7 @@ import TestSupport
         let mac = try ReplicaFixtures.replica(role: .mac, seed: 7)
         try mac.add(json: ReplicaFixtures.entryJSON(text: "sent in the clear"))
         plain.send(Message.hello(Hello(nodeID: mac.identity.nodeID, role: .mac, incarnation: mac.identity.incarnation,
-                                       capabilities: [.receivesEntries], clock: mac.currentClock, vector: try mac.replicaVector())).encoded())
+                                       capabilities: [.seals, .receivesEntries], clock: mac.currentClock, vector: try mac.replicaVector())).encoded())
         let answer = plain.readUntilClosed(seconds: 5)
         #expect(answer.closed, "the node kept a plaintext connection open")
         guard case .error(let code, let message) = answer.messages.first, answer.messages.count == 1 else {

@@ -13,7 +13,7 @@ import TestSupport
     static func hello() -> Hello {
         let random = SystemRandom()
         return Hello(nodeID: Identifier.make(role: .mac, random: random), role: .mac, incarnation: Identifier.uuidV4(random: random),
-              capabilities: [.receivesEntries], clock: HLCTimestamp(milliseconds: 1_795_305_600_000, counter: 0), vector: VersionVector())
+              capabilities: [.seals, .receivesEntries], clock: HLCTimestamp(milliseconds: 1_795_305_600_000, counter: 0), vector: VersionVector())
     }
 
     /// A raw peer that `phone` trusts, past its HELLO (a fresh mac's).

@@ -51,7 +51,7 @@ import TestSupport
         let phone = try ReplicaFixtures.replica(role: .phone, seed: 74)
         let id = Identifier.make(role: .phone, random: SeededRandom(seed: 75))
         try phone.addRecording(Recording(id: id, fileName: id + ".m4a", size: 10, sha256: SHA256.hash([UInt8](repeating: 7, count: 10)),
-                                         mediaType: "audio/mp4", entryID: nil, originNode: phone.identity.nodeID, createdAt: phone.now), signedBy: ReplicaFixtures.signer)
+                                         mediaType: "audio/mp4", entryID: nil, originNode: phone.identity.nodeID, createdAt: phone.now), signedBy: TestKeys.key(for: phone.identity.nodeID))
         #expect(try phone.recording(id: id) != nil)
         try phone.database.run("UPDATE recordings SET sha256 = 'not a checksum' WHERE id = ?", [.text(id)])
         do {

@@ -92,7 +92,8 @@ import TestSupport
     }
 
     /// `through` at the maximum for our own incarnation never reaches our counter; a forged write
-    /// under it at the maximum makes the next local write start a fresh incarnation, not fail.
+    /// under it at the maximum is refused as forged (its seal is the peer's, not ours), nothing of
+    /// it is stored, and the next local write takes our next number.
     @Test func forgedClaimsOnOurOwnIncarnationLeaveLocalWritesWorking() throws {
         let (replica, peer) = try HostileWireTests.victim()
         let mine = replica.identity.incarnation
@@ -103,11 +104,15 @@ import TestSupport
         #expect(try replica.versionStamp(id: entry.id)?.sequence == 1)
 
         let top = Message.Limits.maximumSequence
-        peer.send(.batch(Batch(id: 2, origins: [], changes: [try peer.change(sequence: top, origin: mine)], through: VersionVector([(mine, top)]))))
-        #expect(peer.acks == [1, 2])
+        let forged = try peer.change(sequence: top, origin: mine)
+        peer.send(.batch(Batch(id: 2, origins: [], changes: [forged], through: VersionVector([(mine, top)]))))
+        #expect(peer.acks == [1])
+        #expect(peer.errors == [.forgedChange] && peer.closed, "\(peer.replies)")
+        #expect(try replica.versionStamp(id: forged.id) == nil)
+        #expect(try replica.replicaVector()[mine] == 1)
         let later = try replica.add(json: ReplicaFixtures.entryJSON(text: "after the forgery"))
         let stamp = try #require(try replica.versionStamp(id: later.id))
-        #expect(stamp.origin != mine && stamp.sequence == 1)
+        #expect(stamp.origin == mine && stamp.sequence == 2)
     }
 
     /// A change forged under another origin's next sequence number is set aside as a conflict;

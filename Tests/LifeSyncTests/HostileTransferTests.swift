@@ -111,12 +111,12 @@ import TestSupport
     static func phoneKnowing(_ bytes: [UInt8], seed: UInt64) throws -> (TestNode, FakePeer, Recording) {
         let phone = try TestNode(.phone, seed: seed)
         let watch = FakePeer(facing: phone.session(), role: .watch, seed: seed + 1)
-        watch.hello(capabilities: [.recordings])
+        watch.hello(capabilities: [.seals, .recordings])
         let id = Identifier.make(role: .watch, random: SeededRandom(seed: seed + 2))
         let recording = try Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: SHA256.hash(bytes),
                                       mediaType: "audio/mp4", entryID: nil, originNode: watch.nodeID,
                                       createdAt: Timestamp(millisecondsSince1970: ReplicaFixtures.epoch))
-            .signed(by: ReplicaFixtures.signer)
+            .signed(by: TestKeys.key(for: watch.nodeID))
         let stamp = VersionStamp(hlc: HLCTimestamp(milliseconds: ReplicaFixtures.epoch, counter: 0), origin: watch.incarnation, sequence: 1,
                                  vector: VersionVector([(watch.incarnation, 1)]), deleted: false)
         watch.send(.batch(Batch(id: 1, origins: [], changes: [Change(id: id, stamp: stamp, recording: recording)],

@@ -163,6 +163,7 @@ import TestSupport
                 ALTER TABLE trusted_peers DROP COLUMN given_addresses; ALTER TABLE trusted_peers DROP COLUMN verified_addresses;
                 ALTER TABLE trusted_peers DROP COLUMN heard_addresses;
                 DROP TABLE incarnation_claims;
+                DROP TABLE seals; DROP TABLE write_seals;
                 PRAGMA user_version = 7;
                 """)
             let reopened = try Replica(path: path, clock: ManualClock(milliseconds: ReplicaFixtures.epoch), random: SeededRandom(seed: 1))
@@ -182,7 +183,7 @@ import TestSupport
                                  mediaType: "audio/mp4", entryID: nil, originNode: watch.replica.identity.nodeID, createdAt: watch.replica.now)
         #expect(original.storageName == id + ".m4a")
         watch.storage.put(original.storageName, bytes)
-        try watch.replica.addRecording(original, signedBy: ReplicaFixtures.signer)
+        try watch.replica.addRecording(original, signedBy: TestKeys.key(for: watch.replica.identity.nodeID))
         let link = SessionPair(a: watch.session(), b: phone.session())
         link.start()
         #expect(link.run())

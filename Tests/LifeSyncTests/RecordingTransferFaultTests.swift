@@ -183,7 +183,7 @@ extension RecordingTransferTests {
         let origin = Identifier.uuidV4(random: SeededRandom(seed: 116))
         let metadata = try Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: SHA256.hash(other), mediaType: "audio/mp4",
                                      entryID: nil, originNode: watch.replica.identity.nodeID, createdAt: Timestamp(millisecondsSince1970: 0))
-            .signed(by: ReplicaFixtures.signer)
+            .signed(by: TestKeys.key(for: watch.replica.identity.nodeID))
         try phone.replica.apply([Change(id: id, stamp: VersionStamp(hlc: .zero, origin: origin, sequence: 1, vector: VersionVector([(origin, 1)]), deleted: false),
                                         recording: metadata)], through: VersionVector([(origin, 1)]))
         link.inject(Message.offer(Offer(recordingID: id, fileName: id + ".m4a", mediaType: "audio/mp4", size: UInt64(bytes.count),

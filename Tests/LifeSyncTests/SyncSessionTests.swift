@@ -89,7 +89,7 @@ import TestSupport
         let origin = phone.identity.incarnation
         let session = SyncSession(replica: watch, configuration: .init(), now: 0)
         _ = session.start(now: 0)
-        let hello = Hello(nodeID: phone.identity.nodeID, role: .phone, incarnation: origin, capabilities: [.receivesEntries],
+        let hello = Hello(nodeID: phone.identity.nodeID, role: .phone, incarnation: origin, capabilities: [.seals, .receivesEntries],
                           clock: phone.currentClock, vector: try phone.replicaVector())
         _ = session.receive(Message.hello(hello).encoded(), now: 1)
         let change = try #require(try phone.changes(after: VersionVector()).first { $0.id == entry.id })

@@ -29,9 +29,14 @@ import TestSupport
     static func phoneWithATwinOfATombstone() throws -> (Replica, x: String, y: String) {
         let phone = try ReplicaFixtures.replica(role: .phone, seed: 5)
         let x = Self.id(1), y = Self.id(2)
-        try phone.apply([Change(id: x, stamp: Self.stamp(1), entry: Self.entry(x, "x"))], through: VersionVector([(Self.evil, 1)]))
-        try phone.apply([Change(id: x, stamp: Self.stamp(2, deleted: true), entry: nil)], through: VersionVector([(Self.evil, 2)]))
-        try phone.apply([Change(id: y, stamp: Self.stamp(2), entry: Self.entry(y, "twin"))], through: VersionVector([(Self.evil, 2)]))
+        // Each sealed by the hostile's own key, as it would send them: the twin is its own doing.
+        func deliver(_ change: Change, through: UInt64) throws {
+            let seals = try Seal.sealing([change.encoded], as: Self.evilNode, signer: TestKeys.key(for: Self.evilNode))
+            try phone.apply([([change], VersionVector([(Self.evil, through)]))], seals: [Replica.ReceivedSeals(seals: seals)])
+        }
+        try deliver(Change(id: x, stamp: Self.stamp(1), entry: Self.entry(x, "x")), through: 1)
+        try deliver(Change(id: x, stamp: Self.stamp(2, deleted: true), entry: nil), through: 2)
+        try deliver(Change(id: y, stamp: Self.stamp(2), entry: Self.entry(y, "twin")), through: 2)
         return (phone, x, y)
     }
 
@@ -44,8 +49,10 @@ import TestSupport
         #expect(Set(sendable).count == sendable.count, "\(sendable)")
         let mac = ScriptedPeer(SyncSession(replica: phone, configuration: .init(), now: 0))
         mac.send(.hello(Hello(nodeID: "mac_6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", role: .mac, incarnation: "6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
-                              capabilities: [.receivesEntries], clock: .zero, vector: VersionVector())))
-        #expect(mac.batches.flatMap(\.changes).filter { $0.stamp.origin == Self.evil }.count == 1)
+                              capabilities: [.seals, .receivesEntries], clock: .zero, vector: VersionVector())))
+        // At most one of the twins goes, and only the one its seal vouches for: the mac takes it.
+        #expect(mac.batches.flatMap(\.changes).filter { $0.stamp.origin == Self.evil }.count <= 1)
+        #expect(mac.session.state == .open && mac.errors.isEmpty, "\(mac.errors)")
     }
 
     /// (hostile_twin_of_tombstone, fixed) …and the phone held both as current versions while it
@@ -84,14 +91,14 @@ import TestSupport
         try watch.add(json: ReplicaFixtures.entryJSON(text: "offline"))
         let squatter = ScriptedPeer(SyncSession(replica: phone, configuration: .init(), now: 0))
         squatter.send(.hello(Hello(nodeID: Self.evilNode, role: .phone, incarnation: watch.identity.incarnation,
-                                   capabilities: [.receivesEntries], clock: .zero, vector: VersionVector())))
+                                   capabilities: [.seals, .receivesEntries], clock: .zero, vector: VersionVector())))
         let x = Self.id(3)  // its own write, under its own origin
         squatter.send(.batch(Batch(id: 1, origins: [], changes: [Change(id: x, stamp: Self.stamp(1), entry: Self.entry(x, "mine"))],
                                    through: VersionVector([(Self.evil, 1)]))))
         #expect(squatter.acks == [1])
         let real = ScriptedPeer(SyncSession(replica: phone, configuration: .init(), now: 0))
         real.send(.hello(Hello(nodeID: watch.identity.nodeID, role: .watch, incarnation: watch.identity.incarnation,
-                               capabilities: [], clock: .zero, vector: try watch.replicaVector())))
+                               capabilities: [.seals], clock: .zero, vector: try watch.replicaVector())))
         #expect(real.session.state == .open, "\(real.errors)")
     }
 
@@ -103,13 +110,13 @@ import TestSupport
         let watch = try ReplicaFixtures.replica(role: .watch, seed: 8)
         let phone = try ReplicaFixtures.replica(role: .phone, seed: 9)
         let stranger = ScriptedPeer(SyncSession(replica: watch, configuration: .init(), now: 0))
-        stranger.send(.hello(Hello(nodeID: Self.evilNode, role: .phone, incarnation: Self.evil, capabilities: [.receivesEntries],
+        stranger.send(.hello(Hello(nodeID: Self.evilNode, role: .phone, incarnation: Self.evil, capabilities: [.seals, .receivesEntries],
                                    clock: .zero, vector: VersionVector())))
         stranger.send(.batch(Batch(id: 1, origins: [OriginInfo(origin: phone.identity.incarnation, nodeID: "mac_6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", role: .mac)],
                                    changes: [], through: VersionVector([(phone.identity.incarnation, 1)]))))  // the table names what `through` names
         let real = ScriptedPeer(SyncSession(replica: watch, configuration: .init(), now: 0))
         real.send(.hello(Hello(nodeID: phone.identity.nodeID, role: .phone, incarnation: phone.identity.incarnation,
-                               capabilities: [.receivesEntries], clock: .zero, vector: VersionVector())))
+                               capabilities: [.seals, .receivesEntries], clock: .zero, vector: VersionVector())))
         #expect(real.session.state == .open, "\(real.errors)")
     }
 
@@ -205,7 +212,7 @@ import TestSupport
     /// A stranger that says it is `mac` (under its own incarnation), past the handshake with `phone`.
     static func macImpostor(facing phone: Replica, storage: MemoryRecordingStorage, configuration: SessionConfiguration) -> ScriptedPeer {
         let impostor = ScriptedPeer(SyncSession(replica: phone, configuration: configuration, now: 0, storage: storage))
-        impostor.send(.hello(Hello(nodeID: mac, role: .mac, incarnation: evil, capabilities: [.receivesEntries, .recordings, .receivesRecordings],
+        impostor.send(.hello(Hello(nodeID: mac, role: .mac, incarnation: evil, capabilities: [.seals, .receivesEntries, .recordings, .receivesRecordings],
                                    clock: .zero, vector: VersionVector())))
         return impostor
     }
@@ -224,7 +231,7 @@ import TestSupport
             let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: SHA256.hash(bytes),
                                       mediaType: "audio/mp4", entryID: nil, originNode: phone.identity.nodeID, createdAt: phone.now)
             storage.put(recording.fileName, bytes)
-            try phone.addRecording(recording, signedBy: ReplicaFixtures.signer)
+            try phone.addRecording(recording, signedBy: TestKeys.key(for: phone.identity.nodeID))
             recordings.append(recording)
         }
         return (phone, storage, recordings, configuration)
@@ -239,7 +246,7 @@ import TestSupport
         let phone = try ReplicaFixtures.replica(role: .phone, seed: 11)
         let watch = Identifier.uuidV4(random: SeededRandom(seed: 12))
         let stranger = ScriptedPeer(SyncSession(replica: phone, configuration: .init(), now: 0))
-        stranger.send(.hello(Hello(nodeID: Self.evilNode, role: .phone, incarnation: Self.evil, capabilities: [.receivesEntries],
+        stranger.send(.hello(Hello(nodeID: Self.evilNode, role: .phone, incarnation: Self.evil, capabilities: [.seals, .receivesEntries],
                                    clock: .zero, vector: VersionVector())))
         let x = Self.id(5)
         stranger.send(.batch(Batch(id: 1, origins: [], changes: [Change(id: x, stamp: Self.stamp(1, seen: [(watch, 5)]), entry: Self.entry(x, "saw it all"))],
@@ -260,11 +267,11 @@ import TestSupport
         try watch.add(json: ReplicaFixtures.entryJSON(text: "before"))
         let toPhone = ScriptedPeer(SyncSession(replica: watch, configuration: .init(), now: 0))
         toPhone.send(.hello(Hello(nodeID: "phone_6f1c2a3b-4d5e-4f60-8a71-92b3c4d5e6f7", role: .phone, incarnation: "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
-                                  capabilities: [.receivesEntries], clock: .zero, vector: VersionVector())))
+                                  capabilities: [.seals, .receivesEntries], clock: .zero, vector: VersionVector())))
         for batch in toPhone.batches { toPhone.send(.ack(Ack(batchID: batch.id, applied: UInt32(batch.changes.count), conflicts: 0))) }
         let old = watch.identity.incarnation
         let liar = ScriptedPeer(SyncSession(replica: watch, configuration: .init(), now: 0))
-        liar.send(.hello(Hello(nodeID: Self.evilNode, role: .phone, incarnation: Self.evil, capabilities: [.receivesEntries],
+        liar.send(.hello(Hello(nodeID: Self.evilNode, role: .phone, incarnation: Self.evil, capabilities: [.seals, .receivesEntries],
                                clock: .zero, vector: VersionVector([(old, 1_000)]))))
         #expect(watch.identity.incarnation != old, "the claim rotates the watch (by design)")
         let after = try watch.add(json: ReplicaFixtures.entryJSON(text: "after the rotation"))
@@ -282,7 +289,7 @@ import TestSupport
         let (phone, storage, _, configuration) = try Self.phoneWithRecordings(2, seed: 14)
         let peer = ScriptedPeer(SyncSession(replica: phone, configuration: configuration, now: 0, storage: storage))
         peer.send(.hello(Hello(nodeID: Self.evilNode, role: .phone, incarnation: Self.evil,
-                               capabilities: [.receivesEntries, .recordings, .receivesRecordings], clock: .zero,
+                               capabilities: [.seals, .receivesEntries, .recordings, .receivesRecordings], clock: .zero,
                                vector: VersionVector([(phone.identity.incarnation, 1_000)]))))
         for batch in peer.batches { peer.send(.ack(Ack(batchID: batch.id, applied: UInt32(batch.changes.count), conflicts: 0))) }
         let first = try #require(peer.offers.first)
@@ -307,8 +314,15 @@ final class ScriptedPeer {
         take(session.start(now: 0))
     }
 
+    /// The node its HELLO named: a BATCH with changes and no seals goes sealed as that node
+    /// (`TestKeys`), as every peer of this revision sends it.
+    private(set) var nodeID: String?
+
     func send(_ message: Message) {
         now += 1
+        var message = message
+        if case .hello(let hello) = message { nodeID = hello.nodeID }
+        if case .batch(let batch) = message, batch.seals.isEmpty, !batch.changes.isEmpty, let nodeID { message = .batch(batch.sealed(as: nodeID)) }
         take(session.receive(message.encoded(), now: now))
     }
 

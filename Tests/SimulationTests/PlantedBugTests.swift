@@ -50,6 +50,24 @@ import Testing
                 "\(found.prefix(3))")
     }
 
+    /// A receiver that stores what no seal of its origin vouches for takes the hostile node's
+    /// forgeries in honest nodes' names: the checker finds them stored, and the same seeds pass
+    /// without the bug.
+    @Test func ignoringSealsIsCaught() {
+        var options = HostileScenarioTests.options()
+        options.plantedBugs = .ignoresSeals
+        var caught: [(seed: UInt64, violation: String)] = []
+        for seed in UInt64(1)...12 where caught.count < 2 {
+            if let violation = Simulator(seed: seed, options: options).run().violations.first(where: { $0.hasPrefix("forged write stored") }) {
+                caught.append((seed, violation))
+            }
+        }
+        #expect(!caught.isEmpty, "no forgery stored in seeds 1…12 with seals ignored")
+        for (seed, _) in caught {
+            #expect(Simulator(seed: seed, options: HostileScenarioTests.options()).run().ok, "seed \(seed) without the bug")
+        }
+    }
+
     @Test func aWatchRemovingARecordingBeforeItsConfirmationIsCaught() throws {
         let violation = try #require(Self.firstViolation(.watchRemovesBeforeConfirmation, seeds: 1...10))
         #expect(violation.contains("before a phone confirmed it"), "\(violation)")

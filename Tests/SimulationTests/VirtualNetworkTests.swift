@@ -42,7 +42,7 @@ import TestSupport
     static func hello() throws -> [UInt8] {
         let mac = try ReplicaFixtures.replica(role: .mac, seed: 77)
         return Message.hello(Hello(nodeID: mac.identity.nodeID, role: .mac, incarnation: mac.identity.incarnation,
-                                   capabilities: [.receivesEntries], clock: mac.currentClock, vector: try mac.replicaVector())).encoded()
+                                   capabilities: [.seals, .receivesEntries], clock: mac.currentClock, vector: try mac.replicaVector())).encoded()
     }
 
     /// The key each host proves.

@@ -77,6 +77,7 @@ public enum MessageJSON {
                 ("changes", .array(batch.changes.map(changeJSON))),
                 ("through", vectorJSON(batch.through)),
             ]
+            if !batch.seals.isEmpty { members.append(("seals", .array(batch.seals.map(sealJSON)))) }
         case .ack(let ack):
             members += [
                 ("batch_id", u64JSON(ack.batchID)),
@@ -133,7 +134,20 @@ public enum MessageJSON {
             for entry in change.stamp.vector.entries { names.insert(entry.origin) }
         }
         for entry in batch.through.entries { names.insert(entry.origin) }
+        for seal in batch.seals { names.insert(seal.origin) }
         return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// A seal (PROTOCOL.md §5.2.5): its origin, node, key and signature as hex, and its members
+    /// as `{"seq": …, "digest": hex}`.
+    static func sealJSON(_ seal: Seal) -> JSONValue {
+        .object([
+            ("origin", .string(seal.origin)),
+            ("node_id", .string(seal.nodeID)),
+            ("public_key", .string(Hex.encode(seal.publicKey))),
+            ("members", .array(seal.members.map { .object([("seq", u64JSON($0.sequence)), ("digest", .string($0.digest.hex))]) })),
+            ("signature", .string(Hex.encode(seal.signature))),
+        ])
     }
 
     /// An entry change carries `entry`, a recording-metadata change (kind 0x02) `recording`:
@@ -212,8 +226,21 @@ public enum MessageJSON {
                     throw FormatError("batch: unknown change kind \"\(other)\"")
                 }
             }
+            var seals: [Seal] = []
+            if object.json["seals"] != nil {
+                for item in try object.array("seals") {
+                    let seal = try Object(item, "seals[]")
+                    var members: [Seal.Member] = []
+                    for member in try seal.array("members") {
+                        let m = try Object(member, "seals[].members[]")
+                        members.append(Seal.Member(sequence: try u64(m.value("seq")), digest: try m.digest("digest")))
+                    }
+                    seals.append(Seal(origin: try seal.string("origin"), nodeID: try seal.string("node_id"), publicKey: try seal.hex("public_key"),
+                                      members: members, signature: try seal.hex("signature")))
+                }
+            }
             return .batch(Batch(id: try u64(object.value("batch_id")), origins: origins, changes: changes,
-                                through: try vector(object.value("through"))))
+                                through: try vector(object.value("through")), seals: seals))
         case .ack:
             return .ack(Ack(batchID: try u64(object.value("batch_id")), applied: try object.integer("applied"),
                             conflicts: try object.integer("conflicts")))

@@ -7,8 +7,11 @@ public enum ReplicaFixtures {
     /// 2026-11-22T00:00:00Z, the default starting time of test clocks.
     public static let epoch: Int64 = 1_795_305_600_000
 
+    /// With its node's key (`TestKeys`), so it can seal what it sends.
     public static func replica(role: Role, seed: UInt64 = 1, clock: ManualClock? = nil, path: String = ":memory:") throws -> Replica {
-        try Replica.create(path: path, role: role, clock: clock ?? ManualClock(milliseconds: epoch), random: SeededRandom(seed: seed))
+        let replica = try Replica.create(path: path, role: role, clock: clock ?? ManualClock(milliseconds: epoch), random: SeededRandom(seed: seed))
+        TestKeys.adopt(replica)
+        return replica
     }
 
     /// A real node key (ECDSA P-256) that signs the recordings tests attach: the replicas check

@@ -1,4 +1,5 @@
 import LifeSync
+import LifeSyncRuntime
 
 /// Two `SyncSession`s joined in memory, one frame at a time in both directions alternately: the
 /// embedded event loop of the session tests (as quinn-proto's test `Pair` joins two endpoints) —
@@ -39,6 +40,8 @@ public final class SessionPair {
     public private(set) var undecodable: [(from: Side, bytes: [UInt8])] = []
 
     public init(a: SyncSession, b: SyncSession, now: Int64 = 0) {
+        TestKeys.adopt(a.replica)
+        TestKeys.adopt(b.replica)
         self.a = a
         self.b = b
         self.now = now

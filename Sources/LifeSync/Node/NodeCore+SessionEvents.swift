@@ -111,6 +111,8 @@ extension NodeCore {
             return [.event(.watchCopyRemoved(recording: recording))]
         case .damagedRowsSkipped(let ids):
             return [.event(.damagedRowsSkipped(ids: ids))]
+        case .unsealedRowsSkipped(let ids):
+            return [.event(.unsealedRowsSkipped(ids: ids))]
         case .recordingFailed(let recording, let reason, let sending):
             transfers[recording] = nil
             progressLogged[recording] = nil

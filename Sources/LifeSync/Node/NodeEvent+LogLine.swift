@@ -56,6 +56,9 @@ extension NodeEvent {
         case .damagedRowsSkipped(let ids):
             return "replica damaged: \(ids.count) row(s) do not read back and are not sent (\(ids.prefix(5).joined(separator: ", "))"
                 + (ids.count > 5 ? ", …" : "") + "); the rest keeps flowing"
+        case .unsealedRowsSkipped(let ids):
+            return "\(ids.count) write(s) of other nodes, received before writes were sealed, are not relayed (\(ids.prefix(5).joined(separator: ", "))"
+                + (ids.count > 5 ? ", …" : "") + "): their own nodes send them"
         case .transferProgress(let recording, let peer, let sending, let done, let total, let rate):
             let percent = total > 0 ? Int(done * 100 / total) : 100
             return "\(sending ? "sending" : "receiving") \(recording) \(sending ? "to" : "from") \(peer): "

@@ -41,6 +41,8 @@ public enum NodeEvent: Equatable, Sendable {
     case discoveryRefused(from: String, reason: String)
     /// Rows of the replica that do not read back were passed over (see `Replica.encodedChanges`).
     case damagedRowsSkipped(ids: [String])
+    /// Other origins' writes without a seal were not relayed (see `BatchBuilder`).
+    case unsealedRowsSkipped(ids: [String])
     /// Transfer progress, at most every 2 s per recording: `rate` in MiB/s since the transfer started.
     case transferProgress(recording: String, peer: String, sending: Bool, done: UInt64, total: UInt64, rate: Double)
     case recordingConfirmed(recording: String, by: String)

@@ -69,8 +69,16 @@ extension Replica {
     /// A receiver that finds several batches waiting commits them together: each commit writes
     /// every page it dirtied to the WAL, and with random entry IDs a batch dirties most of the
     /// ID index, so one commit for three batches writes a third of the pages.
+    ///
+    /// `seals`, one per batch, are the origins' seals the batches came with (PROTOCOL.md §5.2.5):
+    /// every change must be sealed by its origin, else nothing is written
+    /// (`ReplicaError.forgedWrite`), and the seals are kept for relaying. Without them (a local
+    /// caller applying changes it vouches for itself) nothing is checked and the writes of other
+    /// origins cannot be relayed.
     public func apply(_ batches: [(changes: [Change], through: VersionVector)],
-                      origins: [(origin: String, nodeID: String, role: Role)] = []) throws -> [ApplyOutcome] {
+                      origins: [(origin: String, nodeID: String, role: Role)] = [],
+                      seals: [ReceivedSeals]? = nil) throws -> [ApplyOutcome] {
+        precondition(seals == nil || seals!.count == batches.count, "one set of seals per batch")
         database.setWALAutocheckpoint(pages: 65536)
         defer { database.setWALAutocheckpoint(pages: 1000) }
         return try database.withUnsyncedCommits { try writeTransaction {
@@ -81,7 +89,12 @@ extension Replica {
             var noTombstones = try tombstoneCount() == 0
             var writer = RecordWriter(database: database, createdAt: Timestamp(millisecondsSince1970: now))
             var absorbed = Dictionary(uniqueKeysWithValues: try replicaVector().entries.map { ($0.origin, $0.sequence) })
-            let outcomes = try batches.map { batch in
+            let own = seals == nil ? [] : try ownOrigins()
+            let outcomes = try batches.enumerated().map { number, batch in
+                if let seals, !plantedBugs.contains(.ignoresSeals) {
+                    let vouching = try checkSeals(batch.changes, seals[number], own: own)
+                    try keepSeals(batch.changes, vouching: vouching, seals: seals[number].seals, own: own, absorbed: absorbed)
+                }
                 var outcome = ApplyOutcome()
                 for change in batch.changes {
                     if change.stamp.sequence <= absorbed[change.stamp.origin, default: 0] {

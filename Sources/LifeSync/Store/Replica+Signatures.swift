@@ -13,27 +13,28 @@ extension Replica {
         guard let key = recording.originKey, recording.hasValidSignature(signatureVerifier) else {
             throw ReplicaError.forged("recording \(recording.id): its signature is not valid for the key it carries")
         }
-        let origin = recording.originNode
-        if let pinned = try trustedFingerprint(nodeID: origin) {
-            guard SHA256.hash(key) == pinned else {
-                throw ReplicaError.forged("recording \(recording.id) is signed by key \(SHA256.hash(key).hex.prefix(16))…, "
-                                          + "but origin \(origin) is trusted with key \(pinned.hex.prefix(16))…")
-            }
-            try bindOriginKey(nodeID: origin, publicKey: key)
-        } else if let bound = try originKey(nodeID: origin) {
-            guard bound == key else {
-                throw ReplicaError.forged("recording \(recording.id) is signed by another key than origin \(origin)'s earlier recordings")
-            }
-        } else {
-            // Our own key is bound whenever this node serves or attaches: no peer may name it.
-            guard origin != identity.nodeID else {
-                throw ReplicaError.forged("recording \(recording.id) names this node as its origin, signed by a key this node never used")
-            }
-            try bindOriginKey(nodeID: origin, publicKey: key)
-        }
+        try requireNodeKey(key, of: recording.originNode, what: "recording \(recording.id)", refusal: ReplicaError.forged)
         if let local, local.signature != nil,
            local.originKey != key || RecordingSignature.message(for: local) != RecordingSignature.message(for: recording) {
             throw ReplicaError.forged("recording \(recording.id): its metadata differs from the signed metadata held (metadata never changes after attach)")
+        }
+    }
+
+    /// Refuses `key` as `node`'s unless it is the key the trust store pins for it, else the key
+    /// this replica bound to it before; binds it at first sight. No peer may bind a key to this
+    /// node: its own is bound whenever it serves or attaches. `what` names the signed thing.
+    /// - Throws: `refusal` with a message naming the keys.
+    func requireNodeKey(_ key: [UInt8], of node: String, what: String, refusal: (String) -> ReplicaError) throws {
+        if let pinned = try trustedFingerprint(nodeID: node) {
+            guard SHA256.hash(key) == pinned else {
+                throw refusal("\(what) is signed by key \(SHA256.hash(key).hex.prefix(16))…, but origin \(node) is trusted with key \(pinned.hex.prefix(16))…")
+            }
+            try bindOriginKey(nodeID: node, publicKey: key)
+        } else if let bound = try originKey(nodeID: node) {
+            guard bound == key else { throw refusal("\(what) is signed by another key than origin \(node) signed with before") }
+        } else {
+            guard node != identity.nodeID else { throw refusal("\(what) names this node as its origin, with a key this node never used") }
+            try bindOriginKey(nodeID: node, publicKey: key)
         }
     }
 
@@ -62,7 +63,8 @@ extension Replica {
     /// many it signed. The runtime calls it whenever a node starts serving.
     @discardableResult
     public func adoptSigningKey(_ signer: RecordingSigner) throws -> Int {
-        try writeTransaction {
+        self.signer = signer
+        return try writeTransaction {
             try bindOriginKey(nodeID: identity.nodeID, publicKey: signer.publicKey)
             let unsigned = try database.rows("""
                 SELECT \(Replica.recordingColumns) FROM recordings WHERE origin_node = ? AND signature IS NULL AND deleted = 0

@@ -36,6 +36,9 @@ public final class Replica {
     /// Checks the origin signatures of recording metadata from peers: ECDSA P-256 for real
     /// nodes; the simulator models it without the crypto.
     public var signatureVerifier: SignatureVerifier = ECDSAP256Verifier()
+    /// This node's key, which seals the writes of its own origins as they are sent (PROTOCOL.md
+    /// §5.2.5). Set by `adoptSigningKey`; without it, this node's own writes cannot be sent.
+    public internal(set) var signer: RecordingSigner?
     /// Where this node notes how far its own writes went, outside the replica (nil: nowhere,
     /// and a replica put back from an older copy is noticed only through its peers).
     public var writeMarks: WriteMarkStore?

@@ -16,6 +16,9 @@ public enum ReplicaError: Error, CustomStringConvertible, Equatable {
     /// Recording metadata whose signature is not its origin's: a relay substituting content,
     /// or a buggy peer. Refused, nothing written (PROTOCOL.md §5.9.7).
     case forged(String)
+    /// A change its origin did not seal (PROTOCOL.md §5.2.5): a relay adding or altering a write,
+    /// or a buggy peer writing under another node's origin. Refused, nothing written.
+    case forgedWrite(String)
 
     public var description: String {
         switch self {
@@ -37,7 +40,7 @@ public enum ReplicaError: Error, CustomStringConvertible, Equatable {
             return "replica damaged: \(message)"
         case .limitExceeded(let message):
             return message
-        case .forged(let message):
+        case .forged(let message), .forgedWrite(let message):
             return "refused as forged: \(message)"
         }
     }

@@ -286,6 +286,27 @@ enum Schema {
             claimed_at TEXT NOT NULL
         );
         """,
+        // 18: seals (PROTOCOL.md §5.2.5): each origin's signature over the writes it sent, kept as
+        // received so this replica can relay those writes with their proof; and which seal
+        // vouches for each write received from a peer (Replica+Seals). This node's own writes
+        // need none: it seals them as it sends them. Writes of other origins received before
+        // seals existed have none, and are not relayed (their origin sends them itself).
+        """
+        CREATE TABLE seals (
+            id INTEGER PRIMARY KEY,
+            origin TEXT NOT NULL,
+            node_id TEXT NOT NULL,
+            public_key BLOB NOT NULL,
+            members BLOB NOT NULL,
+            signature BLOB NOT NULL UNIQUE
+        );
+        CREATE TABLE write_seals (
+            origin TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            seal INTEGER NOT NULL,
+            PRIMARY KEY (origin, seq)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

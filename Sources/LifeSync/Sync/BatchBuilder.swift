@@ -1,32 +1,69 @@
 /// Reads the next batch for a peer from the replica: the changes above `sentUpTo` in the origins
-/// the role policy lets us send, in ascending sequence per origin, bounded by count and bytes.
+/// the role policy lets us send, in ascending sequence per origin, bounded by count and bytes,
+/// with the seals that prove each change is its origin's (PROTOCOL.md §5.2.5): this node seals
+/// its own origins' changes as it sends them; another origin's changes go with the seal they
+/// came with.
 struct BatchBuilder {
     var maximumChanges: Int
     var maximumBytes: Int
     /// Recording metadata never goes to a watch; its rows count as covered all the same.
     var includeRecordings = true
+    /// Members of all the batch's seals together: a peer refuses more.
+    var maximumSealMembers = Message.Limits.maximumSealMembersPerBatch
 
-    /// Returns nil when there is nothing to send. `allowed` filters origins (role policy). The IDs
-    /// of damaged rows passed over are added to `damaged`.
-    func next(from replica: Replica, sentUpTo: VersionVector, allowed: (String) -> Bool,
-              damaged: inout [String]) throws -> (changes: [EncodedChange], through: VersionVector)? {
+    struct Next {
+        var changes: [EncodedChange]
+        var through: VersionVector
+        var seals: [Seal]
+    }
+
+    /// Returns nil when there is nothing to send. `allowed` filters origins (role policy); `own`
+    /// are this node's origins. The IDs of damaged rows passed over are added to `damaged`, and
+    /// those of other origins' writes that no seal vouches for (received before seals existed)
+    /// to `unsealed`.
+    func next(from replica: Replica, sentUpTo: VersionVector, own: Set<String>, allowed: (String) -> Bool,
+              damaged: inout [String], unsealed: inout [String]) throws -> Next? {
         try replica.readSnapshot {
             let vector = try replica.replicaVector()
             var changes: [EncodedChange] = []
             var through = VersionVector()
             var bytes = 0
+            var relayed: [Int64: Seal] = [:]
+            var relayedOrder: [Int64] = []
+            var members = 0
             for entry in vector.entries where entry.sequence > sentUpTo[entry.origin] && allowed(entry.origin) {
                 let room = maximumChanges - changes.count
-                guard room > 0, bytes < maximumBytes else { break }
+                guard room > 0, bytes < maximumBytes, members < maximumSealMembers else { break }
                 let rows = try replica.encodedChanges(origin: entry.origin, after: sentUpTo[entry.origin], limit: room)
+                let isOwn = own.contains(entry.origin)
+                let sealIDs = isOwn || rows.isEmpty ? [:]
+                    : try replica.sealIDs(origin: entry.origin, from: rows.first!.stamp.sequence, through: rows.last!.stamp.sequence)
                 var taken = 0
                 for change in rows {
                     if change.isDamaged { damaged.append(change.id); taken += 1; continue }
                     if change.kind == .recording && !includeRecordings { taken += 1; continue }
-                    let size = BatchBuilder.approximateSize(change)
-                    if !changes.isEmpty, bytes + size > maximumBytes { break }
+                    var newSeal: (Int64, Seal)?
+                    if !isOwn {
+                        // A row that is not the write its seal names (a twin stored beside it, a
+                        // file edited by hand) would make the peer refuse the whole batch.
+                        guard let id = sealIDs[change.stamp.sequence], let seal = try relayed[id] ?? replica.storedSeal(id: id),
+                              seal.vouches(for: change.stamp.sequence, digest: change.digest) else {
+                            unsealed.append(change.id)
+                            taken += 1
+                            continue
+                        }
+                        if relayed[id] == nil { newSeal = (id, seal) }
+                    }
+                    let size = BatchBuilder.approximateSize(change) + (newSeal.map { 200 + 40 * $0.1.members.count } ?? 0)
+                    let sealMembers = isOwn ? 1 : newSeal?.1.members.count ?? 0
+                    if !changes.isEmpty, bytes + size > maximumBytes || members + sealMembers > maximumSealMembers { break }
+                    if let (id, seal) = newSeal {
+                        relayed[id] = seal
+                        relayedOrder.append(id)
+                    }
                     changes.append(change)
                     bytes += size
+                    members += sealMembers
                     taken += 1
                 }
                 if taken == rows.count && rows.count < room {
@@ -39,12 +76,25 @@ struct BatchBuilder {
                     break
                 }
             }
-            return changes.isEmpty && through.isEmpty ? nil : (changes, through)
+            guard !changes.isEmpty || !through.isEmpty else { return nil }
+            return Next(changes: changes, through: through,
+                        seals: try ownSeals(changes, own: own, replica: replica) + relayedOrder.map { relayed[$0]! })
         }
     }
 
-    /// The change's bytes in a BATCH, near enough: its entry plus the fixed fields and vector.
+    /// This node's seals over the changes of its own origins in the batch, one per origin.
+    private func ownSeals(_ changes: [EncodedChange], own: Set<String>, replica: Replica) throws -> [Seal] {
+        let mine = changes.filter { own.contains($0.stamp.origin) }
+        guard !mine.isEmpty else { return [] }
+        guard let signer = replica.signer else {
+            throw ReplicaError.storage("this node has no key to seal its own writes with (Replica.adoptSigningKey)")
+        }
+        return try Seal.sealing(mine, as: replica.identity.nodeID, signer: signer)
+    }
+
+    /// The change's bytes in a BATCH, near enough: its entry plus the fixed fields, vector and
+    /// its seal member.
     static func approximateSize(_ change: EncodedChange) -> Int {
-        change.payload.count + 64 + 10 * change.stamp.vector.entries.count
+        change.payload.count + 104 + 10 * change.stamp.vector.entries.count
     }
 }

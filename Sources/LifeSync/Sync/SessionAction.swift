@@ -53,6 +53,9 @@ public enum SessionEvent: Equatable, Sendable {
     /// Rows of the replica that do not read back (damaged on disk or by hand) were passed over;
     /// the rest keeps flowing. Reported once per row per session.
     case damagedRowsSkipped(ids: [String])
+    /// Writes of other origins that no seal vouches for (received before seals existed) were
+    /// not sent: no peer would take them (PROTOCOL.md §5.2.5). Reported once per row per session.
+    case unsealedRowsSkipped(ids: [String])
     /// A transfer failed (it stays pending and is retried later).
     case recordingFailed(id: String, reason: String, sending: Bool)
 }

@@ -54,4 +54,7 @@ public struct PlantedBugs: OptionSet, Sendable, Hashable {
     /// A merge keeps only an entry's latest write, dropping the earlier writes that still win a
     /// field: a concurrent edit of another field is lost where it met the later one.
     public static let dropsFieldWinners = PlantedBugs(rawValue: 1 << 10)
+    /// A receiver stores a change whatever seals came with it: a peer's write under another
+    /// node's origin is taken as that node's.
+    public static let ignoresSeals = PlantedBugs(rawValue: 1 << 11)
 }

@@ -22,10 +22,17 @@ extension SyncSession {
         }
         do {
             if !acceptable.isEmpty {
-                outcomes = try replica.apply(zip(acceptable, admitted).map { ($0.changes, $1) }, origins: namedOrigins(acceptable))
+                let seals = acceptable.map { batch in
+                    Replica.ReceivedSeals(seals: batch.seals, receivedDigests: batch.receivedDigests,
+                                          namedOwners: Dictionary(batch.origins.compactMap { info in info.nodeID.map { (info.origin, $0) } },
+                                                                  uniquingKeysWith: { a, _ in a }))
+                }
+                outcomes = try replica.apply(zip(acceptable, admitted).map { ($0.changes, $1) }, origins: namedOrigins(acceptable), seals: seals)
             }
         } catch ReplicaError.limitExceeded(let reason) {
             throw WireError(.limitExceeded, reason)
+        } catch ReplicaError.forgedWrite(let reason) {
+            throw WireError(.forgedChange, reason)
         } catch ReplicaError.forged(let reason) {
             throw WireError(.invalidChange, reason)
         } catch {
@@ -143,14 +150,18 @@ extension SyncSession {
         // Another session may have rotated our incarnation since the handshake.
         if !session.ownOrigins.contains(replica.identity.incarnation), let mine = try? replica.ownOrigins() { open?.ownOrigins = mine }
         var damaged: [String] = []
+        var unsealed: [String] = []
         defer {
             let fresh = damaged.filter { open?.reportedDamaged.insert($0).inserted ?? false }
             if !fresh.isEmpty { actions.append(.event(.damagedRowsSkipped(ids: fresh))) }
+            let freshUnsealed = unsealed.filter { open?.reportedDamaged.insert($0).inserted ?? false }
+            if !freshUnsealed.isEmpty { actions.append(.event(.unsealedRowsSkipped(ids: freshUnsealed))) }
         }
         while open?.delta.hasRoom(window: configuration.window) == true && sent < limit {
-            let next: (changes: [EncodedChange], through: VersionVector)?
+            let next: BatchBuilder.Next?
             do {
-                next = try builder.next(from: replica, sentUpTo: open!.delta.sentUpTo, allowed: mayForward, damaged: &damaged)
+                next = try builder.next(from: replica, sentUpTo: open!.delta.sentUpTo, own: open!.ownOrigins, allowed: mayForward,
+                                        damaged: &damaged, unsealed: &unsealed)
             } catch {
                 actions += fail(WireError(.storageFailure, "could not read changes: \(error)"))
                 return
@@ -161,7 +172,7 @@ extension SyncSession {
                 guard let nodeID = known.nodeID, let role = known.role else { return nil }
                 return OriginInfo(origin: known.origin, nodeID: nodeID, role: role)
             }
-            actions.append(.send(Message.encodedBatch(id: id, origins: origins, changes: next.changes, through: next.through)))
+            actions.append(.send(Message.encodedBatch(id: id, origins: origins, changes: next.changes, through: next.through, seals: next.seals)))
             actions.append(.event(.sent(batchID: id, changes: next.changes.count)))
             changesSent += next.changes.count
             lastSent = now

@@ -325,6 +325,10 @@ public final class SyncSession {
             throw WireError(.versionUnsupported, "protocol \(theirs) is not supported: this node speaks version \(ProtocolVersion.minimum)"
                             + (ProtocolVersion.minimum == ProtocolVersion.maximum ? "" : "…\(ProtocolVersion.maximum)") + " (TLS 1.3, paired keys, signed recordings)")
         }
+        guard hello.capabilities.contains(.seals) else {
+            throw WireError(.versionUnsupported, "your HELLO does not set the seals capability (bit 3): this node takes only writes sealed "
+                            + "by their origin (PROTOCOL.md §5.2.5), which version-2 builds before it do not send; update every node")
+        }
         switch credential {
         case .untrusted(let fingerprint)?:
             actions.append(.event(.untrustedPeer(fingerprint: fingerprint, claimedNodeID: hello.nodeID, claimedRole: hello.role)))

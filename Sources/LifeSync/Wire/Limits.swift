@@ -31,5 +31,10 @@ extension Message {
         /// what the key claims to be (a HELLO with a vector of some hundred origins fits), so a
         /// crowd of strangers cannot make us buffer a megabyte each.
         public static let maximumUntrustedFrameLength = 64 * 1024
+        /// Seals in one BATCH (PROTOCOL.md §5.2.5): at most one per origin the table can name.
+        public static let maximumSealsPerBatch = maximumOrigins
+        /// Members of all the seals of one BATCH together: a relay forwards whole seals, each at
+        /// most what its origin sent in one batch, and stops adding changes before this.
+        public static let maximumSealMembersPerBatch = 65_536
     }
 }

@@ -159,6 +159,8 @@ extension Message {
         // An entry's writes travel each on its own (PROTOCOL.md §8): an id may come more than
         // once, a write (origin, seq) only once.
         var writes = Set<WriteKey>(minimumCapacity: changeCount)
+        var digests: [SHA256.Digest] = []
+        digests.reserveCapacity(changeCount)
         for n in 0..<changeCount {
             let kindCode = try r.u8("change kind")
             guard let kind = ChangeKind(rawValue: kindCode) else { throw WireError(.malformed, "change \(n): unknown kind \(kindCode)") }
@@ -196,6 +198,7 @@ extension Message {
             }
             let payload = try r.blob("change entry", maximum: Limits.maximumEntryBytes)
             let stamp = VersionStamp(hlc: stampTime, origin: changeOrigin, sequence: sequence, vector: vector, deleted: deleted)
+            digests.append(WriteDigest.of(kind: kind, stamp: stamp, id: entryID, fields: deleted ? .all : fields, canonicalContent: payload[...]))
             if deleted {
                 guard payload.isEmpty else { throw WireError(.malformed, "change \(n): a delete carries content") }
                 changes.append(kind == .entry ? Change(id: entryID, stamp: stamp, entry: nil) : Change(id: entryID, stamp: stamp, recording: nil))
@@ -229,7 +232,10 @@ extension Message {
             guard through[throughOrigin] == 0 else { throw WireError(.malformed, "an origin twice in the through vector") }
             through[throughOrigin] = throughSequence
         }
-        return Batch(id: id, origins: origins, changes: changes, through: through)
+        let seals = r.remaining > 0 ? try readSeals(&r, table: table) : []
+        var batch = Batch(id: id, origins: origins, changes: changes, through: through, seals: seals)
+        batch.receivedDigests = digests
+        return batch
     }
 }
 

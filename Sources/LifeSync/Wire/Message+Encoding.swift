@@ -55,7 +55,8 @@ extension Message {
             w.u64(UInt64(bitPattern: hello.clock.rawValue))
             Message.writeVector(hello.vector, to: &w)
         case .batch(let batch):
-            Message.writeBatch(id: batch.id, origins: batch.origins, changes: batch.changes.map(\.encoded), through: batch.through, to: &w)
+            Message.writeBatch(id: batch.id, origins: batch.origins, changes: batch.changes.map(\.encoded), through: batch.through,
+                               seals: batch.seals, to: &w)
         case .ack(let ack):
             w.u64(ack.batchID)
             w.u32(ack.applied)
@@ -108,15 +109,17 @@ extension Message {
     }
 
     /// A whole BATCH frame from changes already encoded (the session's sending path).
-    public static func encodedBatch(id: UInt64, origins: [OriginInfo], changes: [EncodedChange], through: VersionVector) -> [UInt8] {
-        var w = ByteWriter(capacity: changes.reduce(64) { $0 + $1.payload.count + 96 })
+    public static func encodedBatch(id: UInt64, origins: [OriginInfo], changes: [EncodedChange], through: VersionVector,
+                                    seals: [Seal] = []) -> [UInt8] {
+        var w = ByteWriter(capacity: changes.reduce(64) { $0 + $1.payload.count + 96 } + seals.reduce(0) { $0 + 200 + $1.members.count * 40 })
         w.u32(0)
         w.u8(MessageType.batch.rawValue)
-        writeBatch(id: id, origins: origins, changes: changes, through: through, to: &w)
+        writeBatch(id: id, origins: origins, changes: changes, through: through, seals: seals, to: &w)
         return w.finishFrame()
     }
 
-    static func writeBatch(id: UInt64, origins: [OriginInfo], changes: [EncodedChange], through: VersionVector, to w: inout ByteWriter) {
+    static func writeBatch(id: UInt64, origins: [OriginInfo], changes: [EncodedChange], through: VersionVector, seals: [Seal],
+                           to w: inout ByteWriter) {
         // The origin table: every origin the batch names, ascending, each once.
         // Nearly every change names the same origin as the one before: comparing with it is
         // cheaper than hashing a 36-byte name twice per change.
@@ -132,6 +135,7 @@ extension Message {
             for entry in change.stamp.vector.entries { name(entry.origin) }
         }
         for entry in through.entries { name(entry.origin) }
+        for seal in seals { name(seal.origin) }
         let table = names.sorted()
         var positions: [String: UInt16] = [:]
         for (i, name) in table.enumerated() { positions[name] = UInt16(i) }
@@ -173,6 +177,19 @@ extension Message {
         for entry in through.entries {
             w.u16(index(entry.origin))
             w.u64(entry.sequence)
+        }
+        // The seal section (PROTOCOL.md §5.2.5), left out when there is none: a batch without
+        // seals has the bytes it had before seals existed.
+        guard !seals.isEmpty else { return }
+        w.u16(UInt16(seals.count))
+        for seal in seals {
+            w.u16(index(seal.origin))
+            w.string(seal.nodeID)
+            w.u16(UInt16(seal.publicKey.count))
+            w.raw(seal.publicKey)
+            w.u32(UInt32(seal.members.count))
+            Seal.write(seal.members, to: &w)
+            w.raw(seal.signature)
         }
     }
 }

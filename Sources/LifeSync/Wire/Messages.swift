@@ -9,6 +9,9 @@ public struct Capabilities: OptionSet, Sendable, Hashable {
     public static let recordings = Capabilities(rawValue: 1 << 1)
     /// The node wants recordings from the peer.
     public static let receivesRecordings = Capabilities(rawValue: 1 << 2)
+    /// The node seals the writes it sends and requires seals on the writes it receives
+    /// (PROTOCOL.md §5.2.5). Every node of this revision sets it and talks only to nodes that do.
+    public static let seals = Capabilities(rawValue: 1 << 3)
 }
 
 /// An origin named in a batch, with the node it belongs to when the sender knows it.
@@ -58,12 +61,24 @@ public struct Batch: Equatable, Sendable {
     public var changes: [Change]
     /// Per origin, how far this batch covers the sender's log (see `Replica.apply`).
     public var through: VersionVector
+    /// The origins' signatures over the changes (PROTOCOL.md §5.2.5): each change is a member of
+    /// a seal of its origin.
+    public var seals: [Seal]
+    /// Each change's digest over its content as received (a decoded batch; empty otherwise).
+    /// A sender that spelled its JSON canonically, as every reference node does, is checked with
+    /// these alone; not part of equality.
+    public var receivedDigests: [SHA256.Digest] = []
 
-    public init(id: UInt64, origins: [OriginInfo], changes: [Change], through: VersionVector) {
+    public init(id: UInt64, origins: [OriginInfo], changes: [Change], through: VersionVector, seals: [Seal] = []) {
         self.id = id
         self.origins = origins
         self.changes = changes
         self.through = through
+        self.seals = seals
+    }
+
+    public static func == (a: Batch, b: Batch) -> Bool {
+        a.id == b.id && a.origins == b.origins && a.changes == b.changes && a.through == b.through && a.seals == b.seals
     }
 }
 

@@ -46,6 +46,9 @@ public enum ErrorCode: UInt16, Sendable, CustomStringConvertible {
     /// The peer's key is not in the receiver's trust store, or it is another node's key than
     /// the HELLO names (PROTOCOL.md §7.2). Nothing was sent but this ERROR.
     case notTrusted = 15
+    /// A change that its origin did not make: not sealed, sealed by a key that is not its
+    /// origin's, or other than the seal says (PROTOCOL.md §5.2.5). Nothing of the batch is kept.
+    case forgedChange = 16
 
     public var description: String {
         switch self {
@@ -64,6 +67,7 @@ public enum ErrorCode: UInt16, Sendable, CustomStringConvertible {
         case .duplicateConnection: return "duplicate_connection"
         case .limitExceeded: return "limit_exceeded"
         case .notTrusted: return "not_trusted"
+        case .forgedChange: return "forged_change"
         }
     }
 }

@@ -130,6 +130,7 @@ enum PlantedBugNames {
         ("drops-field-winners", .dropsFieldWinners),
         ("watch-removes-early", .watchRemovesBeforeConfirmation),
         ("trusts-failure-deleted", .trustsFailureDeleted),
+        ("ignores-seals", .ignoresSeals),
     ]
     static var all: [String] { table.map(\.0) }
     static func bug(named name: String) -> PlantedBugs? { table.first { $0.0 == name }?.1 }

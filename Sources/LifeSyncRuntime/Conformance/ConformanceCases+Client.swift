@@ -15,7 +15,7 @@ extension ConformanceCases {
                 throw ConformanceFailure("the dialler speaks versions \(hello.minimumVersion)…\(hello.maximumVersion), not 2", connection)
             }
             // Our HELLO with an empty vector: the dialler owes us its whole delta (§7.4).
-            _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [.receivesEntries], vector: VersionVector()))
+            _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [.seals, .receivesEntries], vector: VersionVector()))
             let pulled = try target.pull(on: connection)
             target.held = connection
             return .pass("\(pulled.changes.count) changes in \(pulled.batches) batches")
@@ -43,7 +43,7 @@ extension ConformanceCases {
             guard hello.vector[origin] == acked else {
                 throw ConformanceFailure("the dialler's HELLO holds \(origin) up to \(hello.vector[origin]); it acknowledged \(acked) and refused \(acked + 1) (§7.4)", connection)
             }
-            _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [.receivesEntries], vector: hello.vector))
+            _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [.seals, .receivesEntries], vector: hello.vector))
             let nonce = target.random.nextUInt64()
             _ = connection.send(.ping(nonce: nonce))
             try target.waitFor("PONG \(nonce)", on: connection) { message -> Bool? in

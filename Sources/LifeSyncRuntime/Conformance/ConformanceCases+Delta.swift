@@ -40,7 +40,7 @@ extension ConformanceCases {
         ConformanceCase("7.4", "delta.pull-all", "from an empty vector the target sends everything it holds, each write once, then CAUGHT_UP covering its HELLO vector") { target in
             let connection = try target.connect()
             defer { connection.close() }
-            _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [.receivesEntries], vector: VersionVector()))
+            _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [.seals, .receivesEntries], vector: VersionVector()))
             let hello = try target.expectHello(on: connection)
             let pulled = try target.pull(on: connection)
             // An entry comes once per write it holds: its latest, and the earlier writes that
@@ -63,7 +63,7 @@ extension ConformanceCases {
             guard target.firstHello.role != .watch else { throw ConformanceSkip("a watch sends only its own origins (§7.3)") }
             let connection = try target.connect()
             defer { connection.close() }
-            _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [.receivesEntries], vector: VersionVector()))
+            _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [.seals, .receivesEntries], vector: VersionVector()))
             let hello = try target.expectHello(on: connection)
             let pulled = try target.pull(on: connection)
             // The spec describes the reference filling through[o] up to its vector; a node may

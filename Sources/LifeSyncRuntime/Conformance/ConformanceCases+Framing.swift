@@ -26,7 +26,7 @@ extension ConformanceCases {
         ConformanceCase("3", "framing.split-and-joined", "frames split over many writes and several frames in one write are reassembled by length") { target in
             let connection = try target.connect()
             defer { connection.close() }
-            let hello = ConformanceTarget.hello(target.runner, capabilities: [.receivesEntries], vector: target.knownVector).encoded()
+            let hello = ConformanceTarget.hello(target.runner, capabilities: [.seals, .receivesEntries], vector: target.knownVector).encoded()
             let ping = Message.ping(nonce: 31).encoded(), second = Message.ping(nonce: 32).encoded()
             // The HELLO in three pieces, its last piece in one write with a PING; then a PING split in its header.
             _ = connection.send(Array(hello[0..<3]))

@@ -6,7 +6,7 @@ extension ConformanceCases {
         ConformanceCase("7.2", "handshake.hello-answered", "a HELLO is answered by the target's HELLO, with valid fields naming the key's node") { target in
             let connection = try target.connect()
             defer { connection.close() }
-            _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [], vector: VersionVector()))
+            _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [.seals], vector: VersionVector()))
             let hello = try target.expectHello(on: connection)
             guard hello.minimumVersion <= ProtocolVersion.maximum, hello.maximumVersion >= ProtocolVersion.minimum else {
                 throw ConformanceFailure("the target speaks versions \(hello.minimumVersion)…\(hello.maximumVersion), not 2", connection)
@@ -26,7 +26,7 @@ extension ConformanceCases {
         ConformanceCase("7.2", "handshake.version-unsupported", "a HELLO of version 1 only is refused with ERROR version_unsupported") { target in
             let connection = try target.connect()
             defer { connection.close() }
-            _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [], vector: VersionVector(), minimum: 1, maximum: 1))
+            _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [.seals], vector: VersionVector(), minimum: 1, maximum: 1))
             try target.expectError(.versionUnsupported, on: connection, after: "a HELLO of versions 1…1")
             try target.expectStillServing(after: "a version-1 HELLO")
             return .pass(nil)
@@ -34,7 +34,7 @@ extension ConformanceCases {
         ConformanceCase("7.2", "handshake.version-overlap", "a HELLO offering versions 1…3 is accepted: the session speaks 2") { target in
             let connection = try target.connect()
             defer { connection.close() }
-            _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [], vector: target.knownVector, minimum: 1, maximum: 3))
+            _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [.seals], vector: target.knownVector, minimum: 1, maximum: 3))
             _ = try target.expectHello(on: connection)
             // Any PONG shows the session is open (its nonce is session.ping-pong's business).
             _ = connection.send(.ping(nonce: 2))
@@ -53,7 +53,7 @@ extension ConformanceCases {
             return .pass(nil)
         },
         ConformanceCase("5.1", "handshake.bad-magic", "a HELLO whose magic is not LSYN is refused with ERROR bad_handshake") { target in
-            var bytes = ConformanceTarget.hello(target.runner, capabilities: [], vector: VersionVector()).encoded()
+            var bytes = ConformanceTarget.hello(target.runner, capabilities: [.seals], vector: VersionVector()).encoded()
             bytes.replaceSubrange(5..<9, with: Array("LSYX".utf8))
             let connection = try target.connect()
             defer { connection.close() }
@@ -63,7 +63,7 @@ extension ConformanceCases {
             return .pass(nil)
         },
         ConformanceCase("5.1", "handshake.malformed-hello", "a HELLO with role code 9 is refused with ERROR malformed") { target in
-            var bytes = ConformanceTarget.hello(target.runner, capabilities: [], vector: VersionVector()).encoded()
+            var bytes = ConformanceTarget.hello(target.runner, capabilities: [.seals], vector: VersionVector()).encoded()
             bytes[15 + target.runner.nodeID.utf8.count] = 9
             let connection = try target.connect()
             defer { connection.close() }
@@ -75,7 +75,7 @@ extension ConformanceCases {
         ConformanceCase("7.1", "handshake.second-hello", "a second HELLO in an open session is refused with ERROR unexpected_message") { target in
             let (connection, _) = try target.open()
             defer { connection.close() }
-            _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [.receivesEntries], vector: target.knownVector))
+            _ = connection.send(ConformanceTarget.hello(target.runner, capabilities: [.seals, .receivesEntries], vector: target.knownVector))
             try target.expectError(.unexpectedMessage, on: connection, after: "a second HELLO")
             try target.expectStillServing(after: "a second HELLO")
             return .pass(nil)
@@ -85,7 +85,7 @@ extension ConformanceCases {
             other.nodeID = Identifier.make(role: other.role, random: target.random)
             let connection = try target.connect()
             defer { connection.close() }
-            _ = connection.send(ConformanceTarget.hello(other, capabilities: [], vector: VersionVector()))
+            _ = connection.send(ConformanceTarget.hello(other, capabilities: [.seals], vector: VersionVector()))
             try target.expectError(.notTrusted, on: connection, after: "a HELLO naming \(other.nodeID) with the key of \(target.runner.nodeID)")
             try target.expectStillServing(after: "a HELLO under another node ID")
             return .pass(nil)
@@ -95,7 +95,7 @@ extension ConformanceCases {
             copy.incarnation = target.firstHello.incarnation
             let connection = try target.connect()
             defer { connection.close() }
-            _ = connection.send(ConformanceTarget.hello(copy, capabilities: [], vector: VersionVector()))
+            _ = connection.send(ConformanceTarget.hello(copy, capabilities: [.seals], vector: VersionVector()))
             try target.expectError(.identityConflict, on: connection, after: "a HELLO with the target's incarnation \(copy.incarnation)")
             try target.expectStillServing(after: "a HELLO with the target's incarnation")
             return .pass(nil)
@@ -130,5 +130,5 @@ extension ConformanceCases {
 
 /// Every case the runner knows, by group.
 public enum ConformanceCases {
-    public static var all: [ConformanceCase] { handshake + framing + delta + merge + fields + badInput + ownOrigin + recordings + recordingSend + timers }
+    public static var all: [ConformanceCase] { handshake + framing + delta + merge + fields + badInput + ownOrigin + seals + recordings + recordingSend + timers }
 }

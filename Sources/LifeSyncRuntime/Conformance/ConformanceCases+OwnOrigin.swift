@@ -5,7 +5,7 @@ import LifeSync
 /// authority on its own incarnation, so a BATCH that forges a write of it changes nothing there.
 extension ConformanceCases {
     static let ownOrigin: [ConformanceCase] = [
-        ConformanceCase("5.2.4", "bad.forged-target-origin", "a BATCH forging the target's own incarnation (a change at a seq it wrote, a through past its count) is acknowledged and absorbed: its incarnation, vector and writes unchanged") { target in
+        ConformanceCase("5.2.5", "bad.forged-target-origin", "a BATCH forging a write of the target's own incarnation, sealed by the runner's key, is refused with ERROR forged_change: its incarnation, vector and writes unchanged") { target in
             try target.requireReceivesEntries()
             let (connection, hello) = try target.open()
             defer { connection.close() }
@@ -14,17 +14,13 @@ extension ConformanceCases {
                 // At count 0 a change of its incarnation is delivered data it is told to apply (§7.2.1).
                 throw ConformanceSkip("the target has written nothing under its current incarnation")
             }
-            // A new entry at (own, count): the target holds another write there, so the change is
-            // absorbed (seq ≤ its vector) and at most kept as a clash, never applied (§8). The owner
-            // is left empty in the origin table: the runner claims only the write, not the origin.
+            // A new entry at (own, count), sealed by the runner: only the target's own key seals
+            // its incarnation (§5.2.5), so nothing of it may be stored, whatever the target holds
+            // there. The owner is left empty in the origin table: the runner claims only the write.
             let forged = target.change(id: target.newEntryID(), origin: own, sequence: count, text: "forged")
             _ = connection.send(Message.encodedBatch(id: 1, origins: [OriginInfo(origin: own, nodeID: nil, role: nil)], changes: [forged],
-                                                     through: VersionVector([(own, count + 1_000)])))
-            try target.waitFor("ACK of the BATCH forging \(own):\(count)", on: connection) { message -> Bool? in
-                guard case .ack(let ack) = message else { return nil }
-                guard ack.batchID == 1 else { throw ConformanceFailure("expected ACK 1, got ACK \(ack.batchID)", connection) }
-                return true
-            }
+                                                     through: VersionVector([(own, count + 1_000)]), seals: target.seals(over: [forged])))
+            _ = try target.expectError(.forgedChange, on: connection, after: "a BATCH forging \(own):\(count) under the runner's seal")
             connection.close()
             let (again, after) = try target.open()
             again.close()

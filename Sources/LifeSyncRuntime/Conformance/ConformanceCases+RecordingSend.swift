@@ -8,7 +8,7 @@ import LifeSync
 extension ConformanceCases {
     /// The runner's HELLO for sending: `recordings` without `receives_recordings`, so the target
     /// offers nothing of its own back and the case reads only answers to its own transfer.
-    static let sendingCapabilities: Capabilities = [.receivesEntries, .recordings]
+    static let sendingCapabilities: Capabilities = [.seals, .receivesEntries, .recordings]
     static let sentChunkSize: UInt32 = 1_000
 
     /// A recording the target has never seen: fresh bytes (so no earlier run's verified file or

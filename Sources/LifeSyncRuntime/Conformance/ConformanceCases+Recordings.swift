@@ -2,7 +2,7 @@ import LifeSync
 
 /// Recording transfer (§5.9), when the target's HELLO offers it: skipped, not failed, otherwise.
 extension ConformanceCases {
-    static let recordingCapabilities: Capabilities = [.receivesEntries, .recordings, .receivesRecordings]
+    static let recordingCapabilities: Capabilities = [.seals, .receivesEntries, .recordings, .receivesRecordings]
     /// The largest recording the runner fetches in full to check it.
     static let largestFetched: UInt64 = 64 << 20
 

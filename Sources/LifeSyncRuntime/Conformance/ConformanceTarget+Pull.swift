@@ -13,6 +13,8 @@ extension ConformanceTarget {
         public var caughtUp = VersionVector()
         /// Every origin-table entry that named an owner.
         public var owners: [String: OriginInfo] = [:]
+        /// Every seal the batches carried.
+        public var seals: [Seal] = []
 
         /// The last change of `id` delivered: whether the target sent the entry at all.
         func change(id: String) -> Change? { changes.last { $0.id == id } }
@@ -32,8 +34,10 @@ extension ConformanceTarget {
                 for change in batch.changes where change.stamp.sequence > batch.through[change.stamp.origin] {
                     throw ConformanceFailure("BATCH \(batch.id) sends \(change.id) at \(change.stamp.origin):\(change.stamp.sequence) above its through (\(batch.through[change.stamp.origin])) (§5.2.1)", connection)
                 }
+                try checkSeals(of: batch, on: connection)
                 pulled.batches += 1
                 pulled.changes += batch.changes
+                pulled.seals += batch.seals
                 pulled.through = pulled.through.joined(with: batch.through)
                 for info in batch.origins where info.nodeID != nil { pulled.owners[info.origin] = info }
                 guard pulled.changes.count <= limit else { throw ConformanceFailure("more than \(limit) changes pulled", connection) }
@@ -44,6 +48,29 @@ extension ConformanceTarget {
                 return pulled
             default:
                 return nil
+            }
+        }
+    }
+
+    /// Every change the target sends is vouched for by a seal of its origin that verifies, made
+    /// as the origin's owner; the target's own with the key the runner pins for it (§5.2.5).
+    func checkSeals(of batch: Batch, on connection: ProbeConnection) throws {
+        let owners = Dictionary(batch.origins.compactMap { info in info.nodeID.map { (info.origin, $0) } }, uniquingKeysWith: { a, _ in a })
+        for seal in batch.seals {
+            guard seal.hasValidSignature(ECDSAP256Verifier()) else {
+                throw ConformanceFailure("BATCH \(batch.id): a seal of \(seal.origin) made as \(seal.nodeID) does not verify with the key it carries (§5.2.5)", connection)
+            }
+            if let owner = owners[seal.origin], owner != seal.nodeID {
+                throw ConformanceFailure("BATCH \(batch.id): a seal of \(seal.origin) is made as \(seal.nodeID), the origin table names \(owner) (§5.2.5)", connection)
+            }
+            if seal.nodeID == trusted.nodeID, SHA256.hash(seal.publicKey) != trusted.fingerprint {
+                throw ConformanceFailure("BATCH \(batch.id): the target seals with a key other than its own (§5.2.5)", connection)
+            }
+        }
+        for change in batch.changes {
+            let digest = change.digest
+            guard batch.seals.contains(where: { $0.origin == change.stamp.origin && $0.vouches(for: change.stamp.sequence, digest: digest) }) else {
+                throw ConformanceFailure("BATCH \(batch.id) sends \(change.id) at \(change.stamp.origin):\(change.stamp.sequence) with no seal of its origin vouching for it (§5.2.5)", connection)
             }
         }
     }
@@ -64,7 +91,7 @@ extension ConformanceTarget {
     /// What the target holds now, by its HELLO on a session that asks for nothing.
     @discardableResult
     func refreshVector() throws -> VersionVector {
-        let (connection, hello) = try open(vector: VersionVector(), capabilities: [])
+        let (connection, hello) = try open(vector: VersionVector(), capabilities: [.seals])
         connection.close()
         return hello.vector
     }

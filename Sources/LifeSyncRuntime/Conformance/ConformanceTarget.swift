@@ -63,7 +63,7 @@ public final class ConformanceTarget {
         guard let peer = trustedPeers.first(where: { $0.fingerprint == probe.peerKey }) else {
             throw PairingProblem.runnerDoesNotTrust(probe.peerKey)
         }
-        _ = probe.send(Self.hello(runner, capabilities: [], vector: VersionVector()))
+        _ = probe.send(Self.hello(runner, capabilities: [.seals], vector: VersionVector()))
         switch probe.next() {
         case .message(.hello(let hello)):
             return ConformanceTarget(address: address, tls: tls, key: key, runner: runner, trusted: peer, firstHello: hello,
@@ -147,7 +147,7 @@ public final class ConformanceTarget {
 
     /// A new session: the runner's HELLO (claiming `vector`, by default everything the target
     /// last said it holds, so it has nothing to send), then the target's, which must come first.
-    public func open(vector: VersionVector? = nil, capabilities: Capabilities = [.receivesEntries]) throws -> (ProbeConnection, Hello) {
+    public func open(vector: VersionVector? = nil, capabilities: Capabilities = [.seals, .receivesEntries]) throws -> (ProbeConnection, Hello) {
         let connection = try connect()
         _ = connection.send(Self.hello(runner, capabilities: capabilities, vector: vector ?? knownVector))
         let hello = try expectHello(on: connection)
@@ -212,7 +212,7 @@ public final class ConformanceTarget {
             throw ConformanceFailure("after \(what), a new connection failed: \(error)")
         }
         defer { connection.close() }
-        _ = connection.send(Self.hello(runner, capabilities: [], vector: VersionVector()))
+        _ = connection.send(Self.hello(runner, capabilities: [.seals], vector: VersionVector()))
         do { _ = try expectHello(on: connection) } catch let failure as ConformanceFailure {
             throw ConformanceFailure("after \(what), the target no longer serves a second client: " + failure.description)
         }
@@ -242,13 +242,19 @@ public final class ConformanceTarget {
                              payload: deleted ? [] : entryJSON(id: id, text: text))
     }
 
-    /// A BATCH frame of the runner's changes, its origins named as the runner's node; `through`
-    /// by default each origin's highest sequence in it.
+    /// A BATCH frame of the runner's changes, its origins named as the runner's node and sealed
+    /// by the runner's key (§5.2.5); `through` by default each origin's highest sequence in it.
     public func batch(_ id: UInt64, _ changes: [EncodedChange], through: VersionVector? = nil) -> [UInt8] {
         var covered = VersionVector()
         for change in changes { covered[change.stamp.origin] = max(covered[change.stamp.origin], change.stamp.sequence) }
         let origins = Set(changes.map(\.stamp.origin)).sorted().map { OriginInfo(origin: $0, nodeID: runner.nodeID, role: runner.role) }
-        return Message.encodedBatch(id: id, origins: origins, changes: changes, through: through ?? covered)
+        return Message.encodedBatch(id: id, origins: origins, changes: changes, through: through ?? covered, seals: seals(over: changes))
+    }
+
+    /// The runner's seals over `changes`, as their origin's owner.
+    func seals(over changes: [EncodedChange]) -> [Seal] {
+        // The runner's key signs in memory; a failure here is OpenSSL failing, not the target.
+        (try? Seal.sealing(changes, as: runner.nodeID, signer: key)) ?? []
     }
 
     /// Sends BATCH `id` and waits for its ACK.

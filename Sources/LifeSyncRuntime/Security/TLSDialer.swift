@@ -95,7 +95,7 @@ public final class TLSDialer {
     /// trust us yet learns only who we say we are.
     public static func introduction(of identity: ReplicaIdentity) -> [UInt8] {
         Message.hello(Hello(nodeID: identity.nodeID, role: identity.role, incarnation: identity.incarnation,
-                            capabilities: [], clock: .zero, vector: VersionVector())).encoded()
+                            capabilities: [.seals], clock: .zero, vector: VersionVector())).encoded()
     }
 
     private static func wait(_ fd: Int32, _ events: Int32, until deadline: Double, timeout: Double) throws {

@@ -27,12 +27,20 @@ final class FakePeer {
     }
 
     /// Our HELLO, claiming `vector` and `capabilities`.
-    func hello(vector: VersionVector = VersionVector(), capabilities: Capabilities = [.receivesEntries, .recordings, .receivesRecordings],
+    func hello(vector: VersionVector = VersionVector(), capabilities: Capabilities = [.seals, .receivesEntries, .recordings, .receivesRecordings],
                clock: HLCTimestamp = .zero) {
         send(.hello(Hello(nodeID: nodeID, role: role, incarnation: incarnation, capabilities: capabilities, clock: clock, vector: vector)))
     }
 
-    func send(_ message: Message) { send(bytes: message.encoded()) }
+    /// A BATCH with changes and no seals goes sealed by this peer's key (`TestKeys`), as a peer
+    /// of this revision sends it; what other nodes' origins it carries, their owners would refuse.
+    func send(_ message: Message) {
+        if case .batch(let batch) = message, batch.seals.isEmpty, !batch.changes.isEmpty {
+            send(bytes: Message.batch(batch.sealed(as: nodeID)).encoded())
+        } else {
+            send(bytes: message.encoded())
+        }
+    }
 
     func send(bytes: [UInt8]) {
         now += 1

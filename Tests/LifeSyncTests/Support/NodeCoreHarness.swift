@@ -1,5 +1,6 @@
 import Foundation
 import LifeSync
+import LifeSyncRuntime
 import Testing
 import LifeSyncSimulation
 import TestSupport
@@ -99,11 +100,15 @@ final class VirtualNet {
             pair(nodes[other]!.replica, trusts: name)
         }
         network.heal(name)
+        try! nodes[name]!.replica.adoptSigningKey(Self.signer(name))
         network.start(name, key: Self.key(name), core: nodes[name]!.core)
     }
 
-    /// The key `name` proves.
-    static func key(_ name: String) -> SHA256.Digest { SHA256.hash(Array("key of \(name)".utf8)) }
+    /// The key `name` proves, and seals its writes with, whatever replica it runs on.
+    static func signer(_ name: String) -> NodeKey { TestKeys.key(for: "virtual node \(name)") }
+
+    /// The fingerprint of `name`'s key.
+    static func key(_ name: String) -> SHA256.Digest { signer(name).fingerprint }
 
     /// `replica` trusts node `name` under its key, as whatever node its replica is now.
     func pair(_ replica: Replica, trusts name: String) {

@@ -37,7 +37,7 @@ struct TestNode {
         let recording = Recording(id: id, fileName: id + ".m4a", size: UInt64(bytes.count), sha256: sha256 ?? SHA256.hash(bytes),
                                   mediaType: "audio/mp4", entryID: nil, originNode: replica.identity.nodeID, createdAt: replica.now)
         storage.put(recording.fileName, bytes)
-        try replica.addRecording(recording, signedBy: ReplicaFixtures.signer)
+        try replica.addRecording(recording, signedBy: TestKeys.key(for: replica.identity.nodeID))
         return try replica.recording(id: id)!.recording  // as stored: signed
     }
 }

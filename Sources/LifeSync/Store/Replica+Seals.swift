@@ -1,0 +1,129 @@
+/// Every change verifiable against its origin's key (PROTOCOL.md §5.2.5). A batch's changes are
+/// stored only when each is a member of a seal that the node owning the change's origin signed;
+/// the seals are kept, so the writes can be relayed with their proof to replicas that never met
+/// their origin.
+///
+/// Whose key a seal must carry is decided as for recording metadata (§5.9.7): the key the trust
+/// store pins for the node, else the key this replica already bound to it, else the key becomes
+/// the node's (first seen). This node's own origins are only ever sealed with its own key.
+extension Replica {
+    /// The seals of one received batch and what each change's digest was as received (empty:
+    /// only the canonical form is tried).
+    public struct ReceivedSeals: Sendable {
+        public var seals: [Seal]
+        public var receivedDigests: [SHA256.Digest]
+        /// The owners the batch's origin table names.
+        public var namedOwners: [String: String]
+
+        public init(seals: [Seal], receivedDigests: [SHA256.Digest] = [], namedOwners: [String: String] = [:]) {
+            self.seals = seals
+            self.receivedDigests = receivedDigests
+            self.namedOwners = namedOwners
+        }
+    }
+
+    /// Checks that every change of the batch is sealed by its origin, and returns, per change,
+    /// the index of the seal that vouches for it. Inside the apply transaction: a refusal leaves
+    /// nothing written (keys bound here roll back with it).
+    /// - Throws: `ReplicaError.forgedWrite` naming the change and what is wrong with it.
+    func checkSeals(_ changes: [Change], _ received: ReceivedSeals, own: Set<String>) throws -> [Int] {
+        var byOrigin: [String: [Int]] = [:]
+        for (index, seal) in received.seals.enumerated() {
+            try checkSealer(seal, namedOwner: received.namedOwners[seal.origin], own: own)
+            guard seal.hasValidSignature(signatureVerifier) else {
+                throw ReplicaError.forgedWrite("a seal of origin \(seal.origin) does not verify with the key it carries (node \(seal.nodeID))")
+            }
+            byOrigin[seal.origin, default: []].append(index)
+        }
+        var vouching: [Int] = []
+        vouching.reserveCapacity(changes.count)
+        for (n, change) in changes.enumerated() {
+            let sequence = change.stamp.sequence
+            guard let candidates = byOrigin[change.stamp.origin] else {
+                throw ReplicaError.forgedWrite("change \(n) (\(change.id), write \(change.stamp.origin)#\(sequence)) is not sealed by its origin")
+            }
+            if n < received.receivedDigests.count,
+               let found = candidates.first(where: { received.seals[$0].vouches(for: sequence, digest: received.receivedDigests[n]) }) {
+                vouching.append(found)
+                continue
+            }
+            // Content spelled otherwise than canonically: its canonical form is what was sealed.
+            let digest = change.digest
+            guard let found = candidates.first(where: { received.seals[$0].vouches(for: sequence, digest: digest) }) else {
+                throw ReplicaError.forgedWrite("change \(n) (\(change.id), write \(change.stamp.origin)#\(sequence)) differs from what its origin "
+                                               + "\(received.seals[candidates[0]].nodeID) sealed, or was never sealed by it")
+            }
+            vouching.append(found)
+        }
+        return vouching
+    }
+
+    /// The seal's node owns its origin, and the key it carries is that node's. Our own writes
+    /// can come back (a replica put back from an older copy): only our own key seals them.
+    private func checkSealer(_ seal: Seal, namedOwner: String?, own: Set<String>) throws {
+        let origin = seal.origin, node = seal.nodeID
+        if own.contains(origin), node != identity.nodeID {
+            throw ReplicaError.forgedWrite("a seal of this node's origin \(origin) is made as \(node)")
+        }
+        if let namedOwner, namedOwner != node {
+            throw ReplicaError.forgedWrite("a seal of origin \(origin) is made as \(node), but the batch names \(namedOwner) as its owner")
+        }
+        if let owner = try originOwner(origin), owner != node {
+            throw ReplicaError.forgedWrite("a seal of origin \(origin) is made as \(node), but that origin belongs to \(owner)")
+        }
+        try requireNodeKey(seal.publicKey, of: node, what: "a seal of origin \(origin)", refusal: ReplicaError.forgedWrite)
+        if let role = Identifier.role(of: node) { try recordOriginIfUnknown(origin, nodeID: node, role: role) }
+    }
+
+    /// The node an origin belongs to, as this replica knows it.
+    func originOwner(_ origin: String) throws -> String? {
+        try database.firstRow("SELECT node_id FROM replica_vector WHERE origin = ? AND node_id IS NOT NULL", [.text(origin)]) { $0.string(0) }
+    }
+
+    /// Keeps the seals that vouch for `changes` of other nodes' origins (the ones stored), and
+    /// notes which seal vouches for each write, so it can be relayed with it.
+    func keepSeals(_ changes: [Change], vouching: [Int], seals: [Seal], own: Set<String>, absorbed: [String: UInt64]) throws {
+        var stored: [Int: Int64] = [:]
+        for (change, index) in zip(changes, vouching) where !own.contains(change.stamp.origin) {
+            guard change.stamp.sequence > absorbed[change.stamp.origin, default: 0] else { continue }
+            let id: Int64
+            if let known = stored[index] {
+                id = known
+            } else {
+                id = try storeSeal(seals[index])
+                stored[index] = id
+            }
+            try database.run("INSERT OR IGNORE INTO write_seals(origin, seq, seal) VALUES (?, ?, ?)",
+                             [.text(change.stamp.origin), .counter(change.stamp.sequence), .integer(id)])
+        }
+    }
+
+    private func storeSeal(_ seal: Seal) throws -> Int64 {
+        try database.run("""
+            INSERT OR IGNORE INTO seals(origin, node_id, public_key, members, signature) VALUES (?, ?, ?, ?, ?)
+            """, [.text(seal.origin), .text(seal.nodeID), .blob(seal.publicKey), .blob(seal.encodedMembers), .blob(seal.signature)])
+        guard let id = try database.firstRow("SELECT id FROM seals WHERE signature = ?", [.blob(seal.signature)], { $0.int64(0) }) else {
+            throw ReplicaError.storage("a seal just stored is not there")
+        }
+        return id
+    }
+
+    /// Which stored seal vouches for each write of `origin` in `sequences` (ascending, a closed
+    /// range read at once); writes without one are absent.
+    func sealIDs(origin: String, from first: UInt64, through last: UInt64) throws -> [UInt64: Int64] {
+        var result: [UInt64: Int64] = [:]
+        for (sequence, id) in try database.rows("SELECT seq, seal FROM write_seals WHERE origin = ? AND seq BETWEEN ? AND ?",
+                                                [.text(origin), .counter(first), .counter(last)], { (UInt64(clamping: $0.int64(0)), $0.int64(1)) }) {
+            result[sequence] = id
+        }
+        return result
+    }
+
+    /// A stored seal, as received; nil if it is gone or its row does not read back.
+    func storedSeal(id: Int64) throws -> Seal? {
+        try database.firstRow("SELECT origin, node_id, public_key, members, signature FROM seals WHERE id = ?", [.integer(id)]) { row -> Seal? in
+            guard let members = Seal.members(from: row.blob(3)) else { return nil }
+            return Seal(origin: row.string(0), nodeID: row.string(1), publicKey: row.blob(2), members: members, signature: row.blob(4))
+        } ?? nil
+    }
+}

@@ -1,0 +1,125 @@
+/// An origin's signature over a set of its writes (PROTOCOL.md §5.2.5): what lets every replica
+/// a write reaches, through any number of relays, check that the node owning the write's origin
+/// made it. A relay can forward a seal, and it can leave writes out, but it cannot add a write
+/// to a seal, change one, or make a seal in another node's name.
+///
+/// One signature covers a whole batch of an origin's writes: the origin seals what it sends, at
+/// the time it sends it, so a bulk sync checks one signature per origin and batch, not one per
+/// entry. Each member is a write's sequence and its digest (`WriteDigest`), ascending.
+///
+/// ```swift
+/// let seal = try Seal(origin: incarnation, nodeID: nodeID, members: members, signer: key)
+/// seal.hasValidSignature(verifier)          // the carried key's signature over these members
+/// seal.vouches(for: 42, digest: digest)     // write 42 of the origin is this one
+/// ```
+public struct Seal: Equatable, Sendable {
+    /// The incarnation whose writes this seal vouches for.
+    public var origin: String
+    /// The node that owns `origin` and made the seal.
+    public var nodeID: String
+    /// The node's key (DER SubjectPublicKeyInfo, P-256, 91 bytes), whose SHA-256 is its fingerprint.
+    public var publicKey: [UInt8]
+    /// The writes vouched for, strictly ascending by sequence.
+    public var members: [Member]
+    /// ECDSA P-256 over `message`, r ‖ s (64 bytes).
+    public var signature: [UInt8]
+
+    public struct Member: Equatable, Sendable {
+        public var sequence: UInt64
+        public var digest: SHA256.Digest
+
+        public init(sequence: UInt64, digest: SHA256.Digest) {
+            self.sequence = sequence
+            self.digest = digest
+        }
+    }
+
+    /// Separates these signatures from the node key's other uses (TLS, recording metadata).
+    static let domain = Array("lifesync-seal-v2".utf8) + [0]
+
+    public init(origin: String, nodeID: String, publicKey: [UInt8], members: [Member], signature: [UInt8]) {
+        self.origin = origin
+        self.nodeID = nodeID
+        self.publicKey = publicKey
+        self.members = members
+        self.signature = signature
+    }
+
+    /// Seals `members` (ascending, no sequence twice) as `nodeID`, the owner of `origin`.
+    /// - Throws: what the signer throws.
+    public init(origin: String, nodeID: String, members: [Member], signer: RecordingSigner) throws {
+        precondition(zip(members, members.dropFirst()).allSatisfy { $0.sequence < $1.sequence }, "seal members ascend")
+        self.init(origin: origin, nodeID: nodeID, publicKey: signer.publicKey, members: members, signature: [])
+        signature = try signer.sign(message)
+    }
+
+    /// Seals over `changes` as `nodeID`, one per origin in the order the origins first appear,
+    /// each over its changes' sequences and digests: how a node sends its own writes.
+    /// - Throws: what the signer throws.
+    public static func sealing(_ changes: [EncodedChange], as nodeID: String, signer: RecordingSigner) throws -> [Seal] {
+        var byOrigin: [String: [Member]] = [:]
+        var order: [String] = []
+        for change in changes {
+            if byOrigin[change.stamp.origin] == nil { order.append(change.stamp.origin) }
+            byOrigin[change.stamp.origin, default: []].append(Member(sequence: change.stamp.sequence, digest: change.digest))
+        }
+        return try order.map { origin in
+            try Seal(origin: origin, nodeID: nodeID, members: byOrigin[origin]!.sorted { $0.sequence < $1.sequence }, signer: signer)
+        }
+    }
+
+    /// The signed bytes: the domain, the node ID and the origin as `str16`, the member count as
+    /// u32, then each member's sequence (u64) and digest (32 bytes).
+    public var message: [UInt8] {
+        var writer = ByteWriter(capacity: Self.domain.count + 96 + members.count * 40)
+        writer.raw(Self.domain)
+        writer.string(nodeID)
+        writer.string(origin)
+        writer.u32(UInt32(members.count))
+        Seal.write(members, to: &writer)
+        return writer.bytes
+    }
+
+    static func write(_ members: [Member], to writer: inout ByteWriter) {
+        for member in members {
+            writer.u64(member.sequence)
+            writer.raw(member.digest.bytes)
+        }
+    }
+
+    /// Whether the carried signature is the carried key's over the members. Whose key that is,
+    /// the replica decides (`Replica.checkSeals`).
+    public func hasValidSignature(_ verifier: SignatureVerifier) -> Bool {
+        verifier.isValid(signature: signature, of: message, publicKey: publicKey)
+    }
+
+    /// Whether this seal names write `sequence` of its origin with exactly this digest.
+    public func vouches(for sequence: UInt64, digest: SHA256.Digest) -> Bool {
+        var low = 0, high = members.count
+        while low < high {
+            let middle = (low + high) / 2
+            if members[middle].sequence < sequence { low = middle + 1 } else { high = middle }
+        }
+        return low < members.count && members[low].sequence == sequence && members[low].digest == digest
+    }
+
+    /// The members as stored and sent: each sequence (u64) and digest, concatenated.
+    var encodedMembers: [UInt8] {
+        var writer = ByteWriter(capacity: members.count * 40)
+        Seal.write(members, to: &writer)
+        return writer.bytes
+    }
+
+    /// Members from their stored form; nil if the bytes are not whole members.
+    static func members(from bytes: [UInt8]) -> [Member]? {
+        guard bytes.count % 40 == 0 else { return nil }
+        var reader = ByteReader(bytes[...])
+        var members: [Member] = []
+        members.reserveCapacity(bytes.count / 40)
+        for _ in 0..<(bytes.count / 40) {
+            guard let sequence = try? reader.u64("seq"), let digest = try? reader.raw(32, "digest") else { return nil }
+            members.append(Member(sequence: sequence, digest: SHA256.Digest(bytes: digest)))
+        }
+        return members
+    }
+}

@@ -1,0 +1,49 @@
+/// The SHA-256 that names one write in its origin's seal (PROTOCOL.md §5.2.5): everything a
+/// change record says of the write, with origins as names rather than a batch's table indexes
+/// and the content in canonical form, so every replica computes the same digest for the same
+/// write whoever relays it and however a sender spelled its JSON.
+///
+/// The hashed bytes: the domain `lifesync-write-v2` and a zero byte; `kind` (u8); `flags` (u8:
+/// bit 0 deleted, bit 1 exactly when the write changed only some fields) and then `fields` (u8)
+/// when bit 1 is set; `id` and `origin` (str16); `seq` and `hlc` (u64); the version vector as a
+/// u16 count and (origin str16, seq u64) pairs in ascending origin order; the content as
+/// `bytes32`, canonical JSON (§5.2.2, §5.9.6), empty for a delete.
+public enum WriteDigest {
+    static let domain = Array("lifesync-write-v2".utf8) + [0]
+
+    /// The digest of a write whose content is `canonicalContent` (empty for a delete).
+    public static func of(kind: ChangeKind, stamp: VersionStamp, id: String, fields: FieldMask,
+                          canonicalContent: ArraySlice<UInt8>) -> SHA256.Digest {
+        var writer = ByteWriter(capacity: domain.count + 96 + stamp.vector.entries.count * 46 + canonicalContent.count)
+        writer.raw(domain)
+        writer.u8(kind.rawValue)
+        let partial = fields != .all && !stamp.deleted
+        writer.u8((stamp.deleted ? 1 : 0) | (partial ? 2 : 0))
+        if partial { writer.u8(fields.rawValue) }
+        writer.string(id)
+        writer.string(stamp.origin)
+        writer.u64(stamp.sequence)
+        writer.u64(UInt64(bitPattern: stamp.hlc.rawValue))
+        writer.u16(UInt16(clamping: stamp.vector.entries.count))
+        for entry in stamp.vector.entries {
+            writer.string(entry.origin)
+            writer.u64(entry.sequence)
+        }
+        writer.blob(canonicalContent)
+        return SHA256.hash(writer.bytes)
+    }
+}
+
+extension EncodedChange {
+    /// This write's digest. The payload a replica sends is canonical already.
+    public var digest: SHA256.Digest {
+        WriteDigest.of(kind: kind, stamp: stamp, id: id, fields: fields, canonicalContent: payload[...])
+    }
+}
+
+extension Change {
+    /// This write's digest, over its content in canonical form.
+    public var digest: SHA256.Digest {
+        WriteDigest.of(kind: kind, stamp: stamp, id: id, fields: fields, canonicalContent: payload[...])
+    }
+}
