@@ -9,6 +9,10 @@ extension Dashboard {
     const state = { key: localStorage.getItem("lifesync.key") || "", entries: new Map(), status: null, recordings: [], conflicts: [],
                     token: null, drawn: {} };
     let source = null, pollTimer = null, sideTimer = null, renderTimer = null;
+    // A device or entry as a person tells them apart: phone_ce2c2334-… → phone_ce2c2334.
+    const shortID = (id) => id ? id.replace(/^([a-z]+_[0-9a-f]{8}).*$/, "$1") : "";
+    // An entry's first words: its text, else its metric, else its place.
+    const summary = (e) => { const d = e.data || {}; return d.text || (d.metric ? d.metric.name + " " + d.metric.value : "") || (d.location && d.location.place_name) || ""; };
 
     function build(make, tag, attrs, children) {
       const el = make(tag);
@@ -126,7 +130,7 @@ extension Dashboard {
 
     function render() {
       const st = state.status;
-      if (st) $("#node").textContent = st.node_id + " · " + st.role + " · " + state.entries.size + " entries";
+      if (st) $("#node").textContent = (st.name || shortID(st.node_id)) + " · " + st.role + " · " + state.entries.size + " entries";
       const all = [...state.entries.values()].sort((a, b) => a.timestamp < b.timestamp ? 1 : a.timestamp > b.timestamp ? -1 : 0);
       renderCategories(all);
       const category = $("#category-filter").value;
@@ -273,9 +277,11 @@ extension Dashboard {
 
     function renderConflicts() {
       const list = state.conflicts || [];
-      const who = (side) => (side.node_id || side.origin.slice(0, 8)) + (side.role ? " (" + side.role + ")" : "");
+      const who = (side) => (side.name || shortID(side.node_id) || side.origin.slice(0, 8)) + (side.role ? " (" + side.role + ")" : "");
+      const what = (c) => { const e = c.winner.current || c.loser.entry; return e ? new Date(e.timestamp).toLocaleString() + " · " + (e.category || "—") + " · " + summary(e).slice(0, 60) : c.entry_id; };
       fill("#conflicts", list.length ? list.map((c) => h("div", { class: "conflict" },
-        h("div", {}, h("code", {}, c.entry_id), " ", who(c.loser), " lost to ", who(c.winner)),
+        h("div", {}, h("strong", {}, what(c))),
+        h("div", {}, who(c.loser), " lost to ", who(c.winner), " ", h("code", { title: c.entry_id }, shortID(c.entry_id))),
         c.fields.map((f) => h("div", { class: "muted" }, f.field + ": now ", h("code", {}, JSON.stringify(f.winner)), " · lost ", h("code", {}, JSON.stringify(f.loser)))))) :
         [h("p", { class: "muted" }, "No conflicts.")]);
     }
@@ -283,7 +289,7 @@ extension Dashboard {
     function renderPeers() {
       const peers = (state.status && state.status.peers) || [];
       fill("#peers", peers.length ? h("table", {}, h("tr", {}, ["peer", "state", "last sync", "pending"].map((t) => h("th", {}, t))),
-        peers.map((p) => h("tr", {}, h("td", {}, p.node_id + " (" + p.role + ")"), h("td", {}, p.state),
+        peers.map((p) => h("tr", {}, h("td", { title: p.node_id }, (p.name || shortID(p.node_id)) + " (" + p.role + ")"), h("td", {}, p.state),
           h("td", {}, p.last_sync ? new Date(p.last_sync).toLocaleString() : "—"), h("td", {}, p.pending)))) :
         h("p", { class: "muted" }, "No peers connected."));
     }

@@ -98,6 +98,7 @@ extension LifeLogAPI {
         let origins = try replica.knownOrigins()
         var members: [(String, JSONValue)] = [
             ("node_id", .string(identity.nodeID)),
+            ("name", try replica.ownName().map(JSONValue.string) ?? .null),
             ("role", .string(identity.role.rawValue)),
             ("incarnation", .string(identity.incarnation)),
             ("entries", .number(Double(try replica.liveEntryCount()))),
@@ -106,7 +107,11 @@ extension LifeLogAPI {
         ]
         if let node {
             members.append(("pending", .number(Double(node.pendingCount))))
-            members.append(("peers", .array(node.peerStatuses.map(\.json))))
+            members.append(("peers", .array(try node.peerStatuses.map { peer in
+                guard case .object(var fields) = peer.json else { return peer.json }
+                fields.insert(("name", try replica.peerName(for: peer.nodeID).map(JSONValue.string) ?? .null), at: 1)
+                return .object(fields)
+            })))
         }
         return .object(members)
     }

@@ -286,6 +286,17 @@ enum Schema {
             claimed_at TEXT NOT NULL
         );
         """,
+        // 18: device names ("Kitchen iPad"), per node ID: this node's own (`init --name`,
+        // `lifesync name`) and its peers', as a peer announces it and as the user named it here
+        // (`peers name`); the user's wins (Replica+DeviceNames). Local: names do not replicate.
+        """
+        CREATE TABLE device_names (
+            node_id TEXT PRIMARY KEY NOT NULL,
+            announced_name TEXT,
+            local_name TEXT,
+            updated_at TEXT NOT NULL
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

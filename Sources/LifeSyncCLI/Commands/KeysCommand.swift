@@ -62,7 +62,7 @@ extension LifeSyncCommandLine {
                     context.console.print("no API keys (lifesync keys create NAME makes one)")
                 } else {
                     for key in keys {
-                        context.console.print("\(key.name)  sha256 \(key.hashPrefix)…  created \(key.createdAt.iso8601)  last used \(key.lastUsed?.iso8601 ?? "never")"
+                        context.console.print("\(key.name)  sha256 \(key.hashPrefix)…  created \(key.createdAt.local)  last used \(key.lastUsed?.local ?? "never")"
                                               + (key.presentation == .lifeSync ? "" : "  presentation \(key.presentation.rawValue)"))
                     }
                 }
