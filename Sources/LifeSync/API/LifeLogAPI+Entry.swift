@@ -104,6 +104,8 @@ extension LifeLogAPI {
             ("entries", .number(Double(try replica.liveEntryCount()))),
             ("tombstones", .number(Double(try replica.tombstoneCount()))),
             ("vector", .object(origins.filter { $0.sequence > 0 }.map { ($0.origin, .number(Double($0.sequence))) })),
+            // Where the change stream starts for a page that has just read what it shows.
+            ("change_cursor", .string(ChangeCursor(sequence: try replica.latestChangeSequence(), tag: replica.feedTag).description)),
         ]
         if let node {
             members.append(("pending", .number(Double(node.pendingCount))))

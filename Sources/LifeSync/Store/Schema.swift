@@ -297,6 +297,10 @@ enum Schema {
             updated_at TEXT NOT NULL
         );
         """,
+        // 19: keys that may manage keys over HTTP (`keys create NAME --admin`; LifeLogAPI+Manage).
+        """
+        ALTER TABLE api_keys ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }
