@@ -70,9 +70,9 @@ import TestSupport
         let drawn = """
             !!document.querySelector('#timeline .entry') && !!document.querySelector('#charts svg[data-metric="mood"] circle')
             && !!document.querySelector('#charts svg[data-metric="energy"]') && !!document.querySelector('#category-filter option[value="mood"]')
-            && !!document.querySelector('#search') && document.querySelectorAll('#map-svg circle').length === 9
+            && !!document.querySelector('#search') && !!document.querySelector('#places-month')
             && !!document.querySelector('#recordings audio') && document.querySelector('#streak-current').textContent !== ''
-            && !!document.querySelector('#day-total') && document.querySelectorAll('#map-svg path.land').length > 0
+            && !!document.querySelector('#day-total')
             """
         let ready = try page.waitUntil(drawn, timeout: 30)
         let text = try page.evaluate("document.body.innerText") as? String ?? ""
@@ -80,7 +80,10 @@ import TestSupport
         #expect(try page.evaluate("localStorage.getItem('lifesync.key')") as? String == api.key, "the key is kept for next time")
         #expect(try page.evaluate("document.querySelector('#streak-current').textContent") as? String == "6")
         #expect(try page.evaluate("document.querySelector('#node').textContent.startsWith('Kitchen iPad · phone')") as? Bool == true, "the node shows by name")
-        // Places: labelled with their names, on land, with a world map locating them.
+        // Places: the chosen day's, and the last 30 days' on request, labelled with their names,
+        // on land, with a world map locating them.
+        _ = try page.evaluate("document.querySelector('#places-month').click(); true")
+        #expect(try page.waitUntil("document.querySelectorAll('#map-svg circle').length === 9 && document.querySelectorAll('#map-svg path.land').length > 0", timeout: 15))
         #expect(try page.evaluate("[...document.querySelectorAll('#map-svg text.place')].map(t => t.textContent).sort().join()") as? String
                 == "Arc,Gare du Nord,Louvre,Montmartre,Notre-Dame,Opéra,Paris")
         #expect(try page.evaluate("!!document.querySelector('#map-inset rect[stroke]')") as? Bool == true)

@@ -63,5 +63,15 @@ import TestSupport
         #expect(day.object["total"] as? Int == 1, "\(day.body)")
         #expect(try api.curl.request("GET", "/api/entries/stats?colour=red").status == 400)
         #expect((try api.curl.request("GET", "/api/status").object["change_cursor"] as? String)?.hasPrefix("2-") == true)
+        // A month's chart: each metric's summary per day; and only the entries with a place.
+        _ = try api.curl.request("POST", "/api/entries", body: #"[{"timestamp": "2026-11-22T09:00:00Z", "data": {"metric": {"name": "mood", "value": 4}}}, {"timestamp": "2026-11-22T19:00:00Z", "data": {"metric": {"name": "mood", "value": 8}}}, {"timestamp": "2026-11-22T10:00:00Z", "data": {"location": {"latitude": 1, "longitude": 2}}}]"#)
+        let perDay = try api.curl.request("GET", "/api/entries/stats?per_day=true&since=2026-11-22&until=2026-11-22").object
+        let mood = ((perDay["metrics_by_day"] as? [String: Any])?["mood"] as? [String: Any])?["2026-11-22"] as? [String: Any]
+        #expect(mood?["count"] as? Int == 2 && mood?["average"] as? Double == 6 && mood?["min"] as? Double == 4, "\(perDay)")
+        #expect(try api.curl.request("GET", "/api/entries/stats?per_day=yes").status == 400)
+        let placed = try api.curl.request("GET", "/api/entries?has=location").json as? [[String: Any]]
+        #expect(placed?.count == 1, "\(placed ?? [])")
+        let wrongField = try api.curl.request("GET", "/api/entries?has=metric")
+        #expect(wrongField.status == 400 && wrongField.body.contains("has: the one field it takes is location"), "\(wrongField.body)")
     }
 }

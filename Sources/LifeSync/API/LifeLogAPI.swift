@@ -104,9 +104,7 @@ public final class LifeLogAPI {
             }
         case ["entries", "stats"]:
             guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
-            // Over the entries the filters select, as `lifesync stats` does (a day's summary).
-            try Self.refuseParameters(request, allowed: Self.filterParameters)
-            return .json(200, try replica.stats(matching: try Self.filter(request)).json)
+            return try stats(request)
         case let path where path.count == 2 && path[0] == "entries" && !path[1].isEmpty:
             // The ID the client holds, by the rule its entry was created with (a bare UUID too).
             let id = try replica.entryID(addressedBy: path[1])

@@ -21,26 +21,39 @@ function wantWorld() {
   }).catch(() => { worldWanted = false; });
 }
 
-// The map's outline is fetched once the Places card is on screen (or about to be).
-window.addEventListener("DOMContentLoaded", () => {
+/// Fetches the map's outline once the Places card is on screen (or about to be), watched from
+/// the first render on (before it, every card is empty and all of them are in view).
+function watchMap() {
   const card = $("#places-card");
+  if (worldWanted) return;
   if (!("IntersectionObserver" in window)) { wantWorld(); return; }
   const watcher = new IntersectionObserver((seen) => { if (seen.some((x) => x.isIntersecting)) { wantWorld(); watcher.disconnect(); } }, { rootMargin: "200px" });
   watcher.observe(card);
-});
+}
 
-/// `recent`: the last 30 days' entries; `day`: the chosen day's (its path).
+/// `recent`: the last 30 days' places (null: not asked for); `day`: the chosen day's entries.
 function renderMap(recent, day) {
   mapArgs = [recent, day];
   const byID = new Map();
-  for (const e of [...recent, ...(day || [])]) if (e.data && e.data.location) byID.set(e.id, e);
+  for (const e of [...(recent || []), ...(day || [])]) if (e.data && e.data.location) byID.set(e.id, e);
   const points = [...byID.values()].map((e) => ({ lat: e.data.location.latitude, lon: e.data.location.longitude, e }));
   const path = (day || []).filter((e) => e.data && e.data.location).sort((a, b) => Date.parse(a.timestamp) - Date.parse(b.timestamp));
-  once("map", [points.map((p) => p.e.id), path.map((e) => e.id), !!world], () => drawMap(points, path));
+  once("map", [points.map((p) => p.e.id), path.map((e) => e.id), !!world, !!recent], () => drawMap(points, path, !!recent));
 }
 
-function drawMap(points, path) {
-  if (!points.length) { fill("#map", h("p", { class: "muted" }, "No places in the last 30 days (entries with data.location).")); return; }
+/// Shows the last 30 days' places too (or only the chosen day's again).
+function monthButton(shown) {
+  return h("button", { type: "button", id: "places-month", onclick: async () => {
+    if (shown) state.places = null; else await loadPlaces().catch(() => {});
+    renderMap(state.places, state.dayEntries);
+  } }, shown ? "Only the chosen day" : "Places of the last 30 days");
+}
+
+function drawMap(points, path, month) {
+  if (!points.length) {
+    fill("#map", h("p", { class: "muted" }, month ? "No places in the last 30 days (entries with data.location)." : "No places on the chosen day."), monthButton(month));
+    return;
+  }
   let w = Math.min(...points.map((p) => p.lon)), e = Math.max(...points.map((p) => p.lon));
   let so = Math.min(...points.map((p) => p.lat)), n = Math.max(...points.map((p) => p.lat));
   const span = Math.max(0.02, (e - w) * 1.25, (n - so) * 1.25), midLon = (w + e) / 2, midLat = (so + n) / 2;
@@ -61,10 +74,10 @@ function drawMap(points, path) {
       named.map((p) => { const right = px(p.lon) > W * 0.65;  // near the right edge the name goes left of its point
         return s("text", { x: (px(p.lon) + (right ? -6 : 6)).toFixed(1), y: (py(p.lat) + 3).toFixed(1), "text-anchor": right ? "end" : "start",
                            "font-size": 10, fill: "#3d2a1f", class: "place" }, p.e.data.location.place_name); })),
-    h("div", { class: "legend muted" }, h("span", {}, points.length + " places, last 30 days"),
+    h("div", { class: "legend muted" }, h("span", {}, points.length + (points.length === 1 ? " place" : " places") + (month ? ", last 30 days" : ", the chosen day")),
       h("span", { id: "path-legend" }, path.length ? "the day's path: " + path.length + (path.length === 1 ? " point, " : " points, ") + timeOf(path[0].timestamp) + "–" + timeOf(path[path.length - 1].timestamp)
                                                    : "no places on the chosen day"),
-      h("span", {}, so.toFixed(2) + "…" + n.toFixed(2) + "° N, " + w.toFixed(2) + "…" + e.toFixed(2) + "° E")),
+      h("span", {}, so.toFixed(2) + "…" + n.toFixed(2) + "° N, " + w.toFixed(2) + "…" + e.toFixed(2) + "° E"), monthButton(month)),
     world ? locator(w, e, so, n) : h("p", { class: "muted" }, "Loading the world outline…"));
 }
 

@@ -1,13 +1,14 @@
 "use strict";
 // The dashboard's core: the key, calls to the API, the day, the paged journal and the live
 // change stream. A page costs what it shows: the journal is read a page at a time with the API's
-// own filters, counts come from /api/entries/stats, charts from the last 30 days only, and the
-// change stream starts at the node's latest change (never replayed from the start).
+// own filters, counts and the charts' daily averages come from /api/entries/stats, the map shows
+// the chosen day (the last 30 days' places on request), and the change stream starts at the
+// node's latest change (never replayed from the start).
 // Text is only ever set as text, never parsed as HTML. The other files draw charts, the map,
 // and what the page manages (conflicts, keys, quick add).
 const PAGE_SIZE = 50, RECENT_DAYS = 30, RECENT_PAGES = 5, POLL_MS = 4000, SIDE_MS = 10000;
 const $ = (selector) => document.querySelector(selector);
-const state = { key: localStorage.getItem("lifesync.key") || "", status: null, stats: null, recent: new Map(), dayEntries: [],
+const state = { key: localStorage.getItem("lifesync.key") || "", status: null, stats: null, month: null, places: null, dayEntries: [],
                 recordings: [], conflicts: [], page: 0, token: null, drawn: {} };
 let source = null, pollTimer = null, sideTimer = null, refreshTimer = null;
 
@@ -74,19 +75,25 @@ async function loadStatus() {
   $("#node").title = st.node_id;
 }
 
-/// Counts over the whole journal (the node's own stats), and the last 30 days' entries for the
-/// charts and the map: at most RECENT_PAGES pages of 1,000, whatever the journal holds.
+/// Counts over the whole journal and each metric's daily averages over the last 30 days: the
+/// node's own stats, a few KB whatever the journal holds.
 async function loadOverview() {
   const since = new Date(Date.now() - RECENT_DAYS * 86400000).toISOString();
-  const recent = new Map();
+  [state.stats, state.month] = await Promise.all([api("/api/entries/stats"), api("/api/entries/stats?" + query({ since, per_day: "true" }))]);
+  if (state.places) await loadPlaces();
+  drawOverview();
+}
+
+/// The last 30 days' places, on request (the map's button): at most RECENT_PAGES pages of 1,000.
+async function loadPlaces() {
+  const since = new Date(Date.now() - RECENT_DAYS * 86400000).toISOString();
+  const places = [];
   for (let page = 0; page < RECENT_PAGES; page++) {
-    const list = await api("/api/entries?" + query({ since, limit: 1000, offset: page * 1000 }));
-    for (const e of list) recent.set(e.id, e);
+    const list = await api("/api/entries?" + query({ since, has: "location", limit: 1000, offset: page * 1000 }));
+    places.push(...list);
     if (list.length < 1000) break;
   }
-  state.recent = recent;
-  state.stats = await api("/api/entries/stats");
-  drawOverview();
+  state.places = places;
 }
 
 function drawOverview() {
@@ -96,12 +103,11 @@ function drawOverview() {
     select.replaceChildren(h("option", { value: "" }, "All categories"), ...names.map((n) => h("option", { value: n }, n)));
     select.value = names.includes(chosen) ? chosen : "";
   });
-  const recent = [...state.recent.values()];
-  renderCharts(recent);
+  renderCharts((state.month && state.month.metrics_by_day) || {});
   renderStreaks(stats.by_day);
   renderBars("#by-category", stats.by_category);
   renderBars("#by-source", stats.by_source);
-  renderMap(recent, state.dayEntries);
+  renderMap(state.places, state.dayEntries);
 }
 
 /// The chosen day: its counts and metric averages (the node's stats over that day), and its
@@ -116,7 +122,7 @@ async function loadDay() {
       h("div", {}, h("b", { id: "day-total" }, stats.total), stats.total === 1 ? "entry" : "entries"),
       metrics.slice(0, 4).map(([name, m]) => h("div", {}, h("b", {}, number(m.average)), name + " (avg of " + m.count + ")"))),
     h("div", { class: "muted" }, Object.entries(stats.by_category).map(([k, v]) => k + " " + v).join(" · ") || "Nothing written this day."));
-  renderMap([...state.recent.values()], entries);
+  renderMap(state.places, entries);
 }
 
 /// One page of the journal, newest first, filtered by the node (category, full-text search).
@@ -168,6 +174,7 @@ async function start() {
   try {
     await loadStatus();
     await Promise.all([loadJournal(), loadDay(), loadOverview(), loadSide(), loadKeys()]);
+    watchMap();
     await startLive();
   } catch (error) { if (error.message !== "unauthorized") setLive("error: " + error.message); }
   if (!sideTimer) sideTimer = setInterval(() => loadSide().catch(() => {}), SIDE_MS);
