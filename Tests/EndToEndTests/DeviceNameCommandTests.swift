@@ -38,7 +38,9 @@ import TestSupport
 
     @Test func aPeerNamedHereShowsByNameWithItsIDOneFlagAway() throws {
         let phone = try Sandbox(), watch = try Sandbox(role: "watch")
-        let pairing = try #require((try parseJSON(try watch.run(["id", "--json"]).stdout) as? [String: Any])?["pairing"] as? String)
+        // Six addresses, more than one 80-column line holds.
+        let addresses = (1...6).flatMap { ["--addr", "192.168.100.\(100 + $0):17002"] }
+        let pairing = try #require((try parseJSON(try watch.run(["id", "--json"] + addresses).stdout) as? [String: Any])?["pairing"] as? String)
         #expect(try phone.run(["trust", pairing]).status == 0)
         let watchID = watch.nodeID
         let before = try phone.run(["peers"]).stdout
@@ -47,7 +49,7 @@ import TestSupport
         #expect(named.status == 0 && named.stdout.contains("is now shown as \"Running watch\""), "\(named.stderr)")
         let peers = try phone.run(["peers"]).stdout
         #expect(peers.contains("  Running watch (watch)  never connected\n") && !peers.contains(watchID), "\(peers)")
-        #expect(peers.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(peers)")
+        #expect(peers.split(separator: "\n").allSatisfy { $0.count <= 80 } && peers.contains("192.168.100.106:17002"), "\(peers)")
         #expect(try phone.run(["peers", "--ids"]).stdout.contains("  Running watch \(watchID) (watch)"))
         let json = try #require(try parseJSON(try phone.run(["peers", "--json"]).stdout) as? [String: Any])
         let trusted = try #require((json["trusted"] as? [[String: Any]])?.first)

@@ -87,9 +87,4 @@ extension LifeSyncCommandLine {
         }
         return 0
     }
-
-    /// `line` cut to 80 columns, with … where it was cut (`--json` has everything).
-    static func fitted(_ line: String, width: Int = 80) -> String {
-        line.count <= width ? line : line.prefix(width - 1) + "…"
-    }
 }

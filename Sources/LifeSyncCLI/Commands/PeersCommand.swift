@@ -59,7 +59,7 @@ extension LifeSyncCommandLine {
                 console.print("  \(labels.label(peer.nodeID)) (\(peer.role.rawValue))  "
                               + (known[peer.nodeID].map { "\($0.state.rawValue), last handshake \($0.lastConnected?.local ?? "never")" } ?? "never connected"))
                 console.print("    key \(peer.fingerprint.hex.prefix(16))…  TLS 1.3" + (code(peer.fingerprint).map { "  code \($0)" } ?? ""))
-                if !peer.addresses.isEmpty { console.print("    at \(peer.addresses.joined(separator: " "))") }
+                for line in wrapped(peer.addresses, first: "    at ", then: "       ") { console.print(line) }
             }
             console.print("pending (tried to connect, not trusted): \(pending.isEmpty ? "none" : "")")
             for peer in pending {

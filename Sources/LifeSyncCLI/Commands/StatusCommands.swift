@@ -193,7 +193,7 @@ struct ReplicaStatus {
                      "vector:"]
         for origin in origins {
             let who = origin.origin == identity.incarnation ? "this node" : (origin.nodeID.map(labels.label) ?? "unknown node")
-            lines.append("  \(origin.origin)  \(origin.sequence)  (\(who))")
+            lines.append(LifeSyncCommandLine.fitted("  \(origin.origin)  \(origin.sequence)  (\(who))"))
         }
         let live = recordings.filter { !$0.deleted }
         lines.append("recordings  \(live.count), \(live.filter { $0.state == "pending" }.count) pending")
@@ -201,7 +201,7 @@ struct ReplicaStatus {
         lines.append("serving     " + (servedBy.map { "yes (lifesync serve, process \($0))" } ?? "no (no lifesync serve has it open)"))
         lines.append(peers.isEmpty ? "peers:      none met yet" : servedBy == nil ? "peers (as last seen; not being served now):" : "peers:")
         for peer in peers {
-            lines.append("  \(labels.label(peer.nodeID)) (\(peer.role.rawValue)) \(state(of: peer))")
+            lines.append(LifeSyncCommandLine.fitted("  \(labels.label(peer.nodeID)) (\(peer.role.rawValue)) \(state(of: peer))"))
             lines.append("    " + (peer.lastSync.map { "last sync \($0.local)" } ?? "never synced") + ", \(peer.direction)")
             lines.append("    at \(peer.address), TLS 1.3, sent \(peer.entriesSent), received \(peer.entriesReceived)"
                          + (showsPending(peer) ? ", pending \(peer.pending)" : ""))
