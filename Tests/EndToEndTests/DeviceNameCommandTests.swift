@@ -73,6 +73,15 @@ import TestSupport
                 "\(json.stdout)")
         let export = try LifeSyncBinary.run(["export", "--format", "csv", "--db", phone.db], environment: ["TZ": "IST-5:30"])
         #expect(export.stdout.contains("2026-11-22T08:30:00.000Z"), "\(export.stdout)")
+        // A bare date is a local day: 08:30 UTC is the 22nd in India, 03:30 on the 22nd in New York,
+        // and 20:00 UTC on the 22nd is the 23rd in India.
+        _ = try phone.addJSON(#"{"timestamp": "2026-11-22T20:00:00Z", "category": "note", "data": {"text": "late"}}"#)
+        for (zone, day, expected) in [("IST-5:30", "2026-11-22", ["mood"]), ("IST-5:30", "2026-11-23", ["note"]), ("EST+5", "2026-11-22", ["note", "mood"]),
+                                      ("UTC", "2026-11-22", ["note", "mood"])] {
+            let listed = try LifeSyncBinary.run(["list", "--json", "--since", day, "--until", day, "--db", phone.db], environment: ["TZ": zone])
+            let categories = (try parseJSON(listed.stdout) as? [[String: Any]])?.map { $0["category"] as? String ?? "" }
+            #expect(categories == expected, "\(zone) \(day): \(listed.stdout)\(listed.stderr)")
+        }
         let status = try LifeSyncBinary.run(["status", "--db", phone.db], environment: ["TZ": "IST-5:30"]).stdout
         #expect(status.split(separator: "\n").allSatisfy { $0.count <= 80 }, "\(status)")
     }

@@ -82,8 +82,8 @@ import TestSupport
 
     @Test func listTextShowsOneLinePerEntry() throws {
         let journal = try Journal()
-        // A person reads local time (TZ), to the second, with the offset.
-        let result = try LifeSyncBinary.run(["list", "--category", "mood", "--db", journal.sandbox.db], environment: ["TZ": "UTC"])
+        // A person reads local time (TZ; UTC in the tests), to the second, with the offset.
+        let result = try journal.sandbox.run(["list", "--category", "mood"])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 2, "\(result.stdout)")

@@ -16,6 +16,21 @@ enum LocalTime {
     }
 }
 
+extension LocalTime {
+    /// The first millisecond of the local day `date` (`YYYY-MM-DD`, checked by the caller), or
+    /// with `endOfDay` its last: a day as the person typing it means it, daylight saving included.
+    static func day(_ date: String, endOfDay: Bool) -> Timestamp {
+        let parts = date.split(separator: "-").compactMap { Int32($0) }
+        var fields = tm()
+        fields.tm_year = parts[0] - 1900
+        fields.tm_mon = parts[1] - 1
+        fields.tm_mday = parts[2] + (endOfDay ? 1 : 0)
+        fields.tm_isdst = -1
+        let start = Int64(mktime(&fields)) * 1000
+        return Timestamp(millisecondsSince1970: endOfDay ? start - 1 : start)
+    }
+}
+
 extension Timestamp {
     /// This time in the local time zone, for people (see `LocalTime`).
     var local: String { LocalTime.text(self) }
