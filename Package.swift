@@ -31,7 +31,11 @@ let package = Package(
         // What Swift's Glibc module leaves out (mallopt, eventfd), for the runtime only.
         .systemLibrary(name: "CLinux"),
         // The deterministic core: model, clocks, merge, store, wire codec, session state machines.
-        .target(name: "LifeSync", dependencies: ["CSQLite", "CCrypto"], linkerSettings: [.linkedLibrary("m")]),
+        // The dashboard's web files are compiled in (`PackageResources`), so no bundle is looked up at run time.
+        .target(name: "LifeSync", dependencies: ["CSQLite", "CCrypto"],
+                resources: ["index.html", "dashboard.css", "dashboard.js", "dashboard-charts.js", "dashboard-map.js",
+                            "dashboard-manage.js", "world.json"].map { .embedInCode("API/Dashboard/" + $0) },
+                linkerSettings: [.linkedLibrary("m")]),
         // The thin shell: the system clock and randomness, sockets, files, the node daemon.
         .target(name: "LifeSyncRuntime", dependencies: ["LifeSync", "CSSL", "CLinux"]),
         // Many nodes on virtual time with one seeded PRNG, driving the same core as the daemon.

@@ -44,7 +44,7 @@ struct Command: Sendable {
 public enum LifeSyncCommandLine {
     static var commands: [Command] {
         [initCommand, addCommand, backupCommand, restoreCommand, importCommand, getCommand, updateCommand, deleteCommand, listCommand,
-         exportCommand, changesCommand, statsCommand, statusCommand, conflictsCommand, attachCommand, recordingsCommand, serveCommand, waitCommand, keysCommand, idCommand, pairCommand, trustCommand, untrustCommand, peersCommand, demoCommand, simulateCommand, benchCommand, conformanceCommand]
+         exportCommand, changesCommand, statsCommand, statusCommand, nameCommand, conflictsCommand, attachCommand, recordingsCommand, serveCommand, waitCommand, keysCommand, idCommand, pairCommand, trustCommand, untrustCommand, peersCommand, demoCommand, simulateCommand, benchCommand, conformanceCommand]
     }
 
     /// The release; bumped with each one. Peers agree by the protocol version, not by this.

@@ -40,9 +40,25 @@ import TestSupport
 
     @Test func theListNamesTheDevicesAndShowsEachDifferingFieldSideBySide() throws {
         let c = try Conflicted()
+        // Unnamed devices show by role and the start of their IDs; named ones by name.
+        let unnamed = try c.phone.run(["conflicts"])
+        #expect(unnamed.stdout.contains("  phone_\(c.phone.nodeID.dropFirst(6).prefix(8)) (phone)'s data.text, data.tags\n"), "\(unnamed.stdout)")
+        #expect(try c.phone.run(["name", "Kitchen iPad"]).status == 0)
+        #expect(try c.phone.run(["peers", "name", c.mac.nodeID, "Work mac"]).status == 0)
         let text = try c.phone.run(["conflicts"])
         #expect(text.status == 0, "\(text.stderr)")
-        #expect(text.stdout.contains("\(c.id): \(c.phone.nodeID) (phone)'s data.text, data.tags lost to \(c.mac.nodeID) (mac)'s version"), "\(text.stdout)")
+        // What the entry is (its local date, category, first words), then whose sides met.
+        let lines = text.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first?.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d  shopping  "buy soy milk" #home #errand$"#,
+                                   options: .regularExpression) != nil, "\(text.stdout)")
+        #expect(text.stdout.contains("""
+              entry \(c.id)
+              Kitchen iPad (phone)'s data.text, data.tags
+              lost to Work mac (mac)'s version (detected
+            """), "\(text.stdout)")
+        #expect(lines.allSatisfy { $0.count <= 80 }, "a line is wider than 80 columns:\n\(text.stdout)")
+        let withIDs = try c.phone.run(["conflicts", "--ids"]).stdout
+        #expect(withIDs.contains("Kitchen iPad \(c.phone.nodeID) (phone)'s") && withIDs.contains("Work mac \(c.mac.nodeID) (mac)'s"), "\(withIDs)")
         #expect(text.stdout.contains("""
                 data.tags
                     now:   ["home","errand"]
@@ -63,6 +79,8 @@ import TestSupport
         let conflict = try #require(list.first)
         #expect((conflict["loser"] as? [String: Any])?["node_id"] as? String == c.phone.nodeID)
         #expect((conflict["winner"] as? [String: Any])?["role"] as? String == "mac")
+        #expect((try parseJSON(try c.phone.run(["conflicts", "--json"]).stdout) as? [[String: Any]])
+            .flatMap { ($0.first?["winner"] as? [String: Any])?["name"] as? String } == "Work mac")
         #expect((conflict["fields"] as? [[String: Any]])?.map { $0["field"] as? String } == ["data.tags", "data.text"])
     }
 

@@ -68,7 +68,7 @@ import TestSupport
                     "\(node.name) lists the losing delete\n\(node.allOutput)")
         }
         let said = try run(["conflicts"], on: phone)
-        #expect(said.contains("\(id): deleted on phone_") && said.contains("kept because of a concurrent edit on mac_"), "\(said)")
+        #expect(said.contains("  entry \(id)\n  deleted on phone_") && said.contains("  kept for a concurrent edit on mac_"), "\(said)")
         // An ordinary edit after seeing both decides nothing about the delete.
         _ = try run(["update", id, "--json", #"{"category": "errand"}"#], on: mac)
         usleep(1_500_000)

@@ -30,16 +30,24 @@ import TestSupport
         #expect(phoneLog.contains("serving") && phoneLog.contains("[phone] in sync with"), "phone.log:\n\(phoneLog)")
     }
 
-    /// Runs `block` with bash -e in a fresh directory (any failing command fails it, as a user
-    /// would see it fail); afterwards no serve it started is left running, whatever happened.
-    static func runQuickStart(_ block: String) throws -> (result: LifeSyncBinary.Result, directory: TemporaryDirectory, stopped: Bool) {
-        let directory = TemporaryDirectory("lifesync-quickstart")
+    /// What the Quick start's first lines expect in `directory`: `swift build -c release` (a stub
+    /// in the returned folder, to put first on the PATH, that checks its arguments: the test
+    /// runner built the binary already) and `.build/release/lifesync` (the built binary).
+    static func quickStartTools(in directory: TemporaryDirectory) throws -> String {
         let bin = directory.file("bin"), release = directory.file(".build/release")
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: release, withIntermediateDirectories: true)
         try #"[ "$*" = "build -c release" ] || { echo "unexpected: swift $*" >&2; exit 1; }"#.write(toFile: bin + "/swift", atomically: true, encoding: .utf8)
         chmod(bin + "/swift", 0o755)
         try FileManager.default.createSymbolicLink(atPath: release + "/lifesync", withDestinationPath: LifeSyncBinary.path)
+        return bin
+    }
+
+    /// Runs `block` with bash -e in a fresh directory (any failing command fails it, as a user
+    /// would see it fail); afterwards no serve it started is left running, whatever happened.
+    static func runQuickStart(_ block: String) throws -> (result: LifeSyncBinary.Result, directory: TemporaryDirectory, stopped: Bool) {
+        let directory = TemporaryDirectory("lifesync-quickstart")
+        let bin = try quickStartTools(in: directory)
         let port = try freeLoopbackPort()
         try block.replacingOccurrences(of: "7002", with: String(port)).write(toFile: directory.file("quickstart.sh"), atomically: true, encoding: .utf8)
         var environment = ProcessInfo.processInfo.environment

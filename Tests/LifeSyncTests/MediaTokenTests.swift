@@ -79,9 +79,16 @@ import TestSupport
         let page = try f.send("GET", "/dashboard")
         #expect(page.status == 200 && page.headers["Content-Type"] == "text/html; charset=utf-8")
         #expect(page.headers["Content-Security-Policy"]?.contains("default-src 'none'") == true)
+        // Its own files only (the policy admits no other), and text is never parsed as HTML.
+        #expect(page.headers["Content-Security-Policy"]?.contains("script-src 'self'") == true)
         let html = Self.error(page)
-        #expect(html.contains("<script>") && !html.contains("src=\"http") && !html.contains("@import") && !html.contains("innerHTML"),
-                "self-contained, and text is never parsed as HTML")
+        #expect(html.contains("<script src=\"/dashboard/dashboard.js\">") && !html.contains("src=\"http") && !html.contains("href=\"http"), "\(html)")
+        for name in ["dashboard.js", "dashboard-charts.js", "dashboard-map.js", "dashboard-manage.js", "dashboard.css"] {
+            let file = try f.send("GET", "/dashboard/" + name)
+            let text = Self.error(file).replacingOccurrences(of: "\"http://www.w3.org/2000/svg\"", with: "")  // a name, not a fetch
+            #expect(file.status == 200 && !text.isEmpty && !text.contains("innerHTML") && !text.contains("@import") && !text.contains("http://")
+                    && !text.contains("https://"), "\(name) fetches nothing from elsewhere and never parses text as HTML")
+        }
         #expect(try f.send("POST", "/dashboard").status == 405)
     }
 }

@@ -170,9 +170,9 @@ import TestSupport
         }
         let present = try FileManager.default.contentsOfDirectory(atPath: Self.directory.path).filter { $0.hasSuffix(".json") }
         // The other files have tests of their own: RecordingSignatureTests, ProtocolLimitVectorTests,
-        // SessionTranscriptTests.
+        // SessionTranscriptTests, SealVectorTests.
         #expect(Set(present) == Set((Self.messageFiles + ["malformed", "discovery", "recording_signature", "pairing", "limits",
-                                                          "session_transcript"]).map { $0 + ".json" }))
+                                                          "session_transcript", "seal"]).map { $0 + ".json" }))
     }
 
     /// The session does not encode a BATCH from `Change` values: it reads each entry's canonical

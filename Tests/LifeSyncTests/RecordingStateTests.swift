@@ -163,6 +163,7 @@ import TestSupport
                 ALTER TABLE trusted_peers DROP COLUMN given_addresses; ALTER TABLE trusted_peers DROP COLUMN verified_addresses;
                 ALTER TABLE trusted_peers DROP COLUMN heard_addresses;
                 DROP TABLE incarnation_claims;
+                DROP TABLE device_names;
                 DROP TABLE seals; DROP TABLE write_seals;
                 PRAGMA user_version = 7;
                 """)

@@ -15,11 +15,13 @@ public enum LifeSyncBinary {
         return FileManager.default.currentDirectoryPath + "/.build/debug/lifesync"
     }
 
-    /// The environment a test runs the binary with: the test's own, less `LIFESYNC_DB`, and the
-    /// write marks (`FileWriteMarks`) in a folder of the test run's, not the user's state folder.
+    /// The environment a test runs the binary with: the test's own, less `LIFESYNC_DB`, the
+    /// write marks (`FileWriteMarks`) in a folder of the test run's, not the user's state folder,
+    /// and UTC for the times the CLI shows and the days it reads (a test of local time sets TZ).
     public static var environment: [String: String] {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "LIFESYNC_DB")
+        env["TZ"] = "UTC"
         if env["LIFESYNC_STATE_DIR"] == nil { env["LIFESYNC_STATE_DIR"] = NSTemporaryDirectory() + "lifesync-test-state" }
         return env
     }

@@ -118,9 +118,15 @@ public final class DevToolsPage {
 
     public func navigate(_ url: String) throws { try command("Page.navigate", ["url": url]) }
 
-    /// A PNG of the page as it is drawn now.
-    public func screenshot(to path: String) throws {
-        let shot = try command("Page.captureScreenshot", ["format": "png", "captureBeyondViewport": true])
+    /// Lays the page out as a screen `width` × `height` CSS pixels shows it (`mobile`: as a
+    /// phone does, with its viewport meta tag and touch).
+    public func setViewport(width: Int, height: Int, mobile: Bool) throws {
+        _ = try command("Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile])
+    }
+
+    /// A PNG of the page as it is drawn now: all of it, or (`wholePage` false) what the viewport shows.
+    public func screenshot(to path: String, wholePage: Bool = true) throws {
+        let shot = try command("Page.captureScreenshot", ["format": "png", "captureBeyondViewport": wholePage])
         guard let base64 = shot["data"] as? String, let data = Data(base64Encoded: base64) else { throw Failure("no screenshot data") }
         try data.write(to: URL(fileURLWithPath: path))
     }

@@ -63,6 +63,7 @@ public enum MessageJSON {
                 ("clock", hlcJSON(hello.clock)),
                 ("vector", vectorJSON(hello.vector)),
             ]
+            if let name = hello.name { members.append(("name", .string(name))) }
         case .batch(let batch):
             members += [
                 ("batch_id", u64JSON(batch.id)),
@@ -195,7 +196,8 @@ public enum MessageJSON {
             return .hello(Hello(minimumVersion: try object.integer("min_version"), maximumVersion: try object.integer("max_version"),
                                 nodeID: try object.string("node_id"), role: role, incarnation: try object.string("incarnation"),
                                 capabilities: Capabilities(rawValue: try object.integer("capabilities")),
-                                clock: try hlc(object.value("clock")), vector: try vector(object.value("vector"))))
+                                clock: try hlc(object.value("clock")), vector: try vector(object.value("vector")),
+                                name: object.json["name"] == nil ? nil : try object.string("name")))
         case .batch:
             var origins: [OriginInfo] = []
             for item in try object.array("origins") {

@@ -9,7 +9,7 @@ extension LifeLogAPI {
     }
 
     /// The filters of `GET /api/entries`, shared by `GET /api/export`.
-    static let filterParameters: Set<String> = ["since", "until", "category", "source", "tag", "search"]
+    static let filterParameters: Set<String> = ["since", "until", "category", "source", "tag", "search", "has"]
 
     static func filter(_ request: HTTPRequest) throws(HTTPError) -> EntryQuery {
         var query = EntryQuery()
@@ -19,6 +19,11 @@ extension LifeLogAPI {
         query.source = request.parameter("source")
         query.tag = request.parameter("tag")
         query.search = request.parameter("search")
+        switch request.parameter("has") {
+        case nil: break
+        case "location": query.hasLocation = true
+        case let other?: throw HTTPError(400, "has: the one field it takes is location, not '\(other.prefix(40))'")
+        }
         return query
     }
 
@@ -123,5 +128,30 @@ extension LifeLogAPI {
                         ("error", .string(error.description))]
         }
         return .object(members)
+    }
+}
+
+extension LifeLogAPI {
+    /// `GET /api/entries/stats` over the entries the filters select, as `lifesync stats` does
+    /// (one day's summary, a month's); `?per_day=true` adds each metric's summary per UTC day
+    /// (`metrics_by_day`: name → day → count, average, min, max), what a chart draws.
+    func stats(_ request: HTTPRequest) throws -> HTTPResponse {
+        try Self.refuseParameters(request, allowed: Self.filterParameters.union(["per_day"]))
+        let filter = try Self.filter(request)
+        guard case .object(var members) = try replica.stats(matching: filter).json else { throw HTTPError(500, "stats are an object") }
+        switch request.parameter("per_day") {
+        case nil, "false": break
+        case "true":
+            var byName: [(String, [(String, JSONValue)])] = []
+            for row in try replica.metricsByDay(matching: filter) {
+                let summary = JSONValue.object([("count", .number(Double(row.metric.count))), ("average", .number(row.metric.average)),
+                                                ("min", .number(row.metric.minimum)), ("max", .number(row.metric.maximum))])
+                if byName.last?.0 == row.metric.name { byName[byName.count - 1].1.append((row.day, summary)) } else { byName.append((row.metric.name, [(row.day, summary)])) }
+            }
+            members.append(("metrics_by_day", .object(byName.map { ($0.0, .object($0.1)) })))
+        case let other?:
+            throw HTTPError(400, "per_day: expected true or false, got '\(other.prefix(40))'")
+        }
+        return .json(200, .object(members))
     }
 }

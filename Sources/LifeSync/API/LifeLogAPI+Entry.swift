@@ -98,15 +98,22 @@ extension LifeLogAPI {
         let origins = try replica.knownOrigins()
         var members: [(String, JSONValue)] = [
             ("node_id", .string(identity.nodeID)),
+            ("name", try replica.ownName().map(JSONValue.string) ?? .null),
             ("role", .string(identity.role.rawValue)),
             ("incarnation", .string(identity.incarnation)),
             ("entries", .number(Double(try replica.liveEntryCount()))),
             ("tombstones", .number(Double(try replica.tombstoneCount()))),
             ("vector", .object(origins.filter { $0.sequence > 0 }.map { ($0.origin, .number(Double($0.sequence))) })),
+            // Where the change stream starts for a page that has just read what it shows.
+            ("change_cursor", .string(ChangeCursor(sequence: try replica.latestChangeSequence(), tag: replica.feedTag).description)),
         ]
         if let node {
             members.append(("pending", .number(Double(node.pendingCount))))
-            members.append(("peers", .array(node.peerStatuses.map(\.json))))
+            members.append(("peers", .array(try node.peerStatuses.map { peer in
+                guard case .object(var fields) = peer.json else { return peer.json }
+                fields.insert(("name", try replica.peerName(for: peer.nodeID).map(JSONValue.string) ?? .null), at: 1)
+                return .object(fields)
+            })))
         }
         return .object(members)
     }

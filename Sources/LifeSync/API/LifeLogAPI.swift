@@ -73,11 +73,14 @@ public final class LifeLogAPI {
         let segments = incoming.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         let method = incoming.method == "HEAD" ? "GET" : incoming.method
         switch segments {
-        case ["dashboard"]:
-            // The page holds no data: it asks for the key and every call it makes needs it.
+        case let path where path.first == "dashboard" && path.count <= 2:
+            // The files hold no data: the page asks for the key and every call it makes needs it.
             guard method == "GET" else { throw Self.notAllowed(incoming, allowed: "GET, HEAD") }
             try Self.refuseParameters(incoming, allowed: [])
-            return Self.dashboardPage()
+            guard let file = Self.dashboardFile(path.count == 2 ? path[1] : "") else {
+                throw HTTPError(404, "no dashboard file \(incoming.path.prefix(200))")
+            }
+            return file
         case ["metrics"]:
             guard method == "GET" else { throw Self.notAllowed(incoming, allowed: "GET, HEAD") }
             _ = try authenticate(incoming, segments: segments)
@@ -101,8 +104,7 @@ public final class LifeLogAPI {
             }
         case ["entries", "stats"]:
             guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
-            try Self.refuseParameters(request, allowed: [])
-            return .json(200, try replica.stats().json)
+            return try stats(request)
         case let path where path.count == 2 && path[0] == "entries" && !path[1].isEmpty:
             // The ID the client holds, by the rule its entry was created with (a bare UUID too).
             let id = try replica.entryID(addressedBy: path[1])
@@ -121,6 +123,11 @@ public final class LifeLogAPI {
         case ["conflicts"]:
             guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
             return try listConflicts(request)
+        case let path where path.count == 3 && path[0] == "conflicts" && !path[1].isEmpty && path[2] == "resolve":
+            guard method == "POST" else { throw Self.notAllowed(request, allowed: "POST") }
+            return try resolveConflict(path[1], request, wrote: &wrote)
+        case let path where path.first == "keys" && path.count <= 2 && path.last?.isEmpty == false:
+            return try manageKeys(path, method: method, request, keyHash: keyHash)
         case ["changes"]:
             guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
             return try listChanges(request)

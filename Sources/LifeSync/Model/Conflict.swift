@@ -43,6 +43,7 @@ public struct Conflict: Equatable, Sendable {
             if let known = device(stamp.origin) {
                 members.append(("node_id", .string(known.nodeID)))
                 members.append(("role", known.role.map { .string($0.rawValue) } ?? .null))
+                members.append(("name", known.name.map(JSONValue.string) ?? .null))
             }
             return members
         }
@@ -66,10 +67,13 @@ public struct Conflict: Equatable, Sendable {
     public struct Device: Equatable, Sendable {
         public var nodeID: String
         public var role: Role?
+        /// Its device name (Replica+DeviceNames), if it has one.
+        public var name: String?
 
-        public init(nodeID: String, role: Role?) {
+        public init(nodeID: String, role: Role?, name: String? = nil) {
             self.nodeID = nodeID
             self.role = role
+            self.name = name
         }
     }
 }

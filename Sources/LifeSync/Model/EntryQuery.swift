@@ -10,6 +10,8 @@ public struct EntryQuery: Equatable, Sendable {
     public var tag: String?
     /// Case-insensitive partial match on `data.text` ("grocery" finds "Buy Groceries").
     public var search: String?
+    /// Only entries with a `data.location` (a place on the map).
+    public var hasLocation = false
     public var limit: Int
     public var offset: Int
 

@@ -8,10 +8,13 @@ public struct APIKeyRecord: Equatable, Sendable {
     public var lastUsed: Timestamp?
     /// How its client reads entries.
     public var presentation: EntryPresentation
+    /// Whether it may create, list and revoke keys over HTTP (`keys create NAME --admin`).
+    public var admin: Bool = false
 
     public var json: JSONValue {
         .object([("name", .string(name)), ("key_sha256_prefix", .string(hashPrefix)), ("created_at", .string(createdAt.iso8601)),
-                 ("last_used", lastUsed.map { .string($0.iso8601) } ?? .null), ("presentation", .string(presentation.rawValue))])
+                 ("last_used", lastUsed.map { .string($0.iso8601) } ?? .null), ("presentation", .string(presentation.rawValue)),
+                 ("admin", .bool(admin))])
     }
 }
 
@@ -21,9 +24,9 @@ public struct APIKeyRecord: Equatable, Sendable {
 extension Replica {
     static let apiKeyPrefix = "lsk_"
 
-    /// Makes a key called `name` whose client reads entries in `presentation`, and returns it:
-    /// the only time it is ever seen.
-    public func createAPIKey(name: String, presentation: EntryPresentation = .lifeSync) throws -> String {
+    /// Makes a key called `name` whose client reads entries in `presentation` (and, `admin`, may
+    /// manage keys over HTTP), and returns it: the only time it is ever seen.
+    public func createAPIKey(name: String, presentation: EntryPresentation = .lifeSync, admin: Bool = false) throws -> String {
         try Replica.validateKeyName(name)
         let key = Replica.apiKeyPrefix + (0..<4).map { _ in
             let value = random.nextUInt64()
@@ -33,18 +36,19 @@ extension Replica {
             if try database.firstRow("SELECT 1 FROM api_keys WHERE name = ?", [.text(name)], { _ in true }) != nil {
                 throw ReplicaError.invalid(ValidationError(field: "name", reason: "a key called \"\(name)\" exists; revoke it first or pick another name"))
             }
-            try database.run("INSERT INTO api_keys (key_hash, name, created_at, presentation) VALUES (?, ?, ?, ?)",
-                             [.text(SHA256.hash(Array(key.utf8)).hex), .text(name), .text(now.iso8601), .text(presentation.rawValue)])
+            try database.run("INSERT INTO api_keys (key_hash, name, created_at, presentation, admin) VALUES (?, ?, ?, ?, ?)",
+                             [.text(SHA256.hash(Array(key.utf8)).hex), .text(name), .text(now.iso8601), .text(presentation.rawValue),
+                              .integer(admin ? 1 : 0)])
         }
         return key
     }
 
     public func apiKeys() throws -> [APIKeyRecord] {
-        try database.rows("SELECT name, key_hash, created_at, last_used, presentation FROM api_keys ORDER BY name") { row in
+        try database.rows("SELECT name, key_hash, created_at, last_used, presentation, admin FROM api_keys ORDER BY name") { row in
             APIKeyRecord(name: row.string(0), hashPrefix: String(row.string(1).prefix(12)),
                          createdAt: try Timestamp(iso8601: row.string(2)),
                          lastUsed: row.isNull(3) ? nil : try Timestamp(iso8601: row.string(3)),
-                         presentation: EntryPresentation(rawValue: row.string(4)) ?? .lifeSync)
+                         presentation: EntryPresentation(rawValue: row.string(4)) ?? .lifeSync, admin: row.int64(5) != 0)
         }
     }
 
@@ -78,6 +82,11 @@ extension Replica {
             try database.run("UPDATE api_keys SET last_used = ? WHERE key_hash = ?", [.text(now.iso8601), .text(hash)])
         }
         return (name, presentation)
+    }
+
+    /// Whether the key whose SHA-256 (hex) is `hash` may manage keys (nil: no such key).
+    public func apiKeyIsAdmin(hash: String) throws -> Bool? {
+        try database.firstRow("SELECT admin FROM api_keys WHERE key_hash = ?", [.text(hash)]) { $0.int64(0) != 0 }
     }
 
     /// The SHA-256 (hex) of every key this node holds: what media tokens are made with

@@ -81,7 +81,7 @@ extension Replica {
     public func devices() throws -> [String: Conflict.Device] {
         var devices: [String: Conflict.Device] = [:]
         for known in try knownOrigins() {
-            if let nodeID = known.nodeID { devices[known.origin] = Conflict.Device(nodeID: nodeID, role: known.role) }
+            if let nodeID = known.nodeID { devices[known.origin] = Conflict.Device(nodeID: nodeID, role: known.role, name: try peerName(for: nodeID)) }
         }
         return devices
     }

@@ -94,6 +94,7 @@ extension Replica {
             clauses.append("lifesync_search(json_extract(data, '$.text'), ?)")
             values.append(.text(search))
         }
+        if query.hasLocation { clauses.append("json_extract(data, '$.location') IS NOT NULL") }
         return (clauses.isEmpty ? "" : "WHERE " + clauses.joined(separator: " AND "), values)
     }
 

@@ -21,4 +21,20 @@ extension Replica {
         return EntryStats(total: total, byCategory: try counts("coalesce(category, '(none)')"),
                           bySource: try counts("source"), byDay: try counts("substr(timestamp, 1, 10)"), metrics: metrics)
     }
+
+    /// Each metric's summary per UTC day over the entries `filter` selects, by name then day:
+    /// what a chart of a month draws, in a row per day however many entries the day holds.
+    public func metricsByDay(matching filter: EntryQuery = EntryQuery()) throws -> [(day: String, metric: EntryStats.MetricSummary)] {
+        let (clause, values) = Replica.filter(filter)
+        return try database.rows("""
+            SELECT name, day, count(*), avg(value), min(value), max(value) FROM (
+                SELECT json_extract(data, '$.metric.name') AS name, json_extract(data, '$.metric.value') AS value,
+                       substr(timestamp, 1, 10) AS day
+                FROM entries \(clause))
+            WHERE name IS NOT NULL GROUP BY name, day ORDER BY name, day
+            """, values) {
+            (day: $0.string(1), metric: EntryStats.MetricSummary(name: $0.string(0), count: Int($0.int64(2)), average: $0.double(3),
+                                                                  minimum: $0.double(4), maximum: $0.double(5)))
+        }
+    }
 }

@@ -286,7 +286,22 @@ enum Schema {
             claimed_at TEXT NOT NULL
         );
         """,
-        // 18: seals (PROTOCOL.md §5.2.5): each origin's signature over the writes it sent, kept as
+        // 18: device names ("Kitchen iPad"), per node ID: this node's own (`init --name`,
+        // `lifesync name`) and its peers', as a peer announces it and as the user named it here
+        // (`peers name`); the user's wins (Replica+DeviceNames). Local: names do not replicate.
+        """
+        CREATE TABLE device_names (
+            node_id TEXT PRIMARY KEY NOT NULL,
+            announced_name TEXT,
+            local_name TEXT,
+            updated_at TEXT NOT NULL
+        );
+        """,
+        // 19: keys that may manage keys over HTTP (`keys create NAME --admin`; LifeLogAPI+Manage).
+        """
+        ALTER TABLE api_keys ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
+        """,
+        // 20: seals (PROTOCOL.md §5.2.5): each origin's signature over the writes it sent, kept as
         // received so this replica can relay those writes with their proof; and which seal
         // vouches for each write received from a peer (Replica+Seals). This node's own writes
         // need none: it seals them as it sends them. Writes of other origins received before

@@ -87,7 +87,8 @@ public final class SyncSession {
         helloSent = true
         lastSent = now
         let hello = Hello(nodeID: replica.identity.nodeID, role: replica.identity.role, incarnation: replica.identity.incarnation,
-                          capabilities: capabilities, clock: replica.currentClock, vector: (try? replica.replicaVector()) ?? VersionVector())
+                          capabilities: capabilities, clock: replica.currentClock, vector: (try? replica.replicaVector()) ?? VersionVector(),
+                          name: try? replica.ownName())
         return [.send(Message.hello(hello).encoded())]
     }
 
@@ -374,6 +375,8 @@ public final class SyncSession {
             && hello.clock.milliseconds > replica.now.millisecondsSince1970 + replica.hlc.maximumDrift {
             actions.append(.event(.clockSkew(peerMilliseconds: hello.clock.milliseconds, localMilliseconds: replica.now.millisecondsSince1970)))
         }
+        // A name that breaks the naming rules is the peer's problem, not a reason to refuse it.
+        if let name = hello.name { try? replica.recordPeerName(name, for: hello.nodeID) }
         stage = .open(OpenSession(peer: hello, own: try ownHistory()))
         open?.unbackedClaim = unbackedClaim
         actions.append(.event(.handshake(peer: hello, version: version)))

@@ -23,8 +23,10 @@ extension Message {
             let capabilities = Capabilities(rawValue: try r.u32("capabilities"))
             let clock = try hlc(try r.u64("clock"), "clock")
             let vector = try readVector(&r, "vector")
+            // The device name (PROTOCOL.md §5.1), present when bytes follow the vector.
+            let name = r.remaining > 0 ? try boundedString(&r, "name") : nil
             message = .hello(Hello(minimumVersion: minimum, maximumVersion: maximum, nodeID: nodeID, role: role,
-                                   incarnation: incarnation, capabilities: capabilities, clock: clock, vector: vector))
+                                   incarnation: incarnation, capabilities: capabilities, clock: clock, vector: vector, name: name))
         case .batch:
             message = .batch(try readBatch(&r))
         case .ack:

@@ -54,6 +54,7 @@ extension Message {
             w.u32(hello.capabilities.rawValue)
             w.u64(UInt64(bitPattern: hello.clock.rawValue))
             Message.writeVector(hello.vector, to: &w)
+            if let name = hello.name { w.string(name) }
         case .batch(let batch):
             Message.writeBatch(id: batch.id, origins: batch.origins, changes: batch.changes.map(\.encoded), through: batch.through,
                                seals: batch.seals, to: &w)

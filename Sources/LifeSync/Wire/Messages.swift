@@ -39,9 +39,12 @@ public struct Hello: Equatable, Sendable {
     public var clock: HLCTimestamp
     /// The sender's replica vector: the peer sends what is above it.
     public var vector: VersionVector
+    /// The name its user gave the sending device ("Kitchen iPad"), if any: shown by its peers.
+    public var name: String?
 
     public init(minimumVersion: UInt16 = ProtocolVersion.minimum, maximumVersion: UInt16 = ProtocolVersion.maximum, nodeID: String, role: Role, incarnation: String,
-                capabilities: Capabilities, clock: HLCTimestamp, vector: VersionVector) {
+                capabilities: Capabilities, clock: HLCTimestamp, vector: VersionVector, name: String? = nil) {
+        self.name = name
         self.minimumVersion = minimumVersion
         self.maximumVersion = maximumVersion
         self.nodeID = nodeID

@@ -57,7 +57,7 @@ extension LifeSyncCommandLine {
             let text = entry.data.text ?? entry.data.metric.map { "\($0.name)=\(JSONValue.number($0.value).canonicalText)" } ?? ""
             what = (entry.category.map { "[\($0)] " } ?? "") + text.replacingLineBreaks
         } else {
-            what = "deleted" + (change.deletedAt.map { " \($0.iso8601)" } ?? "")
+            what = "deleted" + (change.deletedAt.map { " \($0.local)" } ?? "")
         }
         return "\(change.cursor)  \(change.id)  \(what)"
     }

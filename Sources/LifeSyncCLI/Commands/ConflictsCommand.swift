@@ -8,7 +8,8 @@ extension LifeSyncCommandLine {
             options: [CommandSpec.dbOption, CommandSpec.jsonFlag,
                       OptionSpec(name: "--keep", kind: .value, valueName: "winner|loser", help: "resolve: the side to keep (default winner)"),
                       OptionSpec(name: "--field", kind: .value, valueName: "F", help: "resolve --keep loser: take only this field of the loser (e.g. data.text, data.tags, category)"),
-                      OptionSpec(name: "--loser", kind: .value, valueName: "NODE", help: "resolve --keep loser: the loser to keep when there are several (its node ID)")],
+                      OptionSpec(name: "--loser", kind: .value, valueName: "NODE", help: "resolve --keep loser: the loser to keep when there are several (its node ID)"),
+                      DeviceLabels.idsFlag],
             details: """
                 Without arguments: each conflict with the devices that wrote both sides and, field by field, \
                 what stands now beside what lost. `resolve` writes a new version that has seen both sides: it \
@@ -49,29 +50,41 @@ extension LifeSyncCommandLine {
             return 0
         }
         if conflicts.isEmpty { context.console.print("no conflicts") }
+        let labels = try DeviceLabels(replica, arguments)
         func device(_ stamp: VersionStamp) -> String {
             guard let known = devices[stamp.origin] else { return "origin \(stamp.origin.prefix(8))" }
-            return known.nodeID + (known.role.map { " (\($0.rawValue))" } ?? "")
+            return labels.label(known.nodeID) + (known.role.map { " (\($0.rawValue))" } ?? "")
         }
+        let console = context.console
         for conflict in conflicts {
+            // What the entry is, as its person knows it: when, what kind, its first words.
+            if let entry = conflict.current ?? conflict.loserEntry {
+                console.print(Self.fitted("\(entry.timestamp.local)  \(entry.category ?? "-")  \(summary(entry))"))
+            }
+            console.print("  entry \(conflict.entryID)")
             if conflict.loser.deleted && !conflict.winner.deleted {
-                let when = Timestamp(millisecondsSince1970: conflict.loser.hlc.milliseconds).iso8601
-                context.console.print("\(conflict.entryID): deleted on \(device(conflict.loser)) at \(when), kept because of a concurrent edit on "
-                                      + "\(device(conflict.winner)) (detected \(conflict.detectedAt.iso8601))")
-                context.console.print("    --keep loser deletes it everywhere; --keep winner keeps it")
+                let when = Timestamp(millisecondsSince1970: conflict.loser.hlc.milliseconds).local
+                console.print(Self.fitted("  deleted on \(device(conflict.loser)) at \(when),"))
+                console.print(Self.fitted("  kept for a concurrent edit on \(device(conflict.winner))"))
+                console.print("  (detected \(conflict.detectedAt.local))")
+                console.print("    --keep loser deletes it everywhere; --keep winner keeps it")
                 continue
             }
             let what = conflict.loser.deleted ? "delete" : conflict.lostFields.map { $0.fields.map(\.name).joined(separator: ", ") } ?? "version"
-            context.console.print("\(conflict.entryID): \(device(conflict.loser))'s \(what) lost to "
-                                  + "\(device(conflict.winner))'s \(conflict.winner.deleted ? "delete" : "version") (detected \(conflict.detectedAt.iso8601))")
+            console.print(Self.fitted("  \(device(conflict.loser))'s \(what)"))
+            console.print(Self.fitted("  lost to \(device(conflict.winner))'s \(conflict.winner.deleted ? "delete" : "version")"
+                                      + " (detected \(conflict.detectedAt.local))"))
             for difference in conflict.fields {
-                context.console.print("    \(difference.field)")
-                context.console.print("        now:   \(difference.winner?.canonicalText ?? "(absent)")")
-                context.console.print("        loser: \(difference.loser?.canonicalText ?? "(absent)")")
+                console.print("    \(difference.field)")
+                console.print(Self.fitted("        now:   \(difference.winner?.canonicalText ?? "(absent)")"))
+                console.print(Self.fitted("        loser: \(difference.loser?.canonicalText ?? "(absent)")"))
             }
-            if conflict.fields.isEmpty { context.console.print("    (the same content on both sides)") }
+            if conflict.fields.isEmpty { console.print("    (the same content on both sides)") }
         }
-        if !conflicts.isEmpty { context.console.print("settle one with: lifesync conflicts resolve ENTRY [--keep winner|loser] [--field F]") }
+        if !conflicts.isEmpty {
+            context.console.print("settle one with: lifesync conflicts resolve ENTRY [--keep winner|loser]")
+            context.console.print("                 [--field F]   (whole values: --json)")
+        }
         return 0
     }
 }

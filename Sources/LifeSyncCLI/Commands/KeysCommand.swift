@@ -7,7 +7,8 @@ extension LifeSyncCommandLine {
             positionals: ["create|list|revoke|present", "NAME"], optionalPositionals: 1,
             options: [CommandSpec.dbOption, CommandSpec.jsonFlag,
                       OptionSpec(name: "--presentation", kind: .value, valueName: "FORM",
-                                 help: "how the key's client reads entries: lifesync (default) or lifelog-app")],
+                                 help: "how the key's client reads entries: lifesync (default) or lifelog-app"),
+                      OptionSpec(name: "--admin", kind: .flag, help: "create: the key may also create, list and revoke keys over HTTP (the dashboard's Keys)")],
             details: """
             create NAME prints a new key once; only its SHA-256 is kept in the replica (table api_keys),
             so a lost key cannot be shown again: revoke it and create another. Clients send it as
@@ -16,6 +17,8 @@ extension LifeSyncCommandLine {
             --presentation lifelog-app answers GET /api/entries as the LifeLog iOS app's model decodes it
             (id a bare UUID, recordedAt/deviceId/placeName, whole-second times, synced); present NAME
             --presentation FORM changes it for a key a client already holds.
+            --admin makes a key that may also manage keys through the HTTP API (GET/POST /api/keys,
+            DELETE /api/keys/NAME), as the dashboard does; the command line needs no key.
             Example: lifesync keys create drafts --db phone.sqlite
             Example: lifesync keys create iphone --presentation lifelog-app --db phone.sqlite
             """),
@@ -38,10 +41,11 @@ extension LifeSyncCommandLine {
                 throw CLIError.usage(action == "present" ? "present needs --presentation FORM" : "--presentation goes with create or present",
                                      command: arguments.spec)
             }
+            guard !arguments.flag("--admin") || action == "create" else { throw CLIError.usage("--admin goes with create", command: arguments.spec) }
             let replica = try context.openReplica(arguments)
             switch (action, name) {
             case ("create", let name?):
-                let key = try replica.createAPIKey(name: name, presentation: presentation ?? .lifeSync)
+                let key = try replica.createAPIKey(name: name, presentation: presentation ?? .lifeSync, admin: arguments.flag("--admin"))
                 if arguments.flag("--json") {
                     context.console.print(JSONValue.object([("name", .string(name)), ("key", .string(key))]).prettyText)
                 } else {
@@ -62,8 +66,8 @@ extension LifeSyncCommandLine {
                     context.console.print("no API keys (lifesync keys create NAME makes one)")
                 } else {
                     for key in keys {
-                        context.console.print("\(key.name)  sha256 \(key.hashPrefix)…  created \(key.createdAt.iso8601)  last used \(key.lastUsed?.iso8601 ?? "never")"
-                                              + (key.presentation == .lifeSync ? "" : "  presentation \(key.presentation.rawValue)"))
+                        context.console.print("\(key.name)  sha256 \(key.hashPrefix)…  created \(key.createdAt.local)  last used \(key.lastUsed?.local ?? "never")"
+                                              + (key.presentation == .lifeSync ? "" : "  presentation \(key.presentation.rawValue)") + (key.admin ? "  admin" : ""))
                     }
                 }
             }

@@ -25,10 +25,10 @@ extension LifeSyncCommandLine {
             return 0
         })
 
-    /// `2026-11-22T08:30:00.000Z  mood   mood 7 (1–10) "slept well" #morning  [watch_…]`
+    /// `2026-11-22T09:30:00+01:00  mood   mood 7 (1–10) "slept well" #morning  [watch_…]`
     static func listLine(_ entry: LogEntry) -> String {
         let category = (entry.category ?? "-").padding(toLength: max(8, (entry.category ?? "-").count), withPad: " ", startingAt: 0)
-        return "\(entry.timestamp.iso8601)  \(category)  \(summary(entry))  [\(entry.id)]"
+        return "\(entry.timestamp.local)  \(category)  \(summary(entry))  [\(entry.id)]"
     }
 
     /// The entry's data in a few words.

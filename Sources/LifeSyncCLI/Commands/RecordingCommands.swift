@@ -33,7 +33,7 @@ extension LifeSyncCommandLine {
 
     static let recordingsCommand = Command(
         spec: CommandSpec(name: "recordings", summary: "list recordings, their checksums and sync state",
-                          options: [CommandSpec.dbOption, CommandSpec.jsonFlag]),
+                          options: [CommandSpec.dbOption, CommandSpec.jsonFlag, DeviceLabels.idsFlag]),
         run: { arguments, context in
             let replica = try context.openReplica(arguments)
             let storage = replica.path == ":memory:" ? nil : try? FileRecordingStorage(replicaPath: replica.path)
@@ -47,15 +47,18 @@ extension LifeSyncCommandLine {
                 return 0
             }
             if statuses.isEmpty { context.console.print("no recordings") }
+            let labels = try DeviceLabels(replica, arguments)
             for status in statuses {
                 let r = status.recording
-                var line = "\(r.id)  \(r.fileName)  \(r.size) bytes  \(r.mediaType)  \(status.state(served: served))"
+                var state = status.state(served: served)
                 if status.file == .partial && !status.deleted {
-                    line += " (\(status.received * 100 / max(r.size, 1))%" + (served ? ")" : " as last seen; resumes when served)")
+                    state += " (\(status.received * 100 / max(r.size, 1))%" + (served ? ")" : " as last seen; resumes when served)")
                 }
-                if !status.confirmedBy.isEmpty { line += "  confirmed by \(status.confirmedBy.map(\.nodeID).joined(separator: ", "))" }
-                if let from = status.receivedFrom { line += "  received from \(from)" }
-                context.console.print(line)
+                let first = "\(r.id)  \(state)"
+                context.console.print(first.count <= 80 ? first : "\(r.id)\n    \(state)")
+                context.console.print(fitted("    \(r.mediaType), \(r.size) bytes, from \(labels.label(r.originNode)), \(r.createdAt.local)"))
+                if !status.confirmedBy.isEmpty { context.console.print(fitted("    confirmed by \(status.confirmedBy.map { labels.label($0.nodeID) }.joined(separator: ", "))")) }
+                if let from = status.receivedFrom { context.console.print(fitted("    received from \(labels.label(from))")) }
                 context.console.print("    sha256 \(r.sha256.hex)")
             }
             return 0

@@ -29,14 +29,14 @@ extension LifeSyncCommandLine {
 
     static let statusCommand = Command(
         spec: CommandSpec(name: "status", summary: "the node's identity, counts and replica vector",
-                          options: [CommandSpec.dbOption, CommandSpec.jsonFlag]),
+                          options: [CommandSpec.dbOption, CommandSpec.jsonFlag, DeviceLabels.idsFlag]),
         run: { arguments, context in
             let replica = try context.openReplica(arguments)
             let status = try ReplicaStatus(replica: replica)
             if arguments.flag("--json") {
                 context.console.print(status.json.prettyText)
             } else {
-                for line in status.lines { context.console.print(line) }
+                for line in status.lines(try DeviceLabels(replica, arguments)) { context.console.print(line) }
             }
             return 0
         })
@@ -71,6 +71,8 @@ struct ReplicaStatus {
         recordings = try replica.recordingStatuses()
         servedBy = replica.path == ":memory:" ? nil : ServeLock.holder(replicaPath: replica.path)
         trusted = Dictionary(try replica.trustedPeers().map { ($0.nodeID, $0.fingerprint) }, uniquingKeysWith: { a, _ in a })
+        name = try replica.ownName()
+        names = try replica.deviceNames().compactMapValues { $0.local ?? $0.announced }
         now = replica.now
         // What each peer still lacks, computed now from its last known vector (the serving node
         // may be stopped, and writes may have happened since it saved the row), as the role
@@ -88,6 +90,9 @@ struct ReplicaStatus {
 
     var now: Timestamp
     var policy: RolePolicy
+    /// This node's name, and every named node's (Replica+DeviceNames).
+    var name: String?
+    var names: [String: String]
 
     var pendingTotal: Int { peers.filter(showsPending).map(\.pending).max() ?? 0 }
 
@@ -116,8 +121,8 @@ struct ReplicaStatus {
     /// A partial download, in words: live while served, else interrupted as last seen.
     func transferText(_ status: RecordingStatus) -> String {
         let percent = status.received * 100 / max(status.recording.size, 1)
-        return servedBy == nil ? "\(status.recording.id) interrupted at \(percent)% (as last seen; resumes when served)"
-                               : "\(status.recording.id) \(percent)% received"
+        return servedBy == nil ? "\(status.recording.id)\n            interrupted at \(percent)% (as last seen; resumes when served)"
+                               : "\(status.recording.id)\n            \(percent)% received"
     }
 
     /// Every session of protocol version 2 is TLS 1.3 with the peer's pinned key: a peer's
@@ -130,12 +135,13 @@ struct ReplicaStatus {
 
     func securityLine(of peer: PeerStatus) -> String {
         let key = trusted[peer.nodeID].map { "trusted, key \($0.hex.prefix(16))…" } ?? "not trusted now (lifesync peers)"
-        return "\(key), TLS 1.3, last handshake " + (peer.lastConnected?.iso8601 ?? "never")
+        return "\(key), last handshake " + (peer.lastConnected?.local ?? "never")
     }
 
     var json: JSONValue {
         .object([
             ("node_id", .string(identity.nodeID)),
+            ("name", name.map(JSONValue.string) ?? .null),
             ("role", .string(identity.role.rawValue)),
             ("incarnation", .string(identity.incarnation)),
             ("db", .string(path)),
@@ -163,6 +169,7 @@ struct ReplicaStatus {
                     default: (key, value)
                     }
                 }
+                members.insert(("name", names[peer.nodeID].map(JSONValue.string) ?? .null), at: 1)
                 members += [("last_seen_state", .string(peer.state.rawValue)), ("last_seen", peer.lastSeen.map { .string($0.iso8601) } ?? .null)]
                 members += securityMembers(of: peer)
                 return .object(members)
@@ -175,26 +182,29 @@ struct ReplicaStatus {
         ])
     }
 
-    var lines: [String] {
-        var lines = ["node        \(identity.nodeID) (\(identity.role.rawValue))",
+    /// The report for people: each line fits 80 columns (`--ids` adds full node IDs).
+    func lines(_ labels: DeviceLabels) -> [String] {
+        var lines = ["node        " + (name.map { "\"\($0)\"" } ?? "(no name: lifesync name \"NAME\")") + " (\(identity.role.rawValue))",
+                     "id          \(identity.nodeID)",
                      "incarnation \(identity.incarnation)",
                      "replica     \(path)",
                      "entries     \(entries) live, \(tombstones) deleted, \(conflicts) conflicts kept",
                      "state hash  \(stateHash)",
                      "vector:"]
         for origin in origins {
-            let who = origin.origin == identity.incarnation ? "this node" : (origin.nodeID ?? "unknown node")
-            lines.append("  \(origin.origin)  \(origin.sequence)  (\(who))")
+            let who = origin.origin == identity.incarnation ? "this node" : (origin.nodeID.map(labels.label) ?? "unknown node")
+            lines.append(LifeSyncCommandLine.fitted("  \(origin.origin)  \(origin.sequence)  (\(who))"))
         }
         let live = recordings.filter { !$0.deleted }
-        lines.append("recordings  \(live.count), \(live.filter { $0.state == "pending" }.count) pending"
-                     + live.filter { $0.file == .partial }.map { ", " + transferText($0) }.joined())
-        lines.append("serving     " + (servedBy.map { "yes (lifesync serve, process \($0))" } ?? "no (no lifesync serve has this replica open)"))
+        lines.append("recordings  \(live.count), \(live.filter { $0.state == "pending" }.count) pending")
+        lines += live.filter { $0.file == .partial }.flatMap { transferText($0).split(separator: "\n").map { "  " + $0 } }
+        lines.append("serving     " + (servedBy.map { "yes (lifesync serve, process \($0))" } ?? "no (no lifesync serve has it open)"))
         lines.append(peers.isEmpty ? "peers:      none met yet" : servedBy == nil ? "peers (as last seen; not being served now):" : "peers:")
         for peer in peers {
-            let last = peer.lastSync.map { "last sync \($0.iso8601)" } ?? "never synced"
-            lines.append("  \(peer.nodeID) \(peer.role.rawValue) \(peer.address) \(peer.direction) \(state(of: peer)), \(last), sent \(peer.entriesSent), "
-                         + "received \(peer.entriesReceived)" + (showsPending(peer) ? ", pending \(peer.pending)" : ""))
+            lines.append(LifeSyncCommandLine.fitted("  \(labels.label(peer.nodeID)) (\(peer.role.rawValue)) \(state(of: peer))"))
+            lines.append("    " + (peer.lastSync.map { "last sync \($0.local)" } ?? "never synced") + ", \(peer.direction)")
+            lines.append("    at \(peer.address), TLS 1.3, sent \(peer.entriesSent), received \(peer.entriesReceived)"
+                         + (showsPending(peer) ? ", pending \(peer.pending)" : ""))
             lines.append("    " + securityLine(of: peer))
         }
         return lines

@@ -26,8 +26,9 @@ extension ParsedArguments {
         return query
     }
 
-    /// An ISO 8601 time with a zone, or a bare `YYYY-MM-DD` read in UTC: its first millisecond,
-    /// or with `endOfDay` its last, so `--until 2026-03-01` includes all of that day.
+    /// An ISO 8601 time with a zone, or a bare `YYYY-MM-DD` read as a local day (TZ), as the
+    /// CLI shows times: its first millisecond, or with `endOfDay` its last, so `--until
+    /// 2026-03-01` includes all of that day.
     private func time(_ name: String, endOfDay: Bool) throws(CLIError) -> Timestamp? {
         guard let text = value(name) else { return nil }
         let bytes = Array(text.utf8)
@@ -35,7 +36,8 @@ extension ParsedArguments {
             i == 4 || i == 7 ? b == UInt8(ascii: "-") : (b >= 0x30 && b <= 0x39)
         }
         do {
-            return try Timestamp(iso8601: isBareDate ? text + (endOfDay ? "T23:59:59.999Z" : "T00:00:00.000Z") : text)
+            let time = try Timestamp(iso8601: isBareDate ? text + "T00:00:00.000Z" : text)  // checks the date
+            return isBareDate ? LocalTime.day(text, endOfDay: endOfDay) : time
         } catch {
             throw CLIError.refused("\(name): not an ISO 8601 time with zone nor a YYYY-MM-DD date (\(error.reason)): '\(text)'")
         }

@@ -1,0 +1,26 @@
+import LifeSync
+
+/// How the CLI shows a device to a person: its name ("Kitchen iPad"), else its role and the
+/// first eight digits of its ID (`phone_ce2c2334`); with `--ids`, the full node ID after the name.
+struct DeviceLabels {
+    var names: [String: String]
+    var showIDs: Bool
+
+    static let idsFlag = OptionSpec(name: "--ids", kind: .flag, help: "show full node IDs beside device names")
+
+    init(_ replica: Replica, _ arguments: ParsedArguments) throws {
+        names = try replica.deviceNames().compactMapValues { $0.local ?? $0.announced }
+        showIDs = arguments.flag("--ids")
+    }
+
+    func label(_ nodeID: String) -> String {
+        guard !showIDs else { return names[nodeID].map { "\($0) \(nodeID)" } ?? nodeID }
+        return names[nodeID] ?? Self.short(nodeID)
+    }
+
+    /// `phone_ce2c2334-37fe-…` → `phone_ce2c2334`: enough to tell a household's devices apart.
+    static func short(_ nodeID: String) -> String {
+        guard let underscore = nodeID.firstIndex(of: "_") else { return String(nodeID.prefix(16)) }
+        return String(nodeID[...underscore]) + nodeID[nodeID.index(after: underscore)...].prefix(8)
+    }
+}
