@@ -109,6 +109,9 @@ import TestSupport
         #expect(peer.acks == [1])
         #expect(peer.errors == [.forgedChange] && peer.closed, "\(peer.replies)")
         #expect(try replica.versionStamp(id: forged.id) == nil)
+        // Nothing of it is stored but the note `lifesync status` lists.
+        let refused = try replica.refusedBatches()
+        #expect(refused.count == 1 && refused.first?.nodeID == peer.nodeID && refused.first?.reason.contains(mine) == true, "\(refused)")
         #expect(try replica.replicaVector()[mine] == 1)
         let later = try replica.add(json: ReplicaFixtures.entryJSON(text: "after the forgery"))
         let stamp = try #require(try replica.versionStamp(id: later.id))

@@ -75,6 +75,23 @@ extension Replica {
         if let role = Identifier.role(of: node) { try recordOriginIfUnknown(origin, nodeID: node, role: role) }
     }
 
+    /// Notes that `nodeID` sent a batch refused as forged, keeping the 50 latest notes. In a
+    /// transaction of its own: the refused batch's was rolled back.
+    public func noteRefusedBatch(from nodeID: String, reason: String) throws {
+        try writeTransaction {
+            try database.run("INSERT INTO refused_batches(node_id, refused_at, reason) VALUES (?, ?, ?)",
+                             [.text(nodeID), .text(now.iso8601), .text(String(reason.prefix(512)))])
+            try database.run("DELETE FROM refused_batches WHERE id <= (SELECT max(id) FROM refused_batches) - 50")
+        }
+    }
+
+    /// The batches refused as forged, newest first: who sent each, when, and why.
+    public func refusedBatches() throws -> [(nodeID: String, at: Timestamp, reason: String)] {
+        try database.rows("SELECT node_id, refused_at, reason FROM refused_batches ORDER BY id DESC") { row in
+            (row.string(0), (try? Timestamp(iso8601: row.string(1))) ?? Timestamp(millisecondsSince1970: 0), row.string(2))
+        }
+    }
+
     /// The node an origin belongs to, as this replica knows it.
     func originOwner(_ origin: String) throws -> String? {
         try database.firstRow("SELECT node_id FROM replica_vector WHERE origin = ? AND node_id IS NOT NULL", [.text(origin)]) { $0.string(0) }

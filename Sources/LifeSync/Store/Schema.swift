@@ -322,6 +322,17 @@ enum Schema {
             PRIMARY KEY (origin, seq)
         ) WITHOUT ROWID;
         """,
+        // 21: batches refused as forged (a change its origin did not seal, PROTOCOL.md §5.2.5):
+        // which peer sent one, when and why, for `lifesync status` to list (the 50 latest;
+        // Replica+Seals). Nothing of such a batch is stored, so this is the user's only trace.
+        """
+        CREATE TABLE refused_batches (
+            id INTEGER PRIMARY KEY,
+            node_id TEXT NOT NULL,
+            refused_at TEXT NOT NULL,
+            reason TEXT NOT NULL
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -32,6 +32,8 @@ extension SyncSession {
         } catch ReplicaError.limitExceeded(let reason) {
             throw WireError(.limitExceeded, reason)
         } catch ReplicaError.forgedWrite(let reason) {
+            // Nothing of the batch is kept: this note is what the user can see of it.
+            try? replica.noteRefusedBatch(from: peer?.nodeID ?? "an unknown peer", reason: reason)
             throw WireError(.forgedChange, reason)
         } catch ReplicaError.forged(let reason) {
             throw WireError(.invalidChange, reason)

@@ -49,6 +49,8 @@ struct ReplicaStatus {
     var entries: Int
     var tombstones: Int
     var conflicts: Int
+    /// Batches refused as forged (PROTOCOL.md §5.2.5), newest first.
+    var refused: [(nodeID: String, at: Timestamp, reason: String)]
     var origins: [(origin: String, nodeID: String?, role: Role?, sequence: UInt64)]
     var peers: [PeerStatus]
     /// SHA-256 of the canonical dump: two full replicas have converged when these are equal.
@@ -66,6 +68,7 @@ struct ReplicaStatus {
         entries = try replica.liveEntryCount()
         tombstones = try replica.tombstoneCount()
         conflicts = try replica.conflicts().count
+        refused = try replica.refusedBatches()
         origins = try replica.knownOrigins()
         stateHash = try replica.canonicalHash()
         recordings = try replica.recordingStatuses()
@@ -148,6 +151,10 @@ struct ReplicaStatus {
             ("entries", .number(Double(entries))),
             ("tombstones", .number(Double(tombstones))),
             ("conflicts", .number(Double(conflicts))),
+            ("refused_forged_batches", .array(refused.map {
+                .object([("node_id", .string($0.nodeID)), ("name", names[$0.nodeID].map(JSONValue.string) ?? .null),
+                         ("refused_at", .string($0.at.iso8601)), ("reason", .string($0.reason))])
+            })),
             ("pending", .number(Double(pendingTotal))),
             ("state_hash", .string(stateHash)),
             ("serving", .bool(servedBy != nil)),
@@ -194,6 +201,12 @@ struct ReplicaStatus {
         for origin in origins {
             let who = origin.origin == identity.incarnation ? "this node" : (origin.nodeID.map(labels.label) ?? "unknown node")
             lines.append(LifeSyncCommandLine.fitted("  \(origin.origin)  \(origin.sequence)  (\(who))"))
+        }
+        if let last = refused.first {
+            // Nothing of a refused batch is stored: this is where the user learns of it.
+            let senders = Set(refused.map(\.nodeID)).sorted().map(labels.label).joined(separator: ", ")
+            lines.append(LifeSyncCommandLine.fitted("refused     \(refused.count) forged batch(es) from \(senders); none stored"))
+            lines.append(LifeSyncCommandLine.fitted("  last \(last.at.local): \(last.reason)"))
         }
         let live = recordings.filter { !$0.deleted }
         lines.append("recordings  \(live.count), \(live.filter { $0.state == "pending" }.count) pending")
