@@ -58,19 +58,19 @@ extension NodeServer {
             && connection.queued >= max(64 << 10, limits.maximumTotalQueuedOutput / 64)
     }
 
-    /// A connection went: its share is free, and if it held much, the memory is given back soon.
+    /// A connection went: its share is free.
     func releaseBudget(of connection: PeerConnection) {
         bufferedInput -= connection.heldInput
-        if connection.heldInput + connection.queued >= 1 << 20 { trimDue = true }
         connection.heldInput = 0
     }
 
-    /// Returns freed heap memory to the kernel (`malloc_trim`), at most every 2 s: glibc keeps
-    /// what a flood made it allocate (most of 90 MiB stayed after a PING flood ended).
+    /// Returns freed heap memory to the kernel (`malloc_trim`) when more than
+    /// `Limits.keptFreeMemory` of it lies free, looked at every 2 s: glibc keeps what a flood
+    /// made it allocate (most of 90 MiB stayed after a PING flood ended; the replies and actions
+    /// of one read are freed as soon as they went, without any connection closing).
     func giveMemoryBack(now: Int64) {
-        guard trimDue, now >= nextTrim else { return }
-        trimDue = false
+        guard now >= nextTrim else { return }
         nextTrim = now + 2_000
-        malloc_trim(0)
+        if mallinfo2().fordblks >= limits.keptFreeMemory { malloc_trim(0) }
     }
 }

@@ -41,8 +41,7 @@ public final class NodeServer: @unchecked Sendable {
     var totalQueued = 0
     /// The one connection whose unfinished frame is read while over the input budget.
     var finishingID: Int?
-    /// Memory to give back once a connection that held much has gone, and when next allowed.
-    var trimDue = false
+    /// When free heap memory is next looked at, to be given back (`giveMemoryBack`).
     var nextTrim: Int64 = 0
     /// Accepts one connection; a seam for tests (a listener that fails with EMFILE).
     var acceptConnection: (Int32) -> Socket.AcceptOutcome = Socket.accept
@@ -204,21 +203,20 @@ public final class NodeServer: @unchecked Sendable {
 
     /// Drains what the stream holds, up to the read buffer, into one call of the core: batches
     /// that arrived while the last one was being stored then reach the session together, and it
-    /// commits them together.
+    /// commits them together. Small pieces (`Limits.budgetReadSize`) while over the input budget,
+    /// and from a peer whose last read was mostly tiny frames (`Limits.tinyFrameBytes`).
     private func read(_ connection: PeerConnection, now: Int64) {
-        let overBudget = bufferedInput >= limits.maximumBufferedInput
         if waitsForInputBudget(connection) { return }  // its unfinished frame waits for room
-        let (filled, ended) = overBudget ? connection.stream.readAvailable(into: &budgetReadBuffer)
-                                         : connection.stream.readAvailable(into: &readBuffer)
-        if filled > 0 && overBudget {
-            metrics.received(bytes: filled)
-            execute(core.received(connection: connection.id, bytes: budgetReadBuffer[0..<filled], now: now))
-            noteHeldInput(connection, now: now)
-        } else if filled > 0 {
+        let small = bufferedInput >= limits.maximumBufferedInput || connection.sendsTinyFrames
+        let (filled, ended) = small ? connection.stream.readAvailable(into: &budgetReadBuffer)
+                                    : connection.stream.readAvailable(into: &readBuffer)
+        if filled > 0 {
             metrics.received(bytes: filled)
             let started = MonotonicClock.seconds()
-            let actions = core.received(connection: connection.id, bytes: readBuffer[0..<filled], now: now)
+            let actions = small ? core.received(connection: connection.id, bytes: budgetReadBuffer[0..<filled], now: now)
+                                : core.received(connection: connection.id, bytes: readBuffer[0..<filled], now: now)
             if NodeMetrics.appliedBatch(actions) { metrics.observeApply(seconds: MonotonicClock.seconds() - started) }
+            connection.sendsTinyFrames = actions.count > filled / max(1, limits.tinyFrameBytes)
             execute(actions)
             noteHeldInput(connection, now: now)
         }

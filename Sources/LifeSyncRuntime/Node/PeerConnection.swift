@@ -41,6 +41,9 @@ final class PeerConnection {
     var heldRemaining = Int.max
     var heldSince: Int64 = 0
     var pausedBefore = false
+    /// Its last read was mostly tiny frames (`Limits.tinyFrameBytes`), or it has not been read
+    /// yet: it is read in small pieces (a PING flood's first read too).
+    var sendsTinyFrames = true
     /// Set by a close with output still queued: dropped once flushed, or at this time anyway.
     var closeWhenFlushed: Int64?
 
