@@ -36,11 +36,9 @@ public final class NodeServer: @unchecked Sendable {
     /// The read buffer while over the input budget (`Limits.budgetReadSize`).
     private var budgetReadBuffer: [UInt8]
     /// Unfinished frames held by all sessions, kept current read by read (`NodeServer+Budget`).
-    var bufferedInput = 0
+    var inputBudget: InputBudget
     /// Output queued for all connections at the start of this round.
     var totalQueued = 0
-    /// The one connection whose unfinished frame is read while over the input budget.
-    var finishingID: Int?
     /// When free heap memory is next looked at, to be given back (`giveMemoryBack`).
     var nextTrim: Int64 = 0
     /// Accepts one connection; a seam for tests (a listener that fails with EMFILE).
@@ -111,6 +109,7 @@ public final class NodeServer: @unchecked Sendable {
         core = NodeCore(replica: replica, configuration: configuration, random: SystemRandom(), now: MonotonicClock.milliseconds(), storage: storage)
         self.log = log
         self.limits = limits
+        inputBudget = InputBudget(limit: limits.maximumBufferedInput, stalledTimeout: limits.stalledFrameTimeout)
         self.discoveryPort = discoveryPort
         readBuffer = [UInt8](repeating: 0, count: max(64 * 1024, limits.readSize))
         budgetReadBuffer = [UInt8](repeating: 0, count: max(1, min(limits.budgetReadSize, limits.readSize)))
@@ -196,7 +195,7 @@ public final class NodeServer: @unchecked Sendable {
             if connection.readPaused { stats.pausedConnections += 1 }
         }
         stats.listenerPaused = listenerPausedUntil != nil
-        stats.bufferedInputBytes = bufferedInput
+        stats.bufferedInputBytes = inputBudget.total
         let snapshot = stats
         statsLock.withLock { publishedStats = snapshot }
     }
@@ -207,7 +206,7 @@ public final class NodeServer: @unchecked Sendable {
     /// and from a peer whose last read was mostly tiny frames (`Limits.tinyFrameBytes`).
     private func read(_ connection: PeerConnection, now: Int64) {
         if waitsForInputBudget(connection) { return }  // its unfinished frame waits for room
-        let small = bufferedInput >= limits.maximumBufferedInput || connection.sendsTinyFrames
+        let small = inputBudget.isSpent || connection.sendsTinyFrames
         let (filled, ended) = small ? connection.stream.readAvailable(into: &budgetReadBuffer)
                                     : connection.stream.readAvailable(into: &readBuffer)
         if filled > 0 {
@@ -310,7 +309,7 @@ extension NodeServer: PollParticipant {
         }
         let ordered = connections.values.sorted { $0.id < $1.id }
         totalQueued = ordered.reduce(0) { $0 + $1.queued }
-        chooseFinishing()
+        inputBudget.chooseFinishing()
         for connection in ordered {
             if let linger = connection.closeWhenFlushed { deadline = min(deadline ?? linger, linger) }
             updateReadPause(connection)
