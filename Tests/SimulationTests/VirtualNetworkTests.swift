@@ -25,11 +25,14 @@ import TestSupport
         }
     }
 
-    /// A network with fixed timing, a phone core on it (and a mac that dials it, if asked).
-    static func network(latency: Int64 = 10, dialDelay: Int64 = 5, withMac: Bool = false) throws -> (VirtualNetwork, Recorder) {
+    /// A network with fixed timing (and whatever else `configure` sets), a phone core on it (and
+    /// a mac that dials it, if asked).
+    static func network(latency: Int64 = 10, dialDelay: Int64 = 5, withMac: Bool = false,
+                        configure: (inout VirtualNetwork.Configuration) -> Void = { _ in }) throws -> (VirtualNetwork, Recorder) {
         var configuration = VirtualNetwork.Configuration()
         configuration.latency = latency...latency
         configuration.dialDelay = dialDelay...dialDelay
+        configure(&configuration)
         let network = VirtualNetwork(configuration: configuration, random: SeededRandom(seed: 3))
         let recorder = Recorder(network)
         network.attach("raw", endpoint: recorder, key: Self.key("raw"))
