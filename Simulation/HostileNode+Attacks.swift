@@ -80,7 +80,10 @@ extension HostileNode {
     func duplicateSequence(on link: Link) {
         let originals = log.filter { $0.deleted ? may(.twinOfTombstone) : may(.duplicateSequence) }
         guard !originals.isEmpty else { return may(.ownWrites) ? sendOwnWrites(on: link, extra: 0) : () }
-        let original = originals[Int(random.next(below: UInt64(originals.count)))]
+        // Half the time a delete's twin, when it has one to twin: deletes are a few of its writes.
+        let deletes = originals.filter(\.deleted)
+        let pool = !deletes.isEmpty && random.next(below: 2) == 0 ? deletes : originals
+        let original = pool[Int(random.next(below: UInt64(pool.count)))]
         count(original.deleted ? .twinOfTombstone : .duplicateSequence)
         let sameEntry = random.next(below: 2) == 0
         let id = sameEntry ? original.id : "evil_" + Identifier.uuidV4(random: random)

@@ -134,6 +134,8 @@ final class HostileNode: VirtualEndpoint {
 
     /// Attacks left out (`SimulationOptions.hostileExclusions`).
     let excluded: Set<Attack>
+    /// The attacks on resources (`HostileNode+Resources`).
+    lazy var resources = Resources(seed: simulator.seed)
 
     init(simulator: Simulator, random: SeededRandom) {
         self.simulator = simulator
@@ -154,6 +156,7 @@ final class HostileNode: VirtualEndpoint {
     func act() {
         guard !stopped else { return }
         defer { simulator.network.schedule(at: simulator.now + 100 + Int64(random.next(below: 1_400))) { [unowned self] in act() } }
+        attackResources()
         let open = links.values.filter { $0.peer != nil }.sorted { $0.end < $1.end }
         if links.count < 2 && (open.isEmpty || random.next(below: 4) == 0) {
             dial()
@@ -166,6 +169,7 @@ final class HostileNode: VirtualEndpoint {
     /// The liveness phase: every connection closed, nothing sent any more.
     func stop() {
         stopped = true
+        stopResourceAttacks()
         for end in links.keys.sorted() { simulator.network.close(end) }
         links.removeAll()
     }
@@ -359,5 +363,7 @@ final class HostileNode: VirtualEndpoint {
 extension SimulationOptions {
     /// Every attack of the hostile node, by the name it is counted under in a run's fault counts
     /// and left out by in `hostileExclusions`.
-    public static var hostileAttacks: [String] { HostileNode.Attack.allCases.map(\.rawValue) }
+    public static var hostileAttacks: [String] {
+        HostileNode.Attack.allCases.map(\.rawValue) + HostileNode.ResourceAttack.allCases.map(\.rawValue)
+    }
 }

@@ -35,6 +35,12 @@ public struct SimulationOptions: Sendable {
     /// Attacks the hostile node leaves out, by the name it counts them under in the fault counts
     /// (`hostile_forged_vv`, …): to isolate one finding, or to run without a known one.
     public var hostileExclusions: Set<String> = []
+    /// Bytes of unfinished frames all sessions of a node may hold together, bounded as the
+    /// runtime bounds them (`NodeServer.Limits.maximumBufferedInput`, 64 MiB there; smaller
+    /// here, so that the hostile node's parked frames spend it), and how long a frame may stay
+    /// unchanged while it is spent, ms (`VirtualNetwork+Budget`). Nil: no total bound.
+    public var maximumBufferedInput: Int? = 4 << 20
+    public var stalledFrameTimeout: Int64 = 10_000
     /// Receivers check incoming chunks a few ms after they arrive, a random number at a time, as
     /// the runtime does on a queue of its own (`IncomingFileWriter`): acknowledgements lag and a
     /// corrupt chunk is found after later ones arrived.

@@ -87,6 +87,8 @@ public final class Simulator {
         configuration.partitionHold = options.duration
         configuration.faults = options.faults
         configuration.duplicationPerMille = options.faults && options.duplicationAndReordering ? options.duplicationAndReorderingPerMille : 0
+        configuration.maximumBufferedInput = options.maximumBufferedInput
+        configuration.stalledFrameTimeout = options.stalledFrameTimeout
         network = VirtualNetwork(configuration: configuration, random: root.derive("network"))
         faultRandom = root.derive("faults")
         workload = root.derive("workload")

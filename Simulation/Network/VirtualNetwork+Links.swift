@@ -152,6 +152,8 @@ extension VirtualNetwork {
         note("deliver \(end) \(bytes.count)", bytes: bytes)
         if let endpoint = host.endpoint {
             endpoint.received(end: end, bytes: bytes)
+        } else if host.inputBudget != nil {
+            holdBack(bytes, for: end, of: name)
         } else if let core = host.core {
             perform(core.received(connection: end, bytes: bytes, now: now), on: name)
         }
@@ -163,6 +165,7 @@ extension VirtualNetwork {
         let name = connection.name(of: end)
         note("closed \(end) at \(name)")
         if let endpoint = hosts[name]?.endpoint { endpoint.closed(end: end) }
+        if let host = hosts[name] { releaseBudget(of: end, host: host) }
         if let core = hosts[name]?.core { perform(core.closed(connection: end, now: now), on: name) }
         if connection.closed == [true, true] { connections[end / 2]?.open = false }
     }

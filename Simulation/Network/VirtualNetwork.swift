@@ -32,6 +32,11 @@ public final class VirtualNetwork {
         public var duplicationPerMille = 0
         /// One `run` processing more events than this stops and reports that it did not settle.
         public var eventLimit = 5_000_000
+        /// Bytes of unfinished frames all of a core's sessions may hold together, held to as the
+        /// runtime holds to `NodeServer.Limits.maximumBufferedInput` (`VirtualNetwork+Budget`);
+        /// nil: no total bound. And how long a parked frame may stay while the budget is spent, ms.
+        public var maximumBufferedInput: Int?
+        public var stalledFrameTimeout: Int64 = 10_000
 
         public init() {}
     }
@@ -57,6 +62,10 @@ public final class VirtualNetwork {
         var life = 0
         /// Peers this host is dialling now (a second dial to one of them is a violation).
         var dialing = Set<Int>()
+        /// The core's input budget, and bytes held back from it per end (`VirtualNetwork+Budget`).
+        var inputBudget: InputBudget?
+        var heldBack: [Int: [[UInt8]]] = [:]
+        var budgetRoundDue = false
     }
 
     public var configuration: Configuration
@@ -105,6 +114,7 @@ public final class VirtualNetwork {
         host.core = core
         host.key = key
         host.scheduledTick = nil
+        startBudget(of: host)
         perform(core.start(now: now), on: name)
     }
 

@@ -50,14 +50,6 @@ import TestSupport
         return bytes
     }
 
-    /// VmRSS of a live process, in MiB.
-    static func residentMebibytes(_ pid: Int32) -> Double {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kib = Double(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
-        return kib / 1024
-    }
-
     @Test(.timeLimit(.minutes(5)))
     func aServeProcessSurvivesMutatedFramesAndStillSyncs() throws {
         let seconds = Double(ProcessInfo.processInfo.environment["LIFESYNC_HOSTILE_SECONDS"] ?? "") ?? 6
@@ -100,7 +92,7 @@ import TestSupport
         }
         let elapsed = Date().timeIntervalSince(start)
         #expect(phone.isRunning, "the node died under the stream:\n\(phone.allOutput.suffix(3000))")
-        let rss = Self.residentMebibytes(pid)
+        let rss = ProcessMemory.resident(pid)
         print("hostile stream: \(sent) mutated frames on \(connections) connections in \(String(format: "%.1f", elapsed)) s "
               + "(\(Int(Double(sent) / elapsed)) frames/s); phone RSS afterwards \(String(format: "%.0f", rss)) MiB")
         #expect(rss > 0 && rss < 150, "phone RSS \(rss) MiB after the stream")

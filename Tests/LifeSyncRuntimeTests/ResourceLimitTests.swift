@@ -9,45 +9,6 @@ import TestSupport
 /// never reads, connections beyond the caps, and a listener that cannot accept for want of
 /// descriptors. Small limits, so the tests stay quick; every loop bounded in count and time.
 @Suite(.serialized) struct ResourceLimitTests {
-    /// A valid HELLO from a fresh mac identity.
-    static func hello() -> Hello {
-        let random = SystemRandom()
-        return Hello(nodeID: Identifier.make(role: .mac, random: random), role: .mac, incarnation: Identifier.uuidV4(random: random),
-              capabilities: [.seals, .receivesEntries], clock: HLCTimestamp(milliseconds: 1_795_305_600_000, counter: 0), vector: VersionVector())
-    }
-
-    /// A raw peer that `phone` trusts, past its HELLO (a fresh mac's).
-    static func helloedPeer(trustedBy phone: Replica, port: UInt16) throws -> RawPeer {
-        let hello = Self.hello()
-        let peer = try RawPeer.trusted(as: hello.nodeID, by: phone, port: port)
-        peer.send(Message.hello(hello).encoded())
-        return peer
-    }
-
-    /// Each of `flooders` sends PINGs, never reading a PONG, until `bytesEach` went, its
-    /// connection failed, or the node took nothing from any of them for a second (it stopped
-    /// reading); 30 s at most. The kernel's socket buffers take a few MiB of PINGs and PONGs:
-    /// only beyond those does the node have to queue. Returns the bytes each sent.
-    static func floodPings(_ flooders: [RawPeer], bytesEach: Int) -> [Int] {
-        let burst = Array([[UInt8]](repeating: Message.ping(nonce: 7).encoded(), count: 4096).joined())
-        let deadline = Date().addingTimeInterval(30)
-        var sent = [Int](repeating: 0, count: flooders.count), failed = Set<Int>(), stalledSince: Date?
-        for _ in 0..<1_000_000 where Date() < deadline {
-            let sending = flooders.indices.filter { sent[$0] < bytesEach && !failed.contains($0) }
-            if sending.isEmpty { break }
-            var moved = false
-            for i in sending {
-                guard let n = flooders[i].trySend(burst[(sent[i] % burst.count)...]) else { failed.insert(i); continue }
-                if n > 0 { sent[i] += n; moved = true }
-            }
-            if moved { stalledSince = nil; continue }
-            if let since = stalledSince, Date().timeIntervalSince(since) > 1 { break }
-            if stalledSince == nil { stalledSince = Date() }
-            usleep(2_000)
-        }
-        return sent
-    }
-
     /// A well-behaved mac that writes one entry and dials `phone`: the phone must get it.
     static func expectAGoodPeerSyncs(_ cluster: LoopbackCluster, phone: Replica, entries: Int = 1,
                                      sourceLocation: SourceLocation = #_sourceLocation) throws {
@@ -72,8 +33,8 @@ import TestSupport
         let phone = try cluster.open("phone")
         let node = try cluster.start("phone", limits: limits)
 
-        let flooder = try Self.helloedPeer(trustedBy: phone, port: cluster.port("phone"))
-        let sent = Self.floodPings([flooder], bytesEach: 8 << 20)[0]
+        let flooder = try RawPeer.helloed(trustedBy: phone, port: cluster.port("phone"))
+        let sent = RawPeer.floodPings([flooder], bytesEach: 8 << 20)[0]
         #expect(waitUntil(timeout: 10) { node.server.statistics.pausedConnections == 1 },
                 "the node never stopped reading from the flooder (\(sent) bytes sent): \(node.server.statistics)\n\(cluster.log("phone").joined(separator: "\n"))")
         usleep(200_000)
@@ -115,8 +76,8 @@ import TestSupport
         try cluster.create("phone", role: .phone)
         let phone = try cluster.open("phone")
         let node = try cluster.start("phone", limits: limits)
-        let flooders = try (0..<4).map { _ in try Self.helloedPeer(trustedBy: phone, port: cluster.port("phone")) }
-        let sent = Self.floodPings(flooders, bytesEach: 12 << 20)
+        let flooders = try (0..<4).map { _ in try RawPeer.helloed(trustedBy: phone, port: cluster.port("phone")) }
+        let sent = RawPeer.floodPings(flooders, bytesEach: 12 << 20)
         usleep(300_000)
         let statistics = node.server.statistics
         let bound = limits.maximumTotalQueuedOutput + flooders.count * (limits.readSize + 64 * 1024)
@@ -220,11 +181,10 @@ import TestSupport
         let port = cluster.port("phone")
         var parked: [RawPeer] = []
         for _ in 0..<10 {
-            let peer = try Self.helloedPeer(trustedBy: phone, port: port)
+            let peer = try RawPeer.helloed(trustedBy: phone, port: port)
             // A BATCH frame of 2 MiB announced, 600 KiB of it sent, the rest never.
             let length = 2 << 20
-            peer.send([UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF), MessageType.batch.rawValue]
-                      + [UInt8](repeating: 0, count: 600 << 10))
+            peer.send(RawPeer.frameHeader(length: length, type: .batch) + [UInt8](repeating: 0, count: 600 << 10))
             parked.append(peer)
         }
         #expect(waitUntil(timeout: 10) { node.server.statistics.bufferedInputBytes >= limits.maximumBufferedInput }, "\(node.server.statistics)")

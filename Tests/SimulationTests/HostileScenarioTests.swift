@@ -36,6 +36,11 @@ import Testing
             #expect(kinds.contains(attack), "no \(attack) in seeds \(Self.seeds)")
         }
         #expect(kinds.contains("hostile_claimed_identity_refused"), "no claimed identity was refused")
+        // The resource attacks reached the bound they test: parked frames spent a node's input
+        // budget, bytes waited, and frames stalled meanwhile were closed.
+        for bound in ["input_budget_spent", "input_budget_held_back", "input_budget_stalled_closed"] {
+            #expect(kinds.contains(bound), "no \(bound) in seeds \(Self.seeds)")
+        }
         #expect(!kinds.contains("hostile_vouch_as_other"), "a session under a claimed identity got through")
         #expect(!kinds.contains("hostile_own_identity_refused"), "the hostile node's own, trusted identity was refused")
         // Strangers (keys nobody trusts) tried every way in, and were refused every way: as

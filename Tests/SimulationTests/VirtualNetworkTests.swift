@@ -25,11 +25,14 @@ import TestSupport
         }
     }
 
-    /// A network with fixed timing, a phone core on it (and a mac that dials it, if asked).
-    static func network(latency: Int64 = 10, dialDelay: Int64 = 5, withMac: Bool = false) throws -> (VirtualNetwork, Recorder) {
+    /// A network with fixed timing (and whatever else `configure` sets), a phone core on it (and
+    /// a mac that dials it, if asked).
+    static func network(latency: Int64 = 10, dialDelay: Int64 = 5, withMac: Bool = false,
+                        configure: (inout VirtualNetwork.Configuration) -> Void = { _ in }) throws -> (VirtualNetwork, Recorder) {
         var configuration = VirtualNetwork.Configuration()
         configuration.latency = latency...latency
         configuration.dialDelay = dialDelay...dialDelay
+        configure(&configuration)
         let network = VirtualNetwork(configuration: configuration, random: SeededRandom(seed: 3))
         let recorder = Recorder(network)
         network.attach("raw", endpoint: recorder, key: Self.key("raw"))
@@ -45,8 +48,12 @@ import TestSupport
                                    capabilities: [.seals, .receivesEntries], clock: mac.currentClock, vector: try mac.replicaVector())).encoded()
     }
 
-    /// The key each host proves.
-    static func key(_ name: String) -> SHA256.Digest { SHA256.hash(Array(name.utf8)) }
+    /// The key each host proves: its node's own (`TestKeys`, which its replica seals with).
+    static func key(_ name: String) -> SHA256.Digest {
+        let (role, seed): (Role, UInt64) = name == "phone" ? (.phone, 1) : name == "mac" ? (.mac, 2) : (.mac, 77)
+        guard let replica = try? ReplicaFixtures.replica(role: role, seed: seed) else { return SHA256.hash(Array(name.utf8)) }
+        return TestKeys.key(for: replica.identity.nodeID).fingerprint
+    }
 
     /// Who trusts whom: the phone (seed 1), the mac (seed 2) and the raw endpoint (the mac of
     /// seed 77 whose HELLO it sends), each under its host's key.

@@ -15,11 +15,21 @@ public final class RawPeer {
 
     public static let sharedKey = Result { try NodeKey.generate(nodeID: "mac_7c9e6679-7425-40de-944b-e07fc1f90ae7") }
 
-    /// Connects to `127.0.0.1:port` and, with `tls`, completes the handshake (5 s at most).
-    public init(port: UInt16, tls: Bool = true, key: NodeKey? = nil) throws {
+    /// Connects to `127.0.0.1:port` (from the loopback address `source`, if given: a node caps
+    /// connections per address) and, with `tls`, completes the handshake (5 s at most).
+    public init(port: UInt16, tls: Bool = true, key: NodeKey? = nil, from source: String? = nil) throws {
         self.key = try key ?? Self.sharedKey.get()
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.fd = fd
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { close(fd); throw RawPeerError("bind \(source) failed: \(String(cString: strerror(errno)))") }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -53,10 +63,10 @@ public final class RawPeer {
 
     /// A peer with a fresh key that `replica` (the node's, on disk) trusts as `nodeID`: what a
     /// paired but buggy or hostile implementation looks like to the node.
-    public static func trusted(as nodeID: String, by replica: Replica, port: UInt16) throws -> RawPeer {
+    public static func trusted(as nodeID: String, by replica: Replica, port: UInt16, from source: String? = nil) throws -> RawPeer {
         let key = try NodeKey.generate(nodeID: nodeID)
         try replica.trust(TrustedPeer(nodeID: nodeID, role: Identifier.role(of: nodeID)!, fingerprint: key.fingerprint, trustedAt: replica.now))
-        return try RawPeer(port: port, key: key)
+        return try RawPeer(port: port, key: key, from: source)
     }
 
     /// The fingerprint of the key the node proved it holds (nil without TLS).

@@ -47,9 +47,9 @@ enum HandshakeBench {
             }
             times.append((MonotonicClock.seconds() - start) * 1000)
             guard hello.nodeID == node.identity.nodeID else { throw CLIError.refused("bench handshake: the node said it is \(hello.nodeID)") }
-            if n == window { rssAfterWindow = SyncBench.statusMebibytes(server.pid, field: "VmRSS:") }
+            if n == window { rssAfterWindow = ProcessMemory.resident(server.pid) }
         }
-        let rssAtEnd = SyncBench.statusMebibytes(server.pid, field: "VmRSS:")
+        let rssAtEnd = ProcessMemory.resident(server.pid)
         let sorted = times.sorted()
         let median = BenchReport.median(times)
         let first = BenchReport.median(Array(times.prefix(window))), last = BenchReport.median(Array(times.suffix(window)))

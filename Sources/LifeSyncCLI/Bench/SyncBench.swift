@@ -40,7 +40,7 @@ enum SyncBench {
         let syncSeconds = MonotonicClock.seconds() - start
         let stored = try phone.liveEntryCount()
         precondition(stored == count, "bench sync: the phone holds \(stored) of \(count) entries")
-        let rss = peakResidentMebibytes(phoneProcess.pid)
+        let rss = ProcessMemory.peak(phoneProcess.pid)
         // Both nodes stopped first, so nothing of theirs runs alongside the last baseline.
         for process in [watchProcess, phoneProcess] { process.terminate() }
         rawRuns.append(try RawSQLiteBaseline.timedRun(rows, path: rawPath))
@@ -95,17 +95,5 @@ enum SyncBench {
         }
         guard ok else { throw CLIError.refused("cannot find a free port on 127.0.0.1") }
         return UInt16(bigEndian: address.sin_port)
-    }
-
-    /// VmHWM of a live process, in MiB.
-    static func peakResidentMebibytes(_ pid: Int32) -> Double { statusMebibytes(pid, field: "VmHWM:") }
-
-    /// A kB figure of a live process's /proc/PID/status (`VmHWM:`, `VmRSS:`), in MiB; -1 if
-    /// it cannot be read.
-    static func statusMebibytes(_ pid: Int32, field: String) -> Double {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
-              let kib = Double(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
-        return kib / 1024
     }
 }

@@ -56,7 +56,7 @@ enum TransferBench {
             throw CLIError.refused("bench transfer: no confirmation within 15 minutes")
         }
         let seconds = MonotonicClock.seconds() - start
-        let rss = SyncBench.peakResidentMebibytes(phoneProcess.pid)
+        let rss = ProcessMemory.peak(phoneProcess.pid)
         let received = try FileRecordingStorage(replicaPath: phonePath).path(of: recording.storageName)
         let copy = try hashFile(received).1
         precondition(copy == sha.hex, "bench transfer: the phone's copy differs")

@@ -12,40 +12,23 @@ extension NodeServer {
     func noteHeldInput(_ connection: PeerConnection, now: Int64) {
         guard connections[connection.id] != nil else { return }
         let (held, remaining) = core.bufferedInput(connection: connection.id)
-        if held != connection.heldInput { connection.heldSince = now }
-        bufferedInput += held - connection.heldInput
-        connection.heldInput = held
-        connection.heldRemaining = remaining ?? Int.max
-        stats.largestBufferedInput = max(stats.largestBufferedInput, bufferedInput)
+        inputBudget.note(connection.id, held: held, remaining: remaining, now: now)
+        stats.largestBufferedInput = inputBudget.largest
     }
 
     /// Whether the connection is not read now: the budget is spent and it holds an unfinished
     /// frame, and it is not the one frame let finish (the one closest to completing), so what
     /// is held grows by one frame at most while over the budget, and completing frames free it.
-    func waitsForInputBudget(_ connection: PeerConnection) -> Bool {
-        guard bufferedInput >= limits.maximumBufferedInput, connection.heldInput > 0 else { return false }
-        return finishingID != connection.id
-    }
-
-    /// Picks, once a poll round, the connection whose unfinished frame is closest to complete
-    /// (fewest bytes lacking, then the oldest connection): the only one holding a frame that is
-    /// read while over the budget. None while under it.
-    func chooseFinishing() {
-        guard bufferedInput >= limits.maximumBufferedInput else {
-            finishingID = nil
-            return
-        }
-        finishingID = connections.values.filter { $0.heldInput > 0 }.min { ($0.heldRemaining, $0.id) < ($1.heldRemaining, $1.id) }?.id
-    }
+    func waitsForInputBudget(_ connection: PeerConnection) -> Bool { inputBudget.waits(connection.id) }
 
     /// While over the input budget, a connection whose unfinished frame has not grown for
     /// `Limits.stalledFrameTimeout` is closed: a peer that parks most of a frame and sends no
     /// more (a LAN moves megabytes a second) holds its share, and the one frame let finish, no
     /// longer.
     func closeStalledFrames(now: Int64) {
-        guard bufferedInput >= limits.maximumBufferedInput else { return }
-        for connection in connections.values where connection.heldInput > 0 && now - connection.heldSince > limits.stalledFrameTimeout {
-            log("\(connection.remote) held \(connection.heldInput) bytes of an unfinished frame for \(now - connection.heldSince) ms "
+        for stalled in inputBudget.stalled(now: now) {
+            guard let connection = connections[stalled.connection] else { continue }
+            log("\(connection.remote) held \(stalled.bytes) bytes of an unfinished frame for \(stalled.heldFor) ms "
                 + "without sending more while the node was short of room; closing it")
             closeNow(connection, now: now)
         }
@@ -58,19 +41,16 @@ extension NodeServer {
             && connection.queued >= max(64 << 10, limits.maximumTotalQueuedOutput / 64)
     }
 
-    /// A connection went: its share is free, and if it held much, the memory is given back soon.
-    func releaseBudget(of connection: PeerConnection) {
-        bufferedInput -= connection.heldInput
-        if connection.heldInput + connection.queued >= 1 << 20 { trimDue = true }
-        connection.heldInput = 0
-    }
+    /// A connection went: its share is free.
+    func releaseBudget(of connection: PeerConnection) { inputBudget.release(connection.id) }
 
-    /// Returns freed heap memory to the kernel (`malloc_trim`), at most every 2 s: glibc keeps
-    /// what a flood made it allocate (most of 90 MiB stayed after a PING flood ended).
+    /// Returns freed heap memory to the kernel (`malloc_trim`) when more than
+    /// `Limits.keptFreeMemory` of it lies free, looked at every 2 s: glibc keeps what a flood
+    /// made it allocate (most of 90 MiB stayed after a PING flood ended; the replies and actions
+    /// of one read are freed as soon as they went, without any connection closing).
     func giveMemoryBack(now: Int64) {
-        guard trimDue, now >= nextTrim else { return }
-        trimDue = false
+        guard now >= nextTrim else { return }
         nextTrim = now + 2_000
-        malloc_trim(0)
+        if mallinfo2().fordblks >= limits.keptFreeMemory { malloc_trim(0) }
     }
 }

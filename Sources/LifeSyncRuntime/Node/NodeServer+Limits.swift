@@ -20,6 +20,15 @@ extension NodeServer {
         /// The read size while over `maximumBufferedInput`: small frames (a PING, an ACK, a
         /// HELLO) still get through.
         public var budgetReadSize = 64 * 1024
+        /// A connection whose last read made one action (a reply, an event) per this many bytes
+        /// or fewer is read in `budgetReadSize` pieces too: all of one read is decoded and
+        /// answered before anything else runs, and tiny frames cost many times their size meanwhile
+        /// (a 4 MiB read of PINGs made some 320,000 messages, replies and actions, about 40 MiB,
+        /// and held the loop for seconds in a debug build, keyed HTTP clients unanswered).
+        public var tinyFrameBytes = 256
+        /// Free heap memory beyond which it is given back to the kernel (checked every 2 s): the
+        /// warm frames of a transfer stay (`FrameMemory`), what a flood left does not.
+        public var keptFreeMemory = 16 << 20
         /// While over `maximumBufferedInput`, a connection whose unfinished frame has not grown
         /// for this long is closed. Ms.
         public var stalledFrameTimeout: Int64 = 10_000

@@ -36,13 +36,10 @@ public final class NodeServer: @unchecked Sendable {
     /// The read buffer while over the input budget (`Limits.budgetReadSize`).
     private var budgetReadBuffer: [UInt8]
     /// Unfinished frames held by all sessions, kept current read by read (`NodeServer+Budget`).
-    var bufferedInput = 0
+    var inputBudget: InputBudget
     /// Output queued for all connections at the start of this round.
     var totalQueued = 0
-    /// The one connection whose unfinished frame is read while over the input budget.
-    var finishingID: Int?
-    /// Memory to give back once a connection that held much has gone, and when next allowed.
-    var trimDue = false
+    /// When free heap memory is next looked at, to be given back (`giveMemoryBack`).
     var nextTrim: Int64 = 0
     /// Accepts one connection; a seam for tests (a listener that fails with EMFILE).
     var acceptConnection: (Int32) -> Socket.AcceptOutcome = Socket.accept
@@ -112,6 +109,7 @@ public final class NodeServer: @unchecked Sendable {
         core = NodeCore(replica: replica, configuration: configuration, random: SystemRandom(), now: MonotonicClock.milliseconds(), storage: storage)
         self.log = log
         self.limits = limits
+        inputBudget = InputBudget(limit: limits.maximumBufferedInput, stalledTimeout: limits.stalledFrameTimeout)
         self.discoveryPort = discoveryPort
         readBuffer = [UInt8](repeating: 0, count: max(64 * 1024, limits.readSize))
         budgetReadBuffer = [UInt8](repeating: 0, count: max(1, min(limits.budgetReadSize, limits.readSize)))
@@ -197,28 +195,27 @@ public final class NodeServer: @unchecked Sendable {
             if connection.readPaused { stats.pausedConnections += 1 }
         }
         stats.listenerPaused = listenerPausedUntil != nil
-        stats.bufferedInputBytes = bufferedInput
+        stats.bufferedInputBytes = inputBudget.total
         let snapshot = stats
         statsLock.withLock { publishedStats = snapshot }
     }
 
     /// Drains what the stream holds, up to the read buffer, into one call of the core: batches
     /// that arrived while the last one was being stored then reach the session together, and it
-    /// commits them together.
+    /// commits them together. Small pieces (`Limits.budgetReadSize`) while over the input budget,
+    /// and from a peer whose last read was mostly tiny frames (`Limits.tinyFrameBytes`).
     private func read(_ connection: PeerConnection, now: Int64) {
-        let overBudget = bufferedInput >= limits.maximumBufferedInput
         if waitsForInputBudget(connection) { return }  // its unfinished frame waits for room
-        let (filled, ended) = overBudget ? connection.stream.readAvailable(into: &budgetReadBuffer)
-                                         : connection.stream.readAvailable(into: &readBuffer)
-        if filled > 0 && overBudget {
-            metrics.received(bytes: filled)
-            execute(core.received(connection: connection.id, bytes: budgetReadBuffer[0..<filled], now: now))
-            noteHeldInput(connection, now: now)
-        } else if filled > 0 {
+        let small = inputBudget.isSpent || connection.sendsTinyFrames
+        let (filled, ended) = small ? connection.stream.readAvailable(into: &budgetReadBuffer)
+                                    : connection.stream.readAvailable(into: &readBuffer)
+        if filled > 0 {
             metrics.received(bytes: filled)
             let started = MonotonicClock.seconds()
-            let actions = core.received(connection: connection.id, bytes: readBuffer[0..<filled], now: now)
+            let actions = small ? core.received(connection: connection.id, bytes: budgetReadBuffer[0..<filled], now: now)
+                                : core.received(connection: connection.id, bytes: readBuffer[0..<filled], now: now)
             if NodeMetrics.appliedBatch(actions) { metrics.observeApply(seconds: MonotonicClock.seconds() - started) }
+            connection.sendsTinyFrames = actions.count > filled / max(1, limits.tinyFrameBytes)
             execute(actions)
             noteHeldInput(connection, now: now)
         }
@@ -312,7 +309,7 @@ extension NodeServer: PollParticipant {
         }
         let ordered = connections.values.sorted { $0.id < $1.id }
         totalQueued = ordered.reduce(0) { $0 + $1.queued }
-        chooseFinishing()
+        inputBudget.chooseFinishing()
         for connection in ordered {
             if let linger = connection.closeWhenFlushed { deadline = min(deadline ?? linger, linger) }
             updateReadPause(connection)

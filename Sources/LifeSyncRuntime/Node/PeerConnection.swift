@@ -35,12 +35,10 @@ final class PeerConnection {
     var writable = true
     /// Not polled for input while its output is over the bound (see `Limits.maximumQueuedOutput`).
     var readPaused = false
-    /// Bytes of an unfinished frame its session held after the last read, how many it still
-    /// lacks, and when it last grew (`NodeServer+Budget`).
-    var heldInput = 0
-    var heldRemaining = Int.max
-    var heldSince: Int64 = 0
     var pausedBefore = false
+    /// Its last read was mostly tiny frames (`Limits.tinyFrameBytes`), or it has not been read
+    /// yet: it is read in small pieces (a PING flood's first read too).
+    var sendsTinyFrames = true
     /// Set by a close with output still queued: dropped once flushed, or at this time anyway.
     var closeWhenFlushed: Int64?
 
