@@ -97,49 +97,37 @@ extension Replica {
         try database.firstRow("SELECT node_id FROM replica_vector WHERE origin = ? AND node_id IS NOT NULL", [.text(origin)]) { $0.string(0) }
     }
 
-    /// Keeps the seals that vouch for `changes` of other nodes' origins (the ones stored), and
-    /// notes which seal vouches for each write, so it can be relayed with it.
+    /// Keeps the seals that vouch for `changes` of other nodes' origins that are new here, so
+    /// those writes can be relayed with them: one row per seal, found again by its range.
     func keepSeals(_ changes: [Change], vouching: [Int], seals: [Seal], own: Set<String>, absorbed: [String: UInt64]) throws {
-        var stored: [Int: Int64] = [:]
+        var needed = Set<Int>()
         for (change, index) in zip(changes, vouching) where !own.contains(change.stamp.origin) {
-            guard change.stamp.sequence > absorbed[change.stamp.origin, default: 0] else { continue }
-            let id: Int64
-            if let known = stored[index] {
-                id = known
-            } else {
-                id = try storeSeal(seals[index])
-                stored[index] = id
-            }
-            try database.run("INSERT OR IGNORE INTO write_seals(origin, seq, seal) VALUES (?, ?, ?)",
-                             [.text(change.stamp.origin), .counter(change.stamp.sequence), .integer(id)])
+            if change.stamp.sequence > absorbed[change.stamp.origin, default: 0] { needed.insert(index) }
+        }
+        for index in needed.sorted() {
+            let seal = seals[index]
+            try database.run("""
+                INSERT OR IGNORE INTO seals(origin, first_seq, last_seq, node_id, public_key, members, signature)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, [.text(seal.origin), .counter(seal.members.first!.sequence), .counter(seal.members.last!.sequence), .text(seal.nodeID),
+                      .blob(seal.publicKey), .blob(seal.encodedMembers), .blob(seal.signature)])
         }
     }
 
-    private func storeSeal(_ seal: Seal) throws -> Int64 {
-        try database.run("""
-            INSERT OR IGNORE INTO seals(origin, node_id, public_key, members, signature) VALUES (?, ?, ?, ?, ?)
-            """, [.text(seal.origin), .text(seal.nodeID), .blob(seal.publicKey), .blob(seal.encodedMembers), .blob(seal.signature)])
-        guard let id = try database.firstRow("SELECT id FROM seals WHERE signature = ?", [.blob(seal.signature)], { $0.int64(0) }) else {
-            throw ReplicaError.storage("a seal just stored is not there")
+    /// The stored seals of `origin` whose range meets `first…last`, newest first: the candidates
+    /// to vouch for writes in that range (`Seal.vouches` decides).
+    func storedSealRanges(origin: String, from first: UInt64, through last: UInt64) throws -> [(id: Int64, range: ClosedRange<UInt64>)] {
+        try database.rows("SELECT id, first_seq, last_seq FROM seals WHERE origin = ? AND last_seq >= ? AND first_seq <= ? ORDER BY id DESC",
+                          [.text(origin), .counter(first), .counter(last)]) { row in
+            let low = UInt64(clamping: row.int64(1)), high = UInt64(clamping: row.int64(2))
+            return (row.int64(0), low...max(low, high))
         }
-        return id
-    }
-
-    /// Which stored seal vouches for each write of `origin` in `sequences` (ascending, a closed
-    /// range read at once); writes without one are absent.
-    func sealIDs(origin: String, from first: UInt64, through last: UInt64) throws -> [UInt64: Int64] {
-        var result: [UInt64: Int64] = [:]
-        for (sequence, id) in try database.rows("SELECT seq, seal FROM write_seals WHERE origin = ? AND seq BETWEEN ? AND ?",
-                                                [.text(origin), .counter(first), .counter(last)], { (UInt64(clamping: $0.int64(0)), $0.int64(1)) }) {
-            result[sequence] = id
-        }
-        return result
     }
 
     /// A stored seal, as received; nil if it is gone or its row does not read back.
     func storedSeal(id: Int64) throws -> Seal? {
         try database.firstRow("SELECT origin, node_id, public_key, members, signature FROM seals WHERE id = ?", [.integer(id)]) { row -> Seal? in
-            guard let members = Seal.members(from: row.blob(3)) else { return nil }
+            guard let members = Seal.members(from: row.blob(3)), !members.isEmpty else { return nil }
             return Seal(origin: row.string(0), nodeID: row.string(1), publicKey: row.blob(2), members: members, signature: row.blob(4))
         } ?? nil
     }

@@ -302,25 +302,23 @@ enum Schema {
         ALTER TABLE api_keys ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
         """,
         // 20: seals (PROTOCOL.md §5.2.5): each origin's signature over the writes it sent, kept as
-        // received so this replica can relay those writes with their proof; and which seal
-        // vouches for each write received from a peer (Replica+Seals). This node's own writes
-        // need none: it seals them as it sends them. Writes of other origins received before
-        // seals existed have none, and are not relayed (their origin sends them itself).
+        // received so this replica can relay those writes with their proof, found by the range
+        // of sequences they span (Replica+Seals): one row per received batch and origin, nothing
+        // per write. This node's own writes need none: it seals them as it sends them. Writes of
+        // other origins received before seals existed have none, and are not relayed (their
+        // origin sends them itself).
         """
         CREATE TABLE seals (
             id INTEGER PRIMARY KEY,
             origin TEXT NOT NULL,
+            first_seq INTEGER NOT NULL,
+            last_seq INTEGER NOT NULL,
             node_id TEXT NOT NULL,
             public_key BLOB NOT NULL,
             members BLOB NOT NULL,
             signature BLOB NOT NULL UNIQUE
         );
-        CREATE TABLE write_seals (
-            origin TEXT NOT NULL,
-            seq INTEGER NOT NULL,
-            seal INTEGER NOT NULL,
-            PRIMARY KEY (origin, seq)
-        ) WITHOUT ROWID;
+        CREATE INDEX idx_seals_origin ON seals(origin, last_seq);
         """,
         // 21: batches refused as forged (a change its origin did not seal, PROTOCOL.md §5.2.5):
         // which peer sent one, when and why, for `lifesync status` to list (the 50 latest;

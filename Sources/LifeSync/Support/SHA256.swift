@@ -12,14 +12,27 @@ public final class SHA256 {
     private let context: OpaquePointer
     private var finished = false
 
+    /// The algorithm, fetched from OpenSSL's providers once: `EVP_sha256()` fetches it again on
+    /// every initialisation, under a lock, which cost more than hashing a short message (every
+    /// write's digest in a sync, PROTOCOL.md §5.2.5).
+    nonisolated(unsafe) private static let algorithm: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
+
     public init() {
-        guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
+        guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, SHA256.algorithm ?? EVP_sha256(), nil) == 1 else {
             fatalError("OpenSSL could not set up SHA-256; libcrypto is broken")
         }
         self.context = context
     }
 
     deinit { EVP_MD_CTX_free(context) }
+
+    /// Starts over, for the next message, keeping the context: hashing many short messages
+    /// (every write's digest in a batch) without a context allocated for each.
+    public func reset() {
+        finished = false
+        let ok = EVP_DigestInit_ex(context, SHA256.algorithm ?? EVP_sha256(), nil)
+        precondition(ok == 1, "EVP_DigestInit_ex failed")
+    }
 
     public func update(_ buffer: UnsafeRawBufferPointer) {
         precondition(!finished, "SHA256 used after finalize()")
@@ -29,6 +42,10 @@ public final class SHA256 {
     }
 
     public func update(_ bytes: ArraySlice<UInt8>) {
+        bytes.withUnsafeBytes { update($0) }
+    }
+
+    public func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
 
@@ -63,6 +80,12 @@ public final class SHA256 {
     }
 
     /// The SHA-256 of `bytes` in one call.
+    public static func hash(_ bytes: [UInt8]) -> Digest {
+        let hasher = SHA256()
+        hasher.update(bytes)
+        return hasher.finalize()
+    }
+
     public static func hash<S: Sequence>(_ bytes: S) -> Digest where S.Element == UInt8 {
         let hasher = SHA256()
         hasher.update(bytes)

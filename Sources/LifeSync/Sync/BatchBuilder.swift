@@ -36,18 +36,18 @@ struct BatchBuilder {
                 guard room > 0, bytes < maximumBytes, members < maximumSealMembers else { break }
                 let rows = try replica.encodedChanges(origin: entry.origin, after: sentUpTo[entry.origin], limit: room)
                 let isOwn = own.contains(entry.origin)
-                let sealIDs = isOwn || rows.isEmpty ? [:]
-                    : try replica.sealIDs(origin: entry.origin, from: rows.first!.stamp.sequence, through: rows.last!.stamp.sequence)
+                var candidates = SealCandidates(ranges: isOwn || rows.isEmpty ? []
+                    : try replica.storedSealRanges(origin: entry.origin, from: rows.first!.stamp.sequence, through: rows.last!.stamp.sequence))
                 var taken = 0
                 for change in rows {
                     if change.isDamaged { damaged.append(change.id); taken += 1; continue }
                     if change.kind == .recording && !includeRecordings { taken += 1; continue }
                     var newSeal: (Int64, Seal)?
                     if !isOwn {
-                        // A row that is not the write its seal names (a twin stored beside it, a
-                        // file edited by hand) would make the peer refuse the whole batch.
-                        guard let id = sealIDs[change.stamp.sequence], let seal = try relayed[id] ?? replica.storedSeal(id: id),
-                              seal.vouches(for: change.stamp.sequence, digest: change.digest) else {
+                        // The seal it came with, preferring one the batch carries already. A row
+                        // that is not the write its seal names (a twin stored beside it, a file
+                        // edited by hand) would make the peer refuse the whole batch: left out.
+                        guard let (id, seal) = try candidates.vouching(for: change, in: replica, preferring: relayed) else {
                             unsealed.append(change.id)
                             taken += 1
                             continue
@@ -79,6 +79,27 @@ struct BatchBuilder {
             guard !changes.isEmpty || !through.isEmpty else { return nil }
             return Next(changes: changes, through: through,
                         seals: try ownSeals(changes, own: own, replica: replica) + relayedOrder.map { relayed[$0]! })
+        }
+    }
+
+    /// The stored seals that may vouch for one origin's rows, each read once.
+    struct SealCandidates {
+        let ranges: [(id: Int64, range: ClosedRange<UInt64>)]
+        private var loaded: [Int64: Seal?] = [:]
+
+        init(ranges: [(id: Int64, range: ClosedRange<UInt64>)]) { self.ranges = ranges }
+
+        mutating func vouching(for change: EncodedChange, in replica: Replica, preferring carried: [Int64: Seal]) throws -> (Int64, Seal)? {
+            let sequence = change.stamp.sequence
+            let ids = ranges.filter { $0.range.contains(sequence) }.map(\.id)
+            guard !ids.isEmpty else { return nil }
+            let digest = change.digest
+            for id in ids where carried[id]?.vouches(for: sequence, digest: digest) == true { return (id, carried[id]!) }
+            for id in ids where carried[id] == nil {
+                if loaded[id] == nil { loaded[id] = try replica.storedSeal(id: id) }
+                if let seal = loaded[id] ?? nil, seal.vouches(for: sequence, digest: digest) { return (id, seal) }
+            }
+            return nil
         }
     }
 

@@ -59,9 +59,10 @@ public struct Seal: Equatable, Sendable {
     public static func sealing(_ changes: [EncodedChange], as nodeID: String, signer: RecordingSigner) throws -> [Seal] {
         var byOrigin: [String: [Member]] = [:]
         var order: [String] = []
+        let hasher = SHA256()
         for change in changes {
             if byOrigin[change.stamp.origin] == nil { order.append(change.stamp.origin) }
-            byOrigin[change.stamp.origin, default: []].append(Member(sequence: change.stamp.sequence, digest: change.digest))
+            byOrigin[change.stamp.origin, default: []].append(Member(sequence: change.stamp.sequence, digest: change.digest(hasher: hasher)))
         }
         return try order.map { origin in
             try Seal(origin: origin, nodeID: nodeID, members: byOrigin[origin]!.sorted { $0.sequence < $1.sequence }, signer: signer)

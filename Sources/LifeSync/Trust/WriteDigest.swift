@@ -12,9 +12,10 @@ public enum WriteDigest {
     static let domain = Array("lifesync-write-v2".utf8) + [0]
 
     /// The digest of a write whose content is `canonicalContent` (empty for a delete).
+    /// `hasher`, when given, is reset and used: a caller hashing many writes reuses one.
     public static func of(kind: ChangeKind, stamp: VersionStamp, id: String, fields: FieldMask,
-                          canonicalContent: ArraySlice<UInt8>) -> SHA256.Digest {
-        var writer = ByteWriter(capacity: domain.count + 96 + stamp.vector.entries.count * 46 + canonicalContent.count)
+                          canonicalContent: ArraySlice<UInt8>, hasher reused: SHA256? = nil) -> SHA256.Digest {
+        var writer = ByteWriter(capacity: domain.count + 104 + stamp.vector.entries.count * 46)
         writer.raw(domain)
         writer.u8(kind.rawValue)
         let partial = fields != .all && !stamp.deleted
@@ -29,15 +30,22 @@ public enum WriteDigest {
             writer.string(entry.origin)
             writer.u64(entry.sequence)
         }
-        writer.blob(canonicalContent)
-        return SHA256.hash(writer.bytes)
+        writer.u32(UInt32(canonicalContent.count))
+        // The content is hashed where it lies, not copied after the header.
+        let hasher = reused ?? SHA256()
+        if reused != nil { hasher.reset() }
+        hasher.update(writer.bytes)
+        hasher.update(canonicalContent)
+        return hasher.finalize()
     }
 }
 
 extension EncodedChange {
     /// This write's digest. The payload a replica sends is canonical already.
-    public var digest: SHA256.Digest {
-        WriteDigest.of(kind: kind, stamp: stamp, id: id, fields: fields, canonicalContent: payload[...])
+    public var digest: SHA256.Digest { digest(hasher: nil) }
+
+    public func digest(hasher: SHA256?) -> SHA256.Digest {
+        WriteDigest.of(kind: kind, stamp: stamp, id: id, fields: fields, canonicalContent: payload[...], hasher: hasher)
     }
 }
 

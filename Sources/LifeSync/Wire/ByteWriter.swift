@@ -21,10 +21,11 @@ struct ByteWriter {
 
     /// `str16`: a u16 byte length, then UTF-8. Callers keep strings under 65,536 bytes.
     mutating func string(_ s: String) {
-        let utf8 = Array(s.utf8)
-        precondition(utf8.count <= Int(UInt16.max), "str16 longer than 65535 bytes")
-        u16(UInt16(utf8.count))
-        bytes.append(contentsOf: utf8)
+        let count = s.utf8.count
+        precondition(count <= Int(UInt16.max), "str16 longer than 65535 bytes")
+        u16(UInt16(count))
+        // Native strings hand over their bytes in place: no array per string (several per change).
+        if s.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil { bytes.append(contentsOf: s.utf8) }
     }
 
     /// `bytes32`: a u32 byte length, then the bytes.

@@ -163,6 +163,7 @@ extension Message {
         var writes = Set<WriteKey>(minimumCapacity: changeCount)
         var digests: [SHA256.Digest] = []
         digests.reserveCapacity(changeCount)
+        let hasher = SHA256()
         for n in 0..<changeCount {
             let kindCode = try r.u8("change kind")
             guard let kind = ChangeKind(rawValue: kindCode) else { throw WireError(.malformed, "change \(n): unknown kind \(kindCode)") }
@@ -200,7 +201,7 @@ extension Message {
             }
             let payload = try r.blob("change entry", maximum: Limits.maximumEntryBytes)
             let stamp = VersionStamp(hlc: stampTime, origin: changeOrigin, sequence: sequence, vector: vector, deleted: deleted)
-            digests.append(WriteDigest.of(kind: kind, stamp: stamp, id: entryID, fields: deleted ? .all : fields, canonicalContent: payload[...]))
+            digests.append(WriteDigest.of(kind: kind, stamp: stamp, id: entryID, fields: deleted ? .all : fields, canonicalContent: payload[...], hasher: hasher))
             if deleted {
                 guard payload.isEmpty else { throw WireError(.malformed, "change \(n): a delete carries content") }
                 changes.append(kind == .entry ? Change(id: entryID, stamp: stamp, entry: nil) : Change(id: entryID, stamp: stamp, recording: nil))
