@@ -19,7 +19,7 @@ import TestSupport
         // The mac writes while it does not serve: its next number is taken by this write.
         let macStatus = try mac.status()
         let incarnation = try #require(macStatus["incarnation"] as? String)
-        let honest = try mac.cli(["add", "--db", mac.db, "--json", #"{"category": "note", "data": {"text": "the mac's own write"}}"#])
+        let honest = try mac.cli(["add", "--json", #"{"category": "note", "data": {"text": "the mac's own write"}}"#])
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let next = UInt64(try #require((try mac.status()["vector"] as? [String: Any])?[incarnation] as? Int))
 
