@@ -26,6 +26,10 @@ def main():
         # Most files hold {"vectors": [...]}; a session transcript holds sessions of frames, each
         # a seed of its own (named by its session and place).
         vectors += document.get("vectors", [])
+        # seal.json: a sealed BATCH and its refused variants, frames to mutate like any other.
+        if "valid" in document and "hex" in document["valid"]:
+            vectors.append({"name": document["valid"]["name"], "hex": document["valid"]["hex"], "message": {"type": "batch"}})
+            vectors += [{"name": v["name"], "hex": v["hex"]} for v in document.get("refused", [])]
         for session in document.get("sessions", []):
             for i, frame in enumerate(session.get("frames", [])):
                 if "hex" in frame:

@@ -49,9 +49,12 @@ import TestSupport
     }
 
     /// The key each host proves: its node's own (`TestKeys`, which its replica seals with).
+    /// Any other host proves a key of its own that nobody trusts.
     static func key(_ name: String) -> SHA256.Digest {
-        let (role, seed): (Role, UInt64) = name == "phone" ? (.phone, 1) : name == "mac" ? (.mac, 2) : (.mac, 77)
-        guard let replica = try? ReplicaFixtures.replica(role: role, seed: seed) else { return SHA256.hash(Array(name.utf8)) }
+        let hosts: [String: (Role, UInt64)] = ["phone": (.phone, 1), "mac": (.mac, 2), "raw": (.mac, 77)]
+        guard let (role, seed) = hosts[name], let replica = try? ReplicaFixtures.replica(role: role, seed: seed) else {
+            return SHA256.hash(Array(name.utf8))
+        }
         return TestKeys.key(for: replica.identity.nodeID).fingerprint
     }
 
