@@ -52,6 +52,16 @@ if [[ ! -x "$binary" ]] || [[ -n "$(find "$repo/Sources/LifeSync" "$repo/Sources
     else
         cp -rp "$repo/Sources/LifeSync" "$repo/Sources/CSQLite" "$repo/Sources/CCrypto" "$snapshot/"
     fi
+    # SwiftPM compiles the dashboard's web files into PackageResources (.embedInCode); swiftc
+    # alone does not. The fuzz build gets the same names, empty: no target serves the page.
+    {
+        echo "enum PackageResources {"
+        for file in "$snapshot/LifeSync/API/Dashboard/"*; do
+            name="$(basename "$file")"
+            echo "    static let ${name//[^A-Za-z0-9]/_}: [UInt8] = []"
+        done
+        echo "}"
+    } > "$snapshot/LifeSync/PackageResources+Fuzz.swift"
     mkdir -p "$snapshot/target"
     cp -p "${sources[@]}" "$snapshot/target/"
     mapfile -t core < <(find "$snapshot/LifeSync" -name '*.swift' | sort)

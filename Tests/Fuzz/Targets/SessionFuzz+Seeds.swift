@@ -20,7 +20,9 @@ private func frames(of batches: [(changes: [EncodedChange], through: VersionVect
     }
     var out: [UInt8] = []
     for (i, batch) in batches.enumerated() {
-        out += Message.encodedBatch(id: firstID + UInt64(i), origins: origins, changes: batch.changes, through: batch.through)
+        // Sealed by the peer (PROTOCOL.md §5.2.5), so inputs reach the merge, not only the refusal.
+        let seals = (try? Seal.sealing(batch.changes, as: peer.identity.nodeID, signer: FuzzSignatures.signer(for: peer))) ?? []
+        out += Message.encodedBatch(id: firstID + UInt64(i), origins: origins, changes: batch.changes, through: batch.through, seals: seals)
     }
     return out
 }

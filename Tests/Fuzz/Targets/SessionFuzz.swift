@@ -183,6 +183,8 @@ func makeLocal(_ setup: Setup) -> Local {
         // A seed other than the template's: IDs drawn now (a rotated incarnation) stay new.
         let replica = try Replica(path: workPath, clock: clock, random: SeededRandom(seed: 2))
         replica.signatureVerifier = FuzzSignatures()
+        // Its own writes go sealed, as a serving node's do.
+        try replica.adoptSigningKey(FuzzSignatures.signer(for: replica))
         guard let recording = template.recording else {
             return Local(replica: replica, clock: clock, storage: nil, recording: nil, recordingBytes: [])
         }
