@@ -12,13 +12,10 @@ extension Replica {
     public struct ReceivedSeals: Sendable {
         public var seals: [Seal]
         public var receivedDigests: [SHA256.Digest]
-        /// The owners the batch's origin table names.
-        public var namedOwners: [String: String]
 
-        public init(seals: [Seal], receivedDigests: [SHA256.Digest] = [], namedOwners: [String: String] = [:]) {
+        public init(seals: [Seal], receivedDigests: [SHA256.Digest] = []) {
             self.seals = seals
             self.receivedDigests = receivedDigests
-            self.namedOwners = namedOwners
         }
     }
 
@@ -29,7 +26,7 @@ extension Replica {
     func checkSeals(_ changes: [Change], _ received: ReceivedSeals, own: Set<String>) throws -> [Int] {
         var byOrigin: [String: [Int]] = [:]
         for (index, seal) in received.seals.enumerated() {
-            try checkSealer(seal, namedOwner: received.namedOwners[seal.origin], own: own)
+            try checkSealer(seal, own: own)
             guard seal.hasValidSignature(signatureVerifier) else {
                 throw ReplicaError.forgedWrite("a seal of origin \(seal.origin) does not verify with the key it carries (node \(seal.nodeID))")
             }
@@ -60,19 +57,27 @@ extension Replica {
 
     /// The seal's node owns its origin, and the key it carries is that node's. Our own writes
     /// can come back (a replica put back from an older copy): only our own key seals them.
-    private func checkSealer(_ seal: Seal, namedOwner: String?, own: Set<String>) throws {
+    ///
+    /// An origin's owner is the node whose verified seal first vouched for a write of it
+    /// (`seal_owners`), never what an origin table or a HELLO claimed: those are a peer's word,
+    /// and a buggy peer naming itself the owner of another node's origin must not make that
+    /// node's own sealed writes look forged.
+    private func checkSealer(_ seal: Seal, own: Set<String>) throws {
         let origin = seal.origin, node = seal.nodeID
         if own.contains(origin), node != identity.nodeID {
             throw ReplicaError.forgedWrite("a seal of this node's origin \(origin) is made as \(node)")
         }
-        if let namedOwner, namedOwner != node {
-            throw ReplicaError.forgedWrite("a seal of origin \(origin) is made as \(node), but the batch names \(namedOwner) as its owner")
-        }
-        if let owner = try originOwner(origin), owner != node {
-            throw ReplicaError.forgedWrite("a seal of origin \(origin) is made as \(node), but that origin belongs to \(owner)")
+        if let owner = try sealOwner(origin), owner != node {
+            throw ReplicaError.forgedWrite("a seal of origin \(origin) is made as \(node), but that origin's writes are sealed by \(owner)")
         }
         try requireNodeKey(seal.publicKey, of: node, what: "a seal of origin \(origin)", refusal: ReplicaError.forgedWrite)
+        try database.run("INSERT OR IGNORE INTO seal_owners(origin, node_id) VALUES (?, ?)", [.text(origin), .text(node)])
         if let role = Identifier.role(of: node) { try recordOriginIfUnknown(origin, nodeID: node, role: role) }
+    }
+
+    /// The node whose seals vouch for `origin`'s writes here.
+    func sealOwner(_ origin: String) throws -> String? {
+        try database.firstRow("SELECT node_id FROM seal_owners WHERE origin = ?", [.text(origin)]) { $0.string(0) }
     }
 
     /// Notes that `nodeID` sent a batch refused as forged, keeping the 50 latest notes. In a
@@ -90,11 +95,6 @@ extension Replica {
         try database.rows("SELECT node_id, refused_at, reason FROM refused_batches ORDER BY id DESC") { row in
             (row.string(0), (try? Timestamp(iso8601: row.string(1))) ?? Timestamp(millisecondsSince1970: 0), row.string(2))
         }
-    }
-
-    /// The node an origin belongs to, as this replica knows it.
-    func originOwner(_ origin: String) throws -> String? {
-        try database.firstRow("SELECT node_id FROM replica_vector WHERE origin = ? AND node_id IS NOT NULL", [.text(origin)]) { $0.string(0) }
     }
 
     /// Keeps the seals that vouch for `changes` of other nodes' origins that are new here, so

@@ -319,6 +319,10 @@ enum Schema {
             signature BLOB NOT NULL UNIQUE
         );
         CREATE INDEX idx_seals_origin ON seals(origin, last_seq);
+        CREATE TABLE seal_owners (
+            origin TEXT PRIMARY KEY NOT NULL,
+            node_id TEXT NOT NULL
+        ) WITHOUT ROWID;
         """,
         // 21: batches refused as forged (a change its origin did not seal, PROTOCOL.md §5.2.5):
         // which peer sent one, when and why, for `lifesync status` to list (the 50 latest;

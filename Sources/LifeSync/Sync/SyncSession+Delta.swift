@@ -22,11 +22,7 @@ extension SyncSession {
         }
         do {
             if !acceptable.isEmpty {
-                let seals = acceptable.map { batch in
-                    Replica.ReceivedSeals(seals: batch.seals, receivedDigests: batch.receivedDigests,
-                                          namedOwners: Dictionary(batch.origins.compactMap { info in info.nodeID.map { (info.origin, $0) } },
-                                                                  uniquingKeysWith: { a, _ in a }))
-                }
+                let seals = acceptable.map { Replica.ReceivedSeals(seals: $0.seals, receivedDigests: $0.receivedDigests) }
                 outcomes = try replica.apply(zip(acceptable, admitted).map { ($0.changes, $1) }, origins: namedOrigins(acceptable), seals: seals)
             }
         } catch ReplicaError.limitExceeded(let reason) {
