@@ -32,7 +32,7 @@ import TestSupport
         // Each sealed by the hostile's own key, as it would send them: the twin is its own doing.
         func deliver(_ change: Change, through: UInt64) throws {
             let seals = try Seal.sealing([change.encoded], as: Self.evilNode, signer: TestKeys.key(for: Self.evilNode))
-            try phone.apply([([change], VersionVector([(Self.evil, through)]))], seals: [Replica.ReceivedSeals(seals: seals)])
+            _ = try phone.apply([([change], VersionVector([(Self.evil, through)]))], seals: [Replica.ReceivedSeals(seals: seals)])
         }
         try deliver(Change(id: x, stamp: Self.stamp(1), entry: Self.entry(x, "x")), through: 1)
         try deliver(Change(id: x, stamp: Self.stamp(2, deleted: true), entry: nil), through: 2)
