@@ -164,7 +164,7 @@ import TestSupport
                 ALTER TABLE trusted_peers DROP COLUMN heard_addresses;
                 DROP TABLE incarnation_claims;
                 DROP TABLE device_names;
-                DROP TABLE seals; DROP TABLE refused_batches;
+                DROP TABLE seals; DROP TABLE seal_owners; DROP TABLE refused_batches;
                 PRAGMA user_version = 7;
                 """)
             let reopened = try Replica(path: path, clock: ManualClock(milliseconds: ReplicaFixtures.epoch), random: SeededRandom(seed: 1))
