@@ -55,7 +55,8 @@ import TestSupport
         let second = try terminal.run(recordings.replacingOccurrences(of: "7002", with: port), step: 2, timeout: 60)
         #expect(!second.contains("__ERR__"), "a Recordings command failed:\n\(second)")
         let lines = second.split(separator: "\n").map(String.init)
-        let listed = lines.indices.filter { lines[$0].hasPrefix("watch_") }
+        // A recording's line, wherever it starts: the terminal can echo a pasted command onto it.
+        let listed = lines.indices.filter { lines[$0].range(of: #"watch_[0-9a-f-]{36}  (pending|synced)"#, options: .regularExpression) != nil }
         #expect(listed.count == 2, "each recordings command lists the one recording:\n\(second)")
         if listed.count == 2 {
             #expect(lines[listed[0]].contains("pending") && lines[listed[1]].contains("synced"), "pending on the watch, synced on the phone:\n\(second)")
