@@ -25,7 +25,10 @@ extension NodeCoreTests {
         net.crash("phone")
         let fresh = try net.memoryReplica(.phone, seed: 999)
         try fresh.database.run("UPDATE meta SET value = ? WHERE key = 'node_id'", [.text(nodeID)])
-        try fresh.database.run("UPDATE replica_vector SET node_id = ? WHERE origin = ?", [.text(nodeID), .text(fresh.identity.incarnation)])
+        // Its incarnation names its node (PROTOCOL.md §2.3.1), as `init` would have made it.
+        let bound = Identifier.incarnation(boundTo: nodeID, random: SeededRandom(seed: 999))
+        try fresh.database.run("UPDATE replica_vector SET node_id = ?, origin = ? WHERE origin = ?", [.text(nodeID), .text(bound), .text(fresh.identity.incarnation)])
+        try fresh.database.run("UPDATE meta SET value = ? WHERE key = 'incarnation'", [.text(bound)])
         try fresh.reloadIdentity()
         #expect(fresh.identity.nodeID == nodeID)
         #expect(fresh.identity.incarnation != oldIncarnation)

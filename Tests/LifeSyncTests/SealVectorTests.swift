@@ -35,6 +35,43 @@ import TestSupport
                              through: VersionVector([(origin, 3)]), seals: seals)
     }
 
+    /// Incarnations bound to a node (PROTOCOL.md §2.3.1): node IDs and nonces, each giving one
+    /// incarnation that no other node is bound to.
+    static let boundExamples: [(String, [UInt8])] = [
+        (owner, [0x00, 0x00, 0x40]),
+        (stranger, [0xA7, 0x3C, 0x4E]),
+    ]
+
+    /// A random source whose next draw gives `nonce` as a bound incarnation's bytes 4–6.
+    final class FixedNonce: RandomSource {
+        let draw: UInt64
+        init(_ nonce: [UInt8]) { draw = nonce.enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) } }
+        func nextUInt64() -> UInt64 { draw }
+    }
+
+    @Test func theBoundIncarnationVectorsHold() throws {
+        let document = try JSONValue.parse(try String(contentsOf: Self.file, encoding: .utf8))
+        guard case .array(let examples)? = document["bound_incarnation"], examples.count == Self.boundExamples.count else {
+            Issue.record("seal.json lacks its \(Self.boundExamples.count) bound_incarnation examples")
+            return
+        }
+        let nodes = examples.compactMap { example -> String? in
+            guard case .string(let nodeID)? = example["node_id"] else { return nil }
+            return nodeID
+        }
+        #expect(nodes.count == examples.count)
+        for (example, nodeID) in zip(examples, nodes) {
+            guard case .string(let nonceHex)? = example["nonce_hex"], let nonce = Hex.decode(nonceHex),
+                  case .string(let incarnation)? = example["incarnation"] else { Issue.record("a bound_incarnation example lacks a field"); continue }
+            #expect(Identifier.incarnation(boundTo: nodeID, random: FixedNonce(nonce)) == incarnation)
+            #expect(Identifier.isBound(incarnation) && Identifier.incarnation(incarnation, isBoundTo: nodeID))
+            for other in nodes where other != nodeID {
+                #expect(!Identifier.incarnation(incarnation, isBoundTo: other), "\(incarnation) is bound to one node only")
+            }
+        }
+        #expect(!Identifier.isBound(Self.origin), "the sealed frames' origin predates keys: it carries no mark")
+    }
+
     /// The vectors, signed now with fresh keys.
     static func generate() throws -> JSONValue {
         let key = try NodeKey.generate(nodeID: owner), other = try NodeKey.generate(nodeID: stranger)
@@ -51,9 +88,13 @@ import TestSupport
         let keyLength = badKey.count - 64 - (4 + 3 * 40) - 91 - 2
         badKey[keyLength + 1] = 90
         return .object([
-            ("description", .string("Sealed BATCH frames (PROTOCOL.md §5.2.5), checked by Tests/LifeSyncTests/SealVectorTests.swift. The receiver pins `fingerprint` for `owner` (the trust store of §1.2). `valid` verifies with real ECDSA P-256; `digests` are the write digests of its changes in order, `message_hex` the bytes its one seal signs. Each refused vector differs from it in one way. ECDSA signatures differ on every signing: regenerate with LIFESYNC_WRITE_VECTORS=1, never by hand.")),
+            ("description", .string("Sealed BATCH frames (PROTOCOL.md §5.2.5), checked by Tests/LifeSyncTests/SealVectorTests.swift. The receiver pins `fingerprint` for `owner` (the trust store of §1.2). `valid` verifies with real ECDSA P-256; `digests` are the write digests of its changes in order, `message_hex` the bytes its one seal signs. Each refused vector differs from it in one way. `bound_incarnation`: incarnations bound to a node (§2.3.1), each from its node ID and nonce. ECDSA signatures differ on every signing: regenerate with LIFESYNC_WRITE_VECTORS=1, never by hand.")),
             ("owner", .string(owner)),
             ("fingerprint", .string(key.fingerprint.hex)),
+            ("bound_incarnation", .array(Self.boundExamples.map { nodeID, nonce in
+                .object([("node_id", .string(nodeID)), ("nonce_hex", .string(Hex.encode(nonce))),
+                         ("incarnation", .string(Identifier.incarnation(boundTo: nodeID, random: FixedNonce(nonce))))])
+            })),
             ("valid", .object([
                 ("name", .string("seal_valid")),
                 ("hex", .string(Hex.encode(frame(changes, seals: seal)))),

@@ -14,15 +14,33 @@ extension Replica {
         try database.transaction { try startIncarnation() }
     }
 
-    /// Switches to a fresh incarnation inside the caller's transaction.
+    /// Switches to a fresh incarnation, bound to this node (PROTOCOL.md §2.3.1), inside the
+    /// caller's transaction.
     @discardableResult
     func startIncarnation() throws -> String {
-        let fresh = Identifier.uuidV4(random: random)
+        let fresh = Identifier.incarnation(boundTo: identity.nodeID, random: random)
         try database.run("UPDATE meta SET value = ? WHERE key = 'incarnation'", [.text(fresh)])
         try database.run("INSERT INTO replica_vector(origin, seq, node_id, role) VALUES (?, 0, ?, ?)",
                          [.text(fresh), .text(identity.nodeID), .text(identity.role.rawValue)])
         identity.incarnation = fresh
         return fresh
+    }
+
+    /// Moves a replica made by an earlier version to an incarnation bound to this node (inside
+    /// the caller's transaction). One without writes yet is replaced where it stands (nothing was
+    /// numbered under it, so nothing can collide); one with writes is kept for them, and later
+    /// writes go to a fresh bound one. Nothing changes when the current one is bound already.
+    func bindIncarnation() throws {
+        let current = identity.incarnation
+        guard !Identifier.incarnation(current, isBoundTo: identity.nodeID) else { return }
+        guard try currentSequence() == 0 else {
+            try startIncarnation()
+            return
+        }
+        let fresh = Identifier.incarnation(boundTo: identity.nodeID, random: random)
+        try database.run("UPDATE meta SET value = ? WHERE key = 'incarnation'", [.text(fresh)])
+        try database.run("UPDATE replica_vector SET origin = ? WHERE origin = ?", [.text(fresh), .text(current)])
+        identity.incarnation = fresh
     }
 
     /// Runs `body` on one consistent snapshot of the file (a read transaction), so a batch never

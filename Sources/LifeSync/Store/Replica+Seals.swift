@@ -5,7 +5,8 @@
 ///
 /// Whose key a seal must carry is decided as for recording metadata (§5.9.7): the key the trust
 /// store pins for the node, else the key this replica already bound to it, else the key becomes
-/// the node's (first seen). This node's own origins are only ever sealed with its own key.
+/// the node's (first seen). This node's own origins are only ever sealed with its own key, and
+/// a bound origin only as the node it names (§2.3.1).
 extension Replica {
     /// The seals of one received batch and what each change's digest was as received (empty:
     /// only the canonical form is tried).
@@ -58,20 +59,29 @@ extension Replica {
     /// The seal's node owns its origin, and the key it carries is that node's. Our own writes
     /// can come back (a replica put back from an older copy): only our own key seals them.
     ///
-    /// An origin's owner is the node whose verified seal first vouched for a write of it
-    /// (`seal_owners`), never what an origin table or a HELLO claimed: those are a peer's word,
-    /// and a buggy peer naming itself the owner of another node's origin must not make that
-    /// node's own sealed writes look forged.
+    /// An origin's owner is never what an origin table or a HELLO claimed: those are a peer's
+    /// word, and a buggy peer naming itself the owner of another node's origin must not make
+    /// that node's own sealed writes look forged. A bound origin (`Identifier.isBound`) names its
+    /// node, so only seals made as that node vouch for it, whoever sealed first; an origin made
+    /// by an earlier version is owned by the node whose verified seal first vouched for a write
+    /// of it (`seal_owners`). Either way the key must then be the owner's (`requireNodeKey`).
     private func checkSealer(_ seal: Seal, own: Set<String>) throws {
         let origin = seal.origin, node = seal.nodeID
         if own.contains(origin), node != identity.nodeID {
             throw ReplicaError.forgedWrite("a seal of this node's origin \(origin) is made as \(node)")
         }
-        if let owner = try sealOwner(origin), owner != node {
+        let owner = try sealOwner(origin)
+        if Identifier.isBound(origin) {
+            guard Identifier.incarnation(origin, isBoundTo: node) else {
+                throw ReplicaError.forgedWrite("a seal of origin \(origin) is made as \(node), which is not the node that origin is bound to")
+            }
+        } else if let owner, owner != node {
             throw ReplicaError.forgedWrite("a seal of origin \(origin) is made as \(node), but that origin's writes are sealed by \(owner)")
         }
         try requireNodeKey(seal.publicKey, of: node, what: "a seal of origin \(origin)", refusal: ReplicaError.forgedWrite)
-        try database.run("INSERT OR IGNORE INTO seal_owners(origin, node_id) VALUES (?, ?)", [.text(origin), .text(node)])
+        if owner != node {
+            try database.run("INSERT OR REPLACE INTO seal_owners(origin, node_id) VALUES (?, ?)", [.text(origin), .text(node)])
+        }
         if let role = Identifier.role(of: node) { try recordOriginIfUnknown(origin, nodeID: node, role: role) }
     }
 

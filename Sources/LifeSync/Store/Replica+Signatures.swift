@@ -60,12 +60,14 @@ extension Replica {
     /// Takes `signer` as this node's recording key: binds it to this node ID and signs this
     /// node's recordings stored before recordings were signed (in place: the metadata is the
     /// same, so no new version; a peer that lacks them now receives them signed). Returns how
-    /// many it signed. The runtime calls it whenever a node starts serving.
+    /// many it signed. A replica of an earlier version moves to a bound incarnation here
+    /// (`bindIncarnation`). The runtime calls it whenever a node starts serving.
     @discardableResult
     public func adoptSigningKey(_ signer: RecordingSigner) throws -> Int {
         self.signer = signer
         return try writeTransaction {
             try bindOriginKey(nodeID: identity.nodeID, publicKey: signer.publicKey)
+            try bindIncarnation()
             let unsigned = try database.rows("""
                 SELECT \(Replica.recordingColumns) FROM recordings WHERE origin_node = ? AND signature IS NULL AND deleted = 0
                 """, [.text(identity.nodeID)]) { try Replica.recording(from: $0) }

@@ -67,8 +67,8 @@ public final class Replica {
                 }
                 return existing
             }
-            let identity = ReplicaIdentity(nodeID: Identifier.make(role: role, random: random), role: role,
-                                           incarnation: Identifier.uuidV4(random: random))
+            let nodeID = Identifier.make(role: role, random: random)
+            let identity = ReplicaIdentity(nodeID: nodeID, role: role, incarnation: Identifier.incarnation(boundTo: nodeID, random: random))
             let created = Timestamp(millisecondsSince1970: clock.nowMilliseconds()).iso8601
             for (key, value) in [("node_id", identity.nodeID), ("role", role.rawValue),
                                  ("incarnation", identity.incarnation), ("created_at", created), ("hlc", "0")] {

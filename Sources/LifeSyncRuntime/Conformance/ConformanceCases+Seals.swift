@@ -1,7 +1,7 @@
 import LifeSync
 
 /// Every change verifiable against its origin's key (§5.2.5): the target refuses a change its
-/// origin did not seal, and relays another node's write with that node's own seal. (That the
+/// origin did not seal (a bound origin's, §2.3.1, whoever seals first), and relays another node's write with that node's own seal. (That the
 /// target seals what it sends is checked on every pull, `ConformanceTarget.checkSeals`.)
 extension ConformanceCases {
     static let seals: [ConformanceCase] = [
@@ -12,6 +12,12 @@ extension ConformanceCases {
             let impostor = try NodeKey.generate(nodeID: target.runner.nodeID)
             return try target.refusesForged("sealed with a key the target does not pin for the runner") { change in
                 (try? Seal.sealing([change], as: target.runner.nodeID, signer: impostor)) ?? []
+            }
+        },
+        ConformanceCase("5.2.5", "seals.bound-origin-claimed", "a write under an incarnation bound to another node (§2.3.1), sealed as the runner with its own key before that node's seal reached the target, is refused with ERROR forged_change and nothing of it is stored") { target in
+            let node = Identifier.make(role: .watch, random: target.random)
+            return try target.refusesForged("under \(node)'s incarnation, sealed as the runner", origin: Identifier.incarnation(boundTo: node, random: target.random)) { change in
+                target.seals(over: [change])
             }
         },
         ConformanceCase("5.2.5", "seals.relay-keeps-origin-seal", "a write of a node the target never met, sealed by that node, is stored and sent on with that node's seal, not the target's") { target in
@@ -40,10 +46,11 @@ extension ConformanceCases {
 }
 
 extension ConformanceTarget {
-    /// Pushes one new write of the runner's origin with `seals(change)`, expects ERROR
-    /// forged_change, and checks the write is not stored.
-    func refusesForged(_ how: String, seals: (EncodedChange) -> [Seal]) throws -> ConformanceOutcome {
+    /// Pushes one new write of `origin` (the runner's by default), named as the runner's, with
+    /// `seals(change)`; expects ERROR forged_change, and checks the write is not stored.
+    func refusesForged(_ how: String, origin: String? = nil, seals: (EncodedChange) -> [Seal]) throws -> ConformanceOutcome {
         try requireReceivesEntries()
+        let origin = origin ?? self.origin
         let sequence = sequences(origin, count: 1).lowerBound
         let change = change(id: newEntryID(), origin: origin, sequence: sequence, text: "forged")
         let (connection, _) = try open()

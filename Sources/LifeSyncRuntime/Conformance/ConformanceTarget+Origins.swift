@@ -1,7 +1,7 @@
 import LifeSync
 
-/// The origins the runner writes under. They are fixed per runner node (derived from its node
-/// ID), not drawn per run, so repeated runs against one node reuse the same three origins instead
+/// The origins the runner writes under. They are fixed per runner node (bound to its node ID,
+/// §2.3.1), not drawn per run, so repeated runs against one node reuse the same three origins instead
 /// of filling its table of origins (4,096 at most, §3.1). Each run continues their sequences
 /// above what the target's HELLO says it holds of them: sequences below that would be absorbed
 /// unapplied (§8), and a gap reads as superseded writes, which is legal.
@@ -12,11 +12,9 @@ extension ConformanceTarget {
     /// Two origins, ascending by bytes, for concurrent versions (§8).
     public var pair: [String] { [Self.origin(of: runner.nodeID, slot: 1), Self.origin(of: runner.nodeID, slot: 2)].sorted() }
 
-    /// A UUID v4 made from the SHA-256 of the runner's node ID and the slot.
+    /// An incarnation bound to the runner's node (§2.3.1) whose nonce is the slot.
     static func origin(of nodeID: String, slot: Int) -> String {
-        let digest = SHA256.hash(Array("lifesync-conformance\u{0}\(nodeID)\u{0}\(slot)".utf8)).bytes
-        let seed = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        return Identifier.uuidV4(random: SeededRandom(seed: seed))
+        Identifier.incarnation(boundTo: nodeID, random: SlotNonce(slot: slot))
     }
 
     /// The highest sequence of `origin` used so far: issued in this run, or held by the target.
@@ -37,4 +35,11 @@ extension ConformanceTarget {
         for origin in pair { issued[origin] = next }
         return next
     }
+}
+
+/// The "random" draw that makes a runner origin's nonce its slot, so the three never coincide.
+private final class SlotNonce: RandomSource {
+    let slot: Int
+    init(slot: Int) { self.slot = slot }
+    func nextUInt64() -> UInt64 { UInt64(slot) }
 }
