@@ -49,7 +49,7 @@ extension VirtualNetwork {
         for _ in 0..<100_000 {
             guard let core = host.core, var budget = host.inputBudget, let queue = host.heldBack[end], let first = queue.first,
                   let connection = connections[end / 2], connection.open, !connection.closed[end % 2] else { return }
-            budget.chooseFinishing()
+            budget.chooseFinishing(now: now)
             host.inputBudget = budget
             if budget.waits(end) {
                 scheduleBudgetRound(for: name)
@@ -101,6 +101,7 @@ extension VirtualNetwork {
     func budgetRound(_ name: String, life: Int) {
         guard let host = hosts[name], host.life == life, host.core != nil else { return }
         host.budgetRoundDue = false
+        host.inputBudget?.chooseFinishing(now: now)  // a turn that found nothing to read passes on
         for end in host.heldBack.keys.sorted() { handOver(to: end, of: name) }
         for stalled in host.inputBudget?.stalled(now: now) ?? [] {
             guard let connection = connections[stalled.connection / 2], connection.open, !connection.closed[stalled.connection % 2] else { continue }

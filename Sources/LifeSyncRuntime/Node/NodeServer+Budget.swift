@@ -17,14 +17,14 @@ extension NodeServer {
     }
 
     /// Whether the connection is not read now: the budget is spent and it holds an unfinished
-    /// frame, and it is not the one frame let finish (the one closest to completing), so what
-    /// is held grows by one frame at most while over the budget, and completing frames free it.
+    /// frame, and it is not that frame's turn (`InputBudget`), so what is held grows by one frame
+    /// at most while over the budget, and completing frames free it.
     func waitsForInputBudget(_ connection: PeerConnection) -> Bool { inputBudget.waits(connection.id) }
 
     /// While over the input budget, a connection whose unfinished frame has not grown for
-    /// `Limits.stalledFrameTimeout` is closed: a peer that parks most of a frame and sends no
-    /// more (a LAN moves megabytes a second) holds its share, and the one frame let finish, no
-    /// longer.
+    /// `Limits.stalledFrameTimeout`, nor in two turns of its own, is closed: a peer that parks
+    /// most of a frame and sends no more (a LAN moves megabytes a second) holds its share no
+    /// longer. A frame that waits for its turn is not closed for waiting.
     func closeStalledFrames(now: Int64) {
         for stalled in inputBudget.stalled(now: now) {
             guard let connection = connections[stalled.connection] else { continue }

@@ -309,7 +309,8 @@ extension NodeServer: PollParticipant {
         }
         let ordered = connections.values.sorted { $0.id < $1.id }
         totalQueued = ordered.reduce(0) { $0 + $1.queued }
-        inputBudget.chooseFinishing()
+        inputBudget.chooseFinishing(now: now)
+        if let turnEnds = inputBudget.turnEnds { deadline = min(deadline ?? turnEnds, turnEnds) }
         for connection in ordered {
             if let linger = connection.closeWhenFlushed { deadline = min(deadline ?? linger, linger) }
             updateReadPause(connection)
