@@ -5,14 +5,15 @@ import LifeSync
 /// (`InputBudget`). Bytes for a connection that must wait are held back in order, as the
 /// kernel's buffers would hold them, and handed over in rounds every `budgetRound` ms, in pieces
 /// of at most `readPiece` (the runtime's `readSize`), and of `budgetPiece` while the budget is
-/// spent (its `budgetReadSize`); a frame that stays unchanged too long meanwhile is closed.
+/// spent (its `budgetReadSize`); a frame that stays unchanged in its turns too long meanwhile is
+/// closed.
 ///
 /// After every hand-over the bounds are checked, and a breach is a violation of the run: no
 /// session holds more than one frame (`Framing.headerSize + Framing.maximumFrameLength`); while
-/// the budget is spent, none but the one let finish is handed bytes while it holds a frame; and
-/// all of a core's sessions together hold no more than the budget, plus the piece that spent it,
-/// plus one frame (the one let finish), plus a small piece for each open connection (one that
-/// held nothing is handed one, and then waits).
+/// the budget is spent, none but the one whose turn it is is handed bytes while it holds a frame;
+/// and all of a core's sessions together hold no more than the budget, plus the piece that spent
+/// it, plus one frame (the overdraft turns may use), plus a small piece for each open connection
+/// (one that held nothing is handed one, and then waits).
 extension VirtualNetwork {
     static let budgetRound: Int64 = 20
     static let budgetPiece = 64 * 1024
