@@ -86,6 +86,8 @@ struct BatchBuilder {
     struct SealCandidates {
         let ranges: [(id: Int64, range: ClosedRange<UInt64>)]
         private var loaded: [Int64: Seal?] = [:]
+        /// One context for every row's digest (a context costs more than a short message's hash).
+        private let hasher = SHA256()
 
         init(ranges: [(id: Int64, range: ClosedRange<UInt64>)]) { self.ranges = ranges }
 
@@ -93,7 +95,7 @@ struct BatchBuilder {
             let sequence = change.stamp.sequence
             let ids = ranges.filter { $0.range.contains(sequence) }.map(\.id)
             guard !ids.isEmpty else { return nil }
-            let digest = change.digest
+            let digest = change.digest(hasher: hasher)
             for id in ids where carried[id]?.vouches(for: sequence, digest: digest) == true { return (id, carried[id]!) }
             for id in ids where carried[id] == nil {
                 if loaded[id] == nil { loaded[id] = try replica.storedSeal(id: id) }
