@@ -4,27 +4,39 @@ import LifeSync
 extension HostileNode {
     // MARK: - Timed attacks
 
+    /// The timed attacks, one row each (`WeightedTable`); a row whose attack is left out
+    /// (`--hostile-skip`) or needs the hub mutates a frame instead.
+    enum TimedAttack: Sendable {
+        case ownWrites, forgedThrough, duplicateSequence, squat, pastCeiling, tooManyOrigins, lyingVector, ackNeverSent, offer,
+             pingFlood, outOfState, forgeHonestWrite, mutatedFrame
+    }
+
+    static let timedAttacks = WeightedTable<TimedAttack>([
+        (.ownWrites, 22), (.forgedThrough, 8), (.duplicateSequence, 4), (.squat, 4), (.pastCeiling, 6), (.tooManyOrigins, 4),
+        (.lyingVector, 8), (.ackNeverSent, 4), (.offer, 8), (.pingFlood, 4), (.outOfState, 4), (.forgeHonestWrite, 4), (.mutatedFrame, 20),
+    ])
+
     func attack(over link: Link) {
         let toHub = link.target == hub
-        switch random.next(below: 100) {
-        case 0..<22 where toHub && may(.ownWrites): sendOwnWrites(on: link, extra: Int(random.next(below: 4)))
-        case 22..<30 where toHub && may(.forgedThrough): forgedBatch(on: link)
-        case 30..<34 where toHub && (may(.duplicateSequence) || may(.twinOfTombstone)): duplicateSequence(on: link)
-        case 34..<38 where may(.squatOrigin): squat(on: link)
-        case 38..<44 where may(.hlcPastMaximum) || may(.sequencePastCeiling): pastCeilingBatch(on: link)
-        case 44..<48 where may(.tooManyOrigins): tooManyOrigins(on: link)
-        case 48..<56 where may(.lyingVector) || may(.vectorPastCeiling): lyingVectorMessage(on: link)
-        case 56..<60 where may(.ackNeverSent):
+        switch Self.timedAttacks.pick(random) {
+        case .ownWrites where toHub && may(.ownWrites): sendOwnWrites(on: link, extra: Int(random.next(below: 4)))
+        case .forgedThrough where toHub && may(.forgedThrough): forgedBatch(on: link)
+        case .duplicateSequence where toHub && (may(.duplicateSequence) || may(.twinOfTombstone)): duplicateSequence(on: link)
+        case .squat where may(.squatOrigin): squat(on: link)
+        case .pastCeiling where may(.hlcPastMaximum) || may(.sequencePastCeiling): pastCeilingBatch(on: link)
+        case .tooManyOrigins where may(.tooManyOrigins): tooManyOrigins(on: link)
+        case .lyingVector where may(.lyingVector) || may(.vectorPastCeiling): lyingVectorMessage(on: link)
+        case .ackNeverSent where may(.ackNeverSent):
             count(.ackNeverSent)
             send(ack(id: [0, 1_000 + random.next(below: 1_000), UInt64.max, link.nextBatchID + 7][Int(random.next(below: 4))]), on: link)
-        case 60..<68: offer(on: link)
-        case 68..<72 where may(.pingFlood):
+        case .offer: offer(on: link)
+        case .pingFlood where may(.pingFlood):
             count(.pingFlood)
             var burst: [UInt8] = []
             for i in 0..<(50 + Int(random.next(below: 150))) { burst += ping(UInt64(i)) }
             send(burst, on: link)
-        case 76..<80 where toHub && may(.forgeHonestWrite): forgeHonestWrite(on: link)
-        case 72..<76 where may(.outOfState):
+        case .forgeHonestWrite where toHub && may(.forgeHonestWrite): forgeHonestWrite(on: link)
+        case .outOfState where may(.outOfState):
             count(.outOfState)
             send(hello(link, vector: [], clock: currentHLC()), on: link)
         default:

@@ -13,11 +13,16 @@ extension HostileNode {
         return window.filter { latest[$0.id] == $0.sequence }[...]
     }
 
+    /// What its own next write is, one row each (`WeightedTable`); with no live entry, a create.
+    enum WriteKind: Sendable { case create, update, delete }
+
+    static let writeKinds = WeightedTable<WriteKind>([(.create, 60), (.update, 25), (.delete, 15)])
+
     func write(atMaximum: Bool) {
         let sequence = UInt64(log.count + 1)
-        let roll = random.next(below: 100)
+        let kind = Self.writeKinds.pick(random)
         let hlc = atMaximum ? UInt64(HLCTimestamp.maximum.rawValue) : nextHLC()
-        if roll < 60 || liveEntries.isEmpty {
+        if kind == .create || liveEntries.isEmpty {
             let id = "evil_" + Identifier.uuidV4(random: random)
             liveEntries.append(id)
             createdRecords.insert(id)
@@ -27,7 +32,7 @@ extension HostileNode {
         }
         let index = Int(random.next(below: UInt64(liveEntries.count)))
         let id = liveEntries[index]
-        let deleted = roll >= 85
+        let deleted = kind == .delete
         if deleted { liveEntries.remove(at: index) }
         log.append(OwnWrite(id: id, sequence: sequence, hlc: hlc, deleted: deleted,
                             payload: deleted ? [] : entryJSON(id: id, text: "h\(sequence) update")))

@@ -205,25 +205,13 @@ final class HostileNode: VirtualEndpoint {
         // The identity it claims.
         let known = learned.keys.sorted()
         var claimNode = nodeID, claimRole = Role.phone, claimIncarnation = incarnation
-        var kind = Attack.helloOwn
-        let roll = random.next(below: 100)
-        if !known.isEmpty && roll >= 55 {
+        var kind = Self.hellos.pick(random)
+        if known.isEmpty { kind = .helloOwn }
+        if kind != .helloOwn {
             let victim = known[Int(random.next(below: UInt64(known.count)))]
             let info = learned[victim]!
-            switch roll {
-            case 55..<70:
-                kind = .helloClaimsNode
-                claimNode = victim
-                claimRole = info.role
-            case 70..<82:
-                kind = .helloClaimsIncarnation
-                claimIncarnation = info.incarnation
-            default:
-                kind = .helloClaimsBoth
-                claimNode = victim
-                claimRole = info.role
-                claimIncarnation = info.incarnation
-            }
+            if kind != .helloClaimsIncarnation { (claimNode, claimRole) = (victim, info.role) }
+            if kind != .helloClaimsNode { claimIncarnation = info.incarnation }
         }
         if !may(kind) { (kind, claimNode, claimRole, claimIncarnation) = (.helloOwn, nodeID, .phone, incarnation) }
         guard may(kind), let end = simulator.network.connect(HostileNode.name, to: target) else { return }
@@ -310,23 +298,31 @@ final class HostileNode: VirtualEndpoint {
         }
     }
 
+    /// Whose identity a HELLO claims: its own, or a node's it learned (its ID, its incarnation,
+    /// or both), one row each (`WeightedTable`).
+    static let hellos = WeightedTable<Attack>([(.helloOwn, 55), (.helloClaimsNode, 15), (.helloClaimsIncarnation, 12), (.helloClaimsBoth, 18)])
+
+    /// What it answers an OFFER with; a row whose attack is left out, and `silence`, answer nothing.
+    enum Answer: Sendable { case failureDeleted, confirm, acceptBadOffset, take, silence }
+
+    static let answers = WeightedTable<Answer>([(.failureDeleted, 35), (.confirm, 20), (.acceptBadOffset, 15), (.take, 25), (.silence, 5)])
+
     /// An honest node offers a recording: refuse it as deleted, confirm it without the bytes,
     /// accept at an impossible offset, or take it (and then misbehave).
     func answer(_ offer: Offer, on link: Link) {
-        let roll = random.next(below: 100)
-        switch roll {
-        case 0..<35 where may(.failureDeleted):
+        switch Self.answers.pick(random) {
+        case .failureDeleted where may(.failureDeleted):
             count(.failureDeleted)
             send(Message.failure(recordingID: offer.recordingID, code: TransferFailure.deleted.rawValue, message: "deleted").encoded(), on: link)
-        case 35..<55 where link.claimsOwnIdentity ? may(.confirmWithoutBytes) : may(.vouchAsOther):
+        case .confirm where link.claimsOwnIdentity ? may(.confirmWithoutBytes) : may(.vouchAsOther):
             count(link.claimsOwnIdentity ? .confirmWithoutBytes : .vouchAsOther)
             send(Message.confirm(recordingID: offer.recordingID, sha256: offer.sha256).encoded(), on: link)
-        case 55..<70 where may(.acceptBadOffset):
+        case .acceptBadOffset where may(.acceptBadOffset):
             count(.acceptBadOffset)
             let chunk = UInt64(offer.chunkSize)
             let offset = [offer.size + 1 + random.next(below: 1_000), chunk / 2 + 1, offer.size + chunk, UInt64.max][Int(random.next(below: 4))]
             send(Message.accept(recordingID: offer.recordingID, offset: offset).encoded(), on: link)
-        case 70..<95:
+        case .take:
             link.taking = (offer, 0)
             send(Message.accept(recordingID: offer.recordingID, offset: 0).encoded(), on: link)
         default:

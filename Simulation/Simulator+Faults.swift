@@ -3,30 +3,39 @@ import LifeSync
 /// The fault schedule: partitions (one node, random halves, one way), crashes with restart,
 /// clock jumps, connection resets, and the scripted scenario steps.
 extension Simulator {
+    /// The timed faults, one row each (`WeightedTable`).
+    enum Fault: Sendable {
+        case isolate, partitionHalves, blockOneWay, crash, diskFull, clockJump, resetConnection
+    }
+
+    static let faults = WeightedTable<Fault>([
+        (.isolate, 20), (.partitionHalves, 15), (.blockOneWay, 10), (.crash, 20), (.diskFull, 7), (.clockJump, 8), (.resetConnection, 20),
+    ])
+
     func injectFault() {
         backupOrRestore()
-        let roll = faultRandom.next(below: 100)
+        let fault = Self.faults.pick(faultRandom)
         let victim = names[Int(faultRandom.next(below: UInt64(names.count)))]
         let healAfter = 5_000 + Int64(faultRandom.next(below: 60_000))
-        switch roll {
-        case 0..<20:
+        switch fault {
+        case .isolate:
             isolate(victim)
             duringSafety(at: now + healAfter) { $0.heal() }
-        case 20..<35:
+        case .partitionHalves:
             var half = Set<String>()
             for name in names where faultRandom.next(below: 2) == 0 { half.insert(name) }
             count("partition_halves")
             network.partition(half, among: names)
             network.resetConnections { half.contains($0) != half.contains($1) }
             duringSafety(at: now + healAfter) { $0.heal() }
-        case 35..<45:
+        case .blockOneWay:
             let other = names.filter { $0 != victim }[Int(faultRandom.next(below: UInt64(names.count - 1)))]
             block(from: victim, to: other)
             duringSafety(at: now + healAfter) { $0.heal() }
-        case 45..<65:
+        case .crash:
             crash(victim)
             network.schedule(at: now + 1_000 + Int64(faultRandom.next(below: 60_000))) { [unowned self] in restart(victim) }
-        case 65..<72:
+        case .diskFull:
             // The disk fills up for a while: writes of incoming recordings fail.
             if let node = nodes[victim] {
                 node.storage.quota = node.storage.used + 8_000
@@ -34,10 +43,10 @@ extension Simulator {
                 trace.record(now, "disk full \(victim)")
                 duringSafety(at: now + healAfter) { $0.heal() }
             }
-        case 72..<80:
+        case .clockJump:
             let jump = [-86_400_000, -3_600_000, -90_000, 90_000, 3_600_000, 86_400_000][Int(faultRandom.next(below: 6))]
             jumpClock(victim, by: Int64(jump))
-        default:
+        case .resetConnection:
             let open = network.openConnectionIDs
             if !open.isEmpty { network.reset(connection: open[Int(faultRandom.next(below: UInt64(open.count)))]) }
         }

@@ -31,17 +31,24 @@ extension Simulator {
 
     func count(_ kind: String) { network.count(kind) }
 
-    /// One random local write on a random node that is up.
+    /// The workload's steps, one row each (`WeightedTable`).
+    enum Operation: Sendable { case add, update, delete, attach, deleteRecording }
+
+    static let operations = WeightedTable<Operation>([(.add, 50), (.update, 30), (.delete, 10), (.attach, 7), (.deleteRecording, 3)])
+
+    /// One random local write on a random node that is up (a watch attaches rather than deletes
+    /// a recording).
     func performOperation() {
         let up = names.filter { network.isUp($0) }
         guard !up.isEmpty else { return }
         let name = up[Int(workload.next(below: UInt64(up.count)))]
-        let roll = workload.next(below: 100)
-        if roll >= 90 {
-            roll < 97 || nodes[name]!.role == .watch ? attach(on: name) : deleteRecording(on: name)
-            return
+        switch Self.operations.pick(workload) {
+        case .add: write(on: name, kind: .add)
+        case .update: write(on: name, kind: .update)
+        case .delete: write(on: name, kind: .delete)
+        case .deleteRecording where nodes[name]!.role != .watch: deleteRecording(on: name)
+        case .attach, .deleteRecording: attach(on: name)
         }
-        write(on: name, kind: roll < 50 ? .add : roll < 80 ? .update : .delete)
     }
 
     /// A new recording of 1–60 KB on `name` (what `lifesync attach` does, in memory).

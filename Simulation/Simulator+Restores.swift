@@ -14,14 +14,19 @@ final class MemoryWriteMarks: WriteMarkStore {
 extension Simulator {
     func backupOrRestore() {
         guard options.restores else { return }
-        let roll = restoreRandom.next(below: 100)
+        let step = Self.restoreSteps.pick(restoreRandom)
         let victim = names[Int(restoreRandom.next(below: UInt64(names.count)))]
-        if roll < 20 {
-            takeBackup(of: victim, marked: restoreRandom.next(below: 2) == 0)
-        } else if roll < 45, nodes[victim]?.backup != nil {
-            restore(victim)
+        switch step {
+        case .backup: takeBackup(of: victim, marked: restoreRandom.next(below: 2) == 0)
+        case .restore where nodes[victim]?.backup != nil: restore(victim)
+        case .restore, .nothing: break
         }
     }
+
+    /// At each fault, one row (`WeightedTable`): a copy taken aside, one put back, or nothing.
+    enum RestoreStep: Sendable { case backup, restore, nothing }
+
+    static let restoreSteps = WeightedTable<RestoreStep>([(.backup, 20), (.restore, 25), (.nothing, 55)])
 
     func takeBackup(of name: String, marked: Bool) {
         guard let node = nodes[name] else { return }

@@ -75,21 +75,23 @@ final class StrangerNode: VirtualEndpoint {
     // MARK: - Driven by the simulator
 
     /// A timed step: a dial of some kind, or a while on the hub's address.
+    /// Its timed moves, one row each (`WeightedTable`).
+    static let moves = WeightedTable<Attack>([(.squatAddress, 8), (.keyFlood, 8), (.impersonate, 39), (.dialOwn, 45)])
+
     func act() {
         guard !stopped else { return }
         defer { simulator.network.schedule(at: simulator.now + 1_500 + Int64(random.next(below: 3_500))) { [unowned self] in act() } }
         let up = simulator.names.filter { simulator.network.isUp($0) }
         guard !up.isEmpty else { return }
         let target = up[Int(random.next(below: UInt64(up.count)))]
-        let roll = random.next(below: 100)
-        switch roll {
-        case 0..<8:
+        switch Self.moves.pick(random) {
+        case .squatAddress:
             squat()
-        case 8..<16 where floodsLeft > 0:
+        case .keyFlood where floodsLeft > 0:
             floodsLeft -= 1
             simulator.count(Attack.keyFlood.rawValue)
             for _ in 0..<(Replica.pendingLimit + 8) { dial(target, as: .keyFlood) }
-        case 12..<55:
+        case .keyFlood, .impersonate:  // its floods spent, it impersonates
             dial(target, as: .impersonate)
         default:
             dial(target, as: .dialOwn)
