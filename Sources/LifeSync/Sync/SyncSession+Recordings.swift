@@ -347,9 +347,3 @@ extension SyncSession {
         actions.append(.event(.recordingReceived(id: transfer.id, size: transfer.offer.size)))
     }
 }
-
-/// A storage failure in words.
-public struct RecordingStorageError: Error, CustomStringConvertible, Sendable {
-    public var description: String
-    public init(_ description: String) { self.description = description }
-}

@@ -105,3 +105,9 @@ public enum TransferFailure: UInt16, Sendable {
         TransferFailure(rawValue: code)?.wireName ?? "code \(code)"
     }
 }
+
+/// A storage failure in words.
+public struct RecordingStorageError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
