@@ -4,7 +4,8 @@ import TestSupport
 
 /// What a person reads fits 80 columns, and what they copy from it works: `list` and `changes`
 /// show an entry by the shortest start of its ID no other entry shares, and `get`, `update` and
-/// `delete` take that start (refusing one that is unknown or shared).
+/// `delete` take that start (refusing one that is unknown or shared). `stats` counts the days
+/// the person lives, in their time zone.
 @Suite struct ShortIDAndLocalDayTests {
     /// Two entries whose IDs share their first eight digits, and one of another source.
     static func twins(_ sandbox: Sandbox) throws -> (a: String, b: String, other: String) {
@@ -66,5 +67,27 @@ import TestSupport
         #expect(changes.status == 0 && lines.count == 3 && lines.allSatisfy { $0.count <= 80 }, "\(lines.map { "\($0.count): \($0)" })")
         #expect(lines.contains { $0.contains("  phone_ce2c2334-3  ") }, "\(changes.stdout)")
         #expect(try sandbox.run(["changes", "--ids"]).stdout.contains("  \(a)  "))
+    }
+
+    /// Saturday 23:30 in Auckland (UTC+13 in November) is 10:30 UTC that Saturday, and Sunday
+    /// 09:00 there is 20:00 UTC on Saturday: two of the person's days, one UTC day.
+    @Test func statsCountsTheDaysOfTheLocalTimeZone() throws {
+        let sandbox = try Sandbox(role: "phone")
+        try sandbox.add(["--category", "note", "--text", "late", "--timestamp", "2026-11-21T23:30:00+13:00"])
+        try sandbox.add(["--category", "mood", "--metric", "mood=6", "--timestamp", "2026-11-22T09:00:00+13:00"])
+        func byDay(_ zone: String) throws -> [String: Int] {
+            let result = try LifeSyncBinary.run(["stats", "--json", "--db", sandbox.db], environment: ["TZ": zone])
+            #expect(result.status == 0, "\(result.stderr)")
+            let stats = try #require(try parseJSON(result.stdout) as? [String: Any])
+            return (stats["by_day"] as? [String: Any] ?? [:]).compactMapValues { integer($0) }
+        }
+        #expect(try byDay("Pacific/Auckland") == ["2026-11-21": 1, "2026-11-22": 1])
+        #expect(try byDay("UTC") == ["2026-11-21": 2])
+        #expect(try byDay("America/New_York") == ["2026-11-21": 2])
+        let text = try LifeSyncBinary.run(["stats", "--db", sandbox.db], environment: ["TZ": "Pacific/Auckland"])
+        #expect(text.stdout.contains("by day:\n  2026-11-21    1\n  2026-11-22    1\n"), "\(text.stdout)")
+        // The days a bare date means and the days counted agree: Sunday in Auckland holds the mood.
+        let sunday = try LifeSyncBinary.run(["stats", "--json", "--since", "2026-11-22", "--db", sandbox.db], environment: ["TZ": "Pacific/Auckland"])
+        #expect(integer((try parseJSON(sunday.stdout) as? [String: Any])?["total"]) == 1, "\(sunday.stdout)")
     }
 }

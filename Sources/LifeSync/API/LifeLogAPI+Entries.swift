@@ -133,17 +133,21 @@ extension LifeLogAPI {
 
 extension LifeLogAPI {
     /// `GET /api/entries/stats` over the entries the filters select, as `lifesync stats` does
-    /// (one day's summary, a month's); `?per_day=true` adds each metric's summary per UTC day
-    /// (`metrics_by_day`: name → day → count, average, min, max), what a chart draws.
+    /// (one day's summary, a month's); `?per_day=true` adds each metric's summary per day
+    /// (`metrics_by_day`: name → day → count, average, min, max), what a chart draws. Days are
+    /// UTC's, or with `?utc_offset=MINUTES` (east of UTC, −720…840: a browser's
+    /// `-new Date().getTimezoneOffset()`) the days of a clock that far ahead of UTC.
     func stats(_ request: HTTPRequest) throws -> HTTPResponse {
-        try Self.refuseParameters(request, allowed: Self.filterParameters.union(["per_day"]))
+        try Self.refuseParameters(request, allowed: Self.filterParameters.union(["per_day", "utc_offset"]))
         let filter = try Self.filter(request)
-        guard case .object(var members) = try replica.stats(matching: filter).json else { throw HTTPError(500, "stats are an object") }
+        let days = request.parameter("utc_offset") == nil ? StatsDays.utc
+            : .offset(minutes: try Self.integer(request, "utc_offset", default: 0, range: StatsDays.offsetRange))
+        guard case .object(var members) = try replica.stats(matching: filter, days: days).json else { throw HTTPError(500, "stats are an object") }
         switch request.parameter("per_day") {
         case nil, "false": break
         case "true":
             var byName: [(String, [(String, JSONValue)])] = []
-            for row in try replica.metricsByDay(matching: filter) {
+            for row in try replica.metricsByDay(matching: filter, days: days) {
                 let summary = JSONValue.object([("count", .number(Double(row.metric.count))), ("average", .number(row.metric.average)),
                                                 ("min", .number(row.metric.minimum)), ("max", .number(row.metric.maximum))])
                 if byName.last?.0 == row.metric.name { byName[byName.count - 1].1.append((row.day, summary)) } else { byName.append((row.metric.name, [(row.day, summary)])) }

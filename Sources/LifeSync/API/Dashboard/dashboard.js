@@ -35,6 +35,8 @@ const dayOf = (time) => { const d = new Date(time); return d.getFullYear() + "-"
 const timeOf = (iso) => { const d = new Date(iso); return pad2(d.getHours()) + ":" + pad2(d.getMinutes()); };
 const stepDay = (day, n) => { const d = new Date(day + "T12:00:00"); d.setDate(d.getDate() + n); return dayOf(d); };
 // A local day as the API's filters take it: from its first to its last millisecond, in UTC.
+// The browser's offset east of UTC now, minutes: the API's stats count its days with it.
+const utcOffset = () => -new Date().getTimezoneOffset();
 const dayRange = (day) => { const start = new Date(day + "T00:00:00"), end = new Date(day + "T00:00:00"); end.setDate(end.getDate() + 1);
   return "since=" + encodeURIComponent(start.toISOString()) + "&until=" + encodeURIComponent(new Date(end - 1).toISOString()); };
 const query = (params) => Object.entries(params).filter(([, v]) => v !== "" && v != null).map(([k, v]) => k + "=" + encodeURIComponent(v)).join("&");
@@ -79,7 +81,9 @@ async function loadStatus() {
 /// node's own stats, a few KB whatever the journal holds.
 async function loadOverview() {
   const since = new Date(Date.now() - RECENT_DAYS * 86400000).toISOString();
-  [state.stats, state.month] = await Promise.all([api("/api/entries/stats"), api("/api/entries/stats?" + query({ since, per_day: "true" }))]);
+  const utc_offset = utcOffset();
+  [state.stats, state.month] = await Promise.all([api("/api/entries/stats?" + query({ utc_offset })),
+                                                  api("/api/entries/stats?" + query({ since, per_day: "true", utc_offset }))]);
   if (state.places) await loadPlaces();
   drawOverview();
 }
