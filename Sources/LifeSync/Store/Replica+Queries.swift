@@ -62,6 +62,11 @@ extension Replica {
     /// `entries(matching:)`, passing over rows that do not read back (their IDs go to `damaged`).
     public func entries(matching query: EntryQuery, damaged: inout [String]) throws -> [LogEntry] {
         var (filter, values) = Replica.filter(query)
+        if let before = query.before {
+            // `timestamp <= ?` on its own, so the timestamp index bounds the range: no rows walked over.
+            filter += (filter.isEmpty ? "WHERE " : " AND ") + "timestamp <= ? AND (timestamp < ? OR id < ?)"
+            values += [.text(before.timestamp.iso8601), .text(before.timestamp.iso8601), .text(before.id)]
+        }
         values.append(.integer(Int64(query.limit)))
         values.append(.integer(Int64(query.offset)))
         return try readableEntries("""
