@@ -55,6 +55,13 @@ import TestSupport
         // A whole ID keeps its old answer when nothing has it.
         let gone = try sandbox.run(["get", other])
         #expect(gone.status == 1 && gone.stderr.contains("no entry with id \(other)"), "\(gone.stderr)")
+        // A recording is attached to an entry by its shown start too.
+        try Data("RIFF".utf8).write(to: URL(fileURLWithPath: sandbox.file("note.m4a")))
+        #expect(try sandbox.run(["attach", sandbox.file("note.m4a"), "--entry", shown[2]]).status == 0)
+        let attached = try sandbox.run(["recordings", "--json"])
+        #expect(attached.stdout.contains(a), "\(attached.stdout)")
+        expectRefused(try sandbox.run(["attach", sandbox.file("note.m4a"), "--entry", "phone_ce2c2334"]), status: 1, mentioning: ["give more of it"])
+
         // The twins remain, still told apart; --ids shows them whole.
         #expect(try sandbox.run(["list", "--ids"]).stdout.split(separator: "\n").map { String($0.split(separator: " ").last ?? "") } == [b, a])
     }
