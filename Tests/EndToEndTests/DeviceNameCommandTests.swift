@@ -65,9 +65,9 @@ import TestSupport
         _ = try phone.addJSON(#"{"timestamp": "2026-11-22T08:30:00Z", "category": "mood", "data": {"text": "slept well"}}"#)
         // POSIX TZ rules need no zone files: IST-5:30 is five and a half hours east of UTC.
         let list = try LifeSyncBinary.run(["list", "--db", phone.db], environment: ["TZ": "IST-5:30"])
-        #expect(list.stdout.hasPrefix("2026-11-22T14:00:00+05:30  mood"), "\(list.stdout)")
+        #expect(list.stdout.hasPrefix("2026-11-22 14:00  mood"), "\(list.stdout)")
         let west = try LifeSyncBinary.run(["list", "--db", phone.db], environment: ["TZ": "EST+5"])
-        #expect(west.stdout.hasPrefix("2026-11-22T03:30:00-05:00  mood"), "\(west.stdout)")
+        #expect(west.stdout.hasPrefix("2026-11-22 03:30  mood"), "\(west.stdout)")
         let json = try LifeSyncBinary.run(["list", "--json", "--db", phone.db], environment: ["TZ": "IST-5:30"])
         #expect(json.stdout.contains("\"timestamp\" : \"2026-11-22T08:30:00.000Z\"") || json.stdout.contains("\"timestamp\": \"2026-11-22T08:30:00.000Z\""),
                 "\(json.stdout)")

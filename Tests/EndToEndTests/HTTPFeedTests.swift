@@ -172,14 +172,14 @@ import TestSupport
         #expect(items.compactMap { $0["id"] as? String } == [first, second] && items.count == fromAPI.count)
         #expect(zip(items, fromAPI).allSatisfy { NSDictionary(dictionary: $0) == NSDictionary(dictionary: $1) }, "the CLI's items are the API's")
         let cursor = try #require(items.first?["cursor"] as? String)
-        let after = try LifeSyncBinary.run(["changes", "--since", cursor, "--db", api.node.db])
+        let after = try LifeSyncBinary.run(["changes", "--since", cursor, "--ids", "--db", api.node.db])
         #expect(after.status == 0 && after.stdout.hasPrefix(items[1]["cursor"] as? String ?? "?") && after.stdout.contains("\(second)  [note] second"),
                 "\(after.stdout)")
         let refused = try LifeSyncBinary.run(["changes", "--since", "7-0badc0de", "--db", api.node.db])
         #expect(refused.status == 1 && refused.stderr.contains("another replica"), "\(refused.stderr)")
 
         let out = api.node.db + ".follow"
-        let follow = try Subprocess(LifeSyncBinary.path, ["changes", "--follow", "--since", cursor, "--db", api.node.db], standardOutput: out)
+        let follow = try Subprocess(LifeSyncBinary.path, ["changes", "--follow", "--since", cursor, "--ids", "--db", api.node.db], standardOutput: out)
         defer { _ = follow.kill(timeout: 5) }
         let text = { (try? String(contentsOfFile: out, encoding: .utf8)) ?? "" }
         #expect(eventually(timeout: 10, interval: 0.05) { text().contains(second) }, "\(text())")

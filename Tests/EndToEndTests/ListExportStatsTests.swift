@@ -82,15 +82,17 @@ import TestSupport
 
     @Test func listTextShowsOneLinePerEntry() throws {
         let journal = try Journal()
-        // A person reads local time (TZ; UTC in the tests), to the second, with the offset.
+        // A person reads local time (TZ; UTC in the tests) to the minute, and the ID's short start.
         let result = try journal.sandbox.run(["list", "--category", "mood"])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 2, "\(result.stdout)")
-        #expect(lines.first?.hasPrefix("2026-11-24T08:00:00+00:00  mood") == true, "\(result.stdout)")
+        #expect(lines.first?.hasPrefix("2026-11-24 08:00  mood") == true, "\(result.stdout)")
         #expect(lines.first?.contains("mood 5 (1–10)") == true)
         #expect(lines.first?.contains("\"GROCERIES delivered\"") == true)
-        #expect(lines.first?.hasSuffix("[\(journal.ids["e5"]!)]") == true)
+        #expect(lines.first?.hasSuffix("  " + journal.ids["e5"]!.prefix("phone_".count + 8)) == true, "\(result.stdout)")
+        let whole = try journal.sandbox.run(["list", "--category", "mood", "--ids"])
+        #expect(whole.stdout.split(separator: "\n").first?.hasSuffix("  " + journal.ids["e5"]!) == true, "\(whole.stdout)")
         #expect(lines.last?.contains("#morning") == true)
 
         let none = try journal.sandbox.run(["list", "--search", "zebra"])

@@ -138,7 +138,7 @@ func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peers"] as? 
         #expect(atSenderKill < 20_000, "the sender should die mid-stream (the phone held \(atSenderKill))")
         // Restart it once the phone saw the old connection end (batches the dead watch had already
         // written to the socket are applied before that; see NodeCoreTests for the race otherwise).
-        #expect(eventually(timeout: 5, interval: 0.01) { phone.stdout.contains("disconnected from \(watch.nodeID)") })
+        #expect(eventually(timeout: 5, interval: 0.01) { phone.stdout.contains("disconnected from \(NodeServer.defaultName(of: watch.nodeID)) (") })
         try watch.start(peers: [phone.address], listen: false)
 
         let done = eventually(timeout: 30, interval: 0.1) { phone.entryCount == 20_000 }
@@ -195,7 +195,8 @@ func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peers"] as? 
             #expect(!node.stderr.contains("Fatal error"))
         }
         // The mac noticed the phone leave before it was stopped itself.
-        #expect(mac.stdout.contains("disconnected from \(phone.nodeID)") || mac.stdout.contains("peer \(phone.nodeID) reported error"),
+        #expect(mac.stdout.contains("disconnected from \(NodeServer.defaultName(of: phone.nodeID)) (")
+                || mac.stdout.contains("peer \(NodeServer.defaultName(of: phone.nodeID)) reported error"),
                 "\(mac.stdout)")
         // A clean stop leaves a sound file.
         #expect(try SQLiteShell.run(phone.db, "PRAGMA integrity_check").stdout == "ok\n")

@@ -20,6 +20,7 @@ import TestSupport
         let phone = try Replica.create(path: phonePath, role: .phone, clock: SystemClock(), random: SystemRandom())
         let watch = try Replica.create(path: watchPath, role: .watch, clock: SystemClock(), random: SystemRandom())
         try LocalPairing.pair([phone, watch])
+        try phone.setOwnName("Hall phone")
         let note = try watch.add(json: try JSONValue.parse(#"{"category": "note", "data": {"text": "hi"}}"#))
 
         let log = SharedLog()
@@ -31,10 +32,14 @@ import TestSupport
         #expect(waitUntil(timeout: 20) { (try? phone.versionStamp(id: note.id)) != nil })
         // Both sides say they are in sync, each under its own name.
         let watchName = NodeServer.defaultName(of: watch.identity.nodeID)
+        // Each names the other as a person knows it: by its name and short ID, or without a
+        // name by the short ID alone (the phone's name travels in its HELLO).
         #expect(waitUntil(timeout: 10) {
-            log.all.contains { $0.hasPrefix("[phone] in sync with \(watch.identity.nodeID)") }
-                && log.all.contains { $0.hasPrefix("[\(watchName)] in sync with \(phone.identity.nodeID)") }
+            log.all.contains { $0.hasPrefix("[phone] in sync with \(watchName) (") }
+                && log.all.contains { $0.hasPrefix("[\(watchName)] in sync with Hall phone (\(NodeServer.defaultName(of: phone.identity.nodeID))) (") }
         }, "\(log.all)")
+        #expect(!log.all.contains { $0.hasPrefix("[phone] ") ? $0.contains(watch.identity.nodeID) : $0.contains(phone.identity.nodeID) },
+                "a peer named by its whole node ID: \(log.all)")
         watchNode.stop()
         phoneNode.stop()
 

@@ -1,11 +1,23 @@
 /// `GET /api/entries` (the document's filters) and `POST /api/entries` (one entry or a batch).
 extension LifeLogAPI {
     func listEntries(_ request: HTTPRequest, _ presentation: EntryPresentation) throws -> HTTPResponse {
-        try Self.refuseParameters(request, allowed: Self.filterParameters.union(["limit", "offset"]))
+        try Self.refuseParameters(request, allowed: Self.filterParameters.union(["limit", "offset", "before"]))
         var query = try Self.filter(request)
         query.limit = try Self.integer(request, "limit", default: EntryQuery.defaultLimit, range: 0...Self.maximumLimit)
         query.offset = try Self.integer(request, "offset", default: 0, range: 0...Int(Int32.max))
+        query.before = try request.parameter("before").map(entryKey)
         return .json(200, .array(try replica.entries(matching: query).map(presentation.json)))
+    }
+
+    /// `before=TIMESTAMP,ID`: the last entry of the page read (its `timestamp` and `id` as
+    /// listed), after which the next page starts; whether that entry still exists or not.
+    private func entryKey(_ text: String) throws -> EntryQuery.Key {
+        let parts = text.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false)
+        let refused = { (why: String) in HTTPError(400, "before: \(why), as TIMESTAMP,ID (a listed entry's): '\(text.prefix(100))'") }
+        guard parts.count == 2, !parts[1].isEmpty, parts[1].utf8.count <= 128 else { throw refused("expected a time and an ID") }
+        let timestamp: Timestamp
+        do { timestamp = try Timestamp(iso8601: String(parts[0])) } catch { throw refused("not an ISO 8601 time with zone (\(error.reason))") }
+        return EntryQuery.Key(timestamp: timestamp, id: try replica.entryID(addressedBy: String(parts[1])))
     }
 
     /// The filters of `GET /api/entries`, shared by `GET /api/export`.
@@ -133,17 +145,21 @@ extension LifeLogAPI {
 
 extension LifeLogAPI {
     /// `GET /api/entries/stats` over the entries the filters select, as `lifesync stats` does
-    /// (one day's summary, a month's); `?per_day=true` adds each metric's summary per UTC day
-    /// (`metrics_by_day`: name → day → count, average, min, max), what a chart draws.
+    /// (one day's summary, a month's); `?per_day=true` adds each metric's summary per day
+    /// (`metrics_by_day`: name → day → count, average, min, max), what a chart draws. Days are
+    /// UTC's, or with `?utc_offset=MINUTES` (east of UTC, −720…840: a browser's
+    /// `-new Date().getTimezoneOffset()`) the days of a clock that far ahead of UTC.
     func stats(_ request: HTTPRequest) throws -> HTTPResponse {
-        try Self.refuseParameters(request, allowed: Self.filterParameters.union(["per_day"]))
+        try Self.refuseParameters(request, allowed: Self.filterParameters.union(["per_day", "utc_offset"]))
         let filter = try Self.filter(request)
-        guard case .object(var members) = try replica.stats(matching: filter).json else { throw HTTPError(500, "stats are an object") }
+        let days = request.parameter("utc_offset") == nil ? StatsDays.utc
+            : .offset(minutes: try Self.integer(request, "utc_offset", default: 0, range: StatsDays.offsetRange))
+        guard case .object(var members) = try replica.stats(matching: filter, days: days).json else { throw HTTPError(500, "stats are an object") }
         switch request.parameter("per_day") {
         case nil, "false": break
         case "true":
             var byName: [(String, [(String, JSONValue)])] = []
-            for row in try replica.metricsByDay(matching: filter) {
+            for row in try replica.metricsByDay(matching: filter, days: days) {
                 let summary = JSONValue.object([("count", .number(Double(row.metric.count))), ("average", .number(row.metric.average)),
                                                 ("min", .number(row.metric.minimum)), ("max", .number(row.metric.maximum))])
                 if byName.last?.0 == row.metric.name { byName[byName.count - 1].1.append((row.day, summary)) } else { byName.append((row.metric.name, [(row.day, summary)])) }

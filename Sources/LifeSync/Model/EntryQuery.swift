@@ -14,6 +14,17 @@ public struct EntryQuery: Equatable, Sendable {
     public var hasLocation = false
     public var limit: Int
     public var offset: Int
+    /// Only entries that come after this one newest first, by (timestamp, id): a keyset
+    /// cursor, so a page deep in the journal costs what a first one does, and entries written
+    /// between pages shift nothing. `list` and `GET /api/entries` only (stats and export ignore it).
+    public var before: Key?
+
+    /// Where an entry stands in the journal's order (`before`).
+    public struct Key: Equatable, Sendable {
+        public var timestamp: Timestamp
+        public var id: String
+        public init(timestamp: Timestamp, id: String) { self.timestamp = timestamp; self.id = id }
+    }
 
     public static let defaultLimit = 100
 

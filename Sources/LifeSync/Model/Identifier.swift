@@ -73,4 +73,10 @@ public enum Identifier {
     }
 
     public static func isValid(_ text: String) -> Bool { role(of: text) != nil }
+
+    /// `phone_ce2c2334-37fe-…` → `phone_ce2c2334`: enough to tell a household's devices apart.
+    public static func short(_ nodeID: String) -> String {
+        guard let underscore = nodeID.firstIndex(of: "_") else { return String(nodeID.prefix(16)) }
+        return String(nodeID[...underscore]) + nodeID[nodeID.index(after: underscore)...].prefix(8)
+    }
 }

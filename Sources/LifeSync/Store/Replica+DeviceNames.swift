@@ -47,6 +47,13 @@ extension Replica {
                               [.text(nodeID)]) { $0.optionalString(0) } ?? nil
     }
 
+    /// A device as a log line names it: its name and short ID (`Kitchen iPad (phone_ce2c2334)`),
+    /// or the short ID alone; what is not a node ID (an address) as it is.
+    public func deviceLabel(_ nodeID: String) -> String {
+        guard Identifier.isValid(nodeID) else { return nodeID }
+        return ((try? peerName(for: nodeID)) ?? nil).map { "\($0) (\(Identifier.short(nodeID)))" } ?? Identifier.short(nodeID)
+    }
+
     /// Both names of every named node: what `peers --json` shows.
     public func deviceNames() throws -> [String: (announced: String?, local: String?)] {
         var names: [String: (announced: String?, local: String?)] = [:]

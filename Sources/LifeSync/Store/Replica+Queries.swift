@@ -24,6 +24,35 @@ extension Replica {
         return found.count == 1 ? found[0] : addressed
     }
 
+    /// Up to `limit` live entry IDs that start with `prefix` (a shortened ID a person copied),
+    /// in ID order; a prefix without `_` is the start of the UUID part, under any role or
+    /// source (`ce2c2334` finds `phone_ce2c2334-…`).
+    public func entryIDs(startingWith prefix: String, limit: Int) throws -> [String] {
+        let given = prefix.lowercased()
+        guard !given.isEmpty else { return [] }
+        guard given.contains("_") else {
+            return try database.rows("SELECT id FROM entries WHERE substr(id, instr(id, '_') + 1, ?) = ? ORDER BY id LIMIT ?",
+                                     [.integer(Int64(given.utf8.count)), .text(given), .integer(Int64(limit))]) { $0.string(0) }
+        }
+        // A range on the primary key, not a scan: every ID is ASCII, and `~` sorts after it all.
+        return try database.rows("SELECT id FROM entries WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+                                 [.text(given), .text(given + "~"), .integer(Int64(limit))]) { $0.string(0) }
+    }
+
+    /// The shortest start of the live entry `id`, at least `minimum` characters after its `_`,
+    /// that no other live entry's ID shares (`phone_ce2c2334` in a household's journal), or the
+    /// whole ID when none is shorter.
+    public func uniquePrefix(of id: String, minimum: Int = 8) throws -> String {
+        guard let underscore = id.firstIndex(of: "_") else { return id }
+        var length = id.distance(from: id.startIndex, to: underscore) + 1 + minimum
+        while length < id.count {
+            let prefix = String(id.prefix(length))
+            if try entryIDs(startingWith: prefix, limit: 2).count <= 1 { return prefix }
+            length += 1
+        }
+        return id
+    }
+
     /// Live entries matching `query`, newest first (ties by id, so pages never overlap).
     public func entries(matching query: EntryQuery) throws -> [LogEntry] {
         var damaged: [String] = []
@@ -33,6 +62,11 @@ extension Replica {
     /// `entries(matching:)`, passing over rows that do not read back (their IDs go to `damaged`).
     public func entries(matching query: EntryQuery, damaged: inout [String]) throws -> [LogEntry] {
         var (filter, values) = Replica.filter(query)
+        if let before = query.before {
+            // `timestamp <= ?` on its own, so the timestamp index bounds the range: no rows walked over.
+            filter += (filter.isEmpty ? "WHERE " : " AND ") + "timestamp <= ? AND (timestamp < ? OR id < ?)"
+            values += [.text(before.timestamp.iso8601), .text(before.timestamp.iso8601), .text(before.id)]
+        }
         values.append(.integer(Int64(query.limit)))
         values.append(.integer(Int64(query.offset)))
         return try readableEntries("""

@@ -1,7 +1,27 @@
+/// Whose days `stats` counts by: UTC's, the process's local zone's (`TZ`, daylight saving
+/// included: the CLI's), or a fixed offset east of UTC in minutes (a browser's, sent to the API).
+public enum StatsDays: Equatable, Sendable {
+    case utc
+    case local
+    case offset(minutes: Int)
+
+    /// The offsets a zone on Earth has: UTC−12:00 … UTC+14:00.
+    public static let offsetRange = -720...840
+
+    /// The SQL expression of an entry's day (`YYYY-MM-DD`) from its UTC `timestamp` column.
+    var dayExpression: String {
+        switch self {
+        case .utc: "substr(timestamp, 1, 10)"
+        case .local: "date(timestamp, 'localtime')"
+        case .offset(let minutes): "date(timestamp, '\(min(max(minutes, Self.offsetRange.lowerBound), Self.offsetRange.upperBound)) minutes')"
+        }
+    }
+}
+
 extension Replica {
-    /// Counts by category, source and day, and per-metric averages, over the live entries
-    /// `filter` selects (its `limit` and `offset` do not apply).
-    public func stats(matching filter: EntryQuery = EntryQuery()) throws -> EntryStats {
+    /// Counts by category, source and day (`days`' days), and per-metric averages, over the
+    /// live entries `filter` selects (its `limit` and `offset` do not apply).
+    public func stats(matching filter: EntryQuery = EntryQuery(), days: StatsDays = .utc) throws -> EntryStats {
         let (clause, values) = Replica.filter(filter)
         func counts(_ expression: String) throws -> [(key: String, count: Int)] {
             try database.rows("SELECT \(expression) AS k, count(*) FROM entries \(clause) GROUP BY k ORDER BY k", values) {
@@ -19,17 +39,18 @@ extension Replica {
         }
         let total = Int(try database.firstRow("SELECT count(*) FROM entries \(clause)", values, { $0.int64(0) }) ?? 0)
         return EntryStats(total: total, byCategory: try counts("coalesce(category, '(none)')"),
-                          bySource: try counts("source"), byDay: try counts("substr(timestamp, 1, 10)"), metrics: metrics)
+                          bySource: try counts("source"), byDay: try counts(days.dayExpression), metrics: metrics)
     }
 
-    /// Each metric's summary per UTC day over the entries `filter` selects, by name then day:
-    /// what a chart of a month draws, in a row per day however many entries the day holds.
-    public func metricsByDay(matching filter: EntryQuery = EntryQuery()) throws -> [(day: String, metric: EntryStats.MetricSummary)] {
+    /// Each metric's summary per day (`days`' days) over the entries `filter` selects, by name
+    /// then day: what a chart of a month draws, in a row per day however many entries it holds.
+    public func metricsByDay(matching filter: EntryQuery = EntryQuery(), days: StatsDays = .utc) throws
+        -> [(day: String, metric: EntryStats.MetricSummary)] {
         let (clause, values) = Replica.filter(filter)
         return try database.rows("""
             SELECT name, day, count(*), avg(value), min(value), max(value) FROM (
                 SELECT json_extract(data, '$.metric.name') AS name, json_extract(data, '$.metric.value') AS value,
-                       substr(timestamp, 1, 10) AS day
+                       \(days.dayExpression) AS day
                 FROM entries \(clause))
             WHERE name IS NOT NULL GROUP BY name, day ORDER BY name, day
             """, values) {

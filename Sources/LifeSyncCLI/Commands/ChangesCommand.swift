@@ -16,11 +16,12 @@ extension LifeSyncCommandLine {
                 OptionSpec(name: "--since", kind: .value, valueName: "CURSOR", help: "start after this cursor (a next_cursor or a line's cursor)"),
                 OptionSpec(name: "--follow", kind: .flag, help: "keep printing new changes until interrupted (checks every 250 ms)"),
                 OptionSpec(name: "--json", kind: .flag, help: "one JSON object per line, as GET /api/changes's items"),
+                OptionSpec(name: "--ids", kind: .flag, help: "whole entry IDs instead of their shortest unique start"),
             ],
             details: """
             Every entry written here or received from a peer, each once at its latest change; a deleted one shows
-            as deleted. A line is: CURSOR  ID  TEXT (or "deleted AT"). A cursor belongs to this replica: one from
-            another replica is refused.
+            as deleted. A line is: CURSOR  ID  TEXT (or "deleted AT"), cut to 80 columns, the ID shortened as list
+            shows it (--ids: whole). A cursor belongs to this replica: one from another replica is refused.
             Example: lifesync changes --follow --json --since 42-9f3a0c1b
             """),
         run: { arguments, context in
@@ -35,7 +36,8 @@ extension LifeSyncCommandLine {
                 // Bounded per call: at most 1000 pages before the next check of the stop flag.
                 for _ in 0..<1_000 {
                     for change in try observer.poll() {
-                        context.console.print(json ? change.json.canonicalText : line(change))
+                        context.console.print(json ? change.json.canonicalText
+                                              : line(change, id: arguments.flag("--ids") ? change.id : try replica.uniquePrefix(of: change.id)))
                     }
                     if observer.caughtUp { return }
                 }
@@ -51,7 +53,7 @@ extension LifeSyncCommandLine {
             return 0
         })
 
-    private static func line(_ change: FeedChange) -> String {
+    private static func line(_ change: FeedChange, id: String) -> String {
         let what: String
         if let entry = change.entry {
             let text = entry.data.text ?? entry.data.metric.map { "\($0.name)=\(JSONValue.number($0.value).canonicalText)" } ?? ""
@@ -59,7 +61,8 @@ extension LifeSyncCommandLine {
         } else {
             what = "deleted" + (change.deletedAt.map { " \($0.local)" } ?? "")
         }
-        return "\(change.cursor)  \(change.id)  \(what)"
+        let line = "\(change.cursor)  \(id)  \(what)"
+        return id == change.id ? line : fitted(line)
     }
 }
 

@@ -7,7 +7,7 @@ extension LifeSyncCommandLine {
                           options: [CommandSpec.dbOption, OptionSpec(name: "--json", kind: .flag, help: "JSON, as always: taken like every reporting command's")]),
         run: { arguments, context in
             let replica = try context.openReplica(arguments)
-            context.console.print(try replica.entry(id: replica.entryID(addressedBy: arguments.positional(0)!)).json.prettyText)
+            context.console.print(try replica.entry(id: replica.entryID(typed: arguments.positional(0)!)).json.prettyText)
             return 0
         })
 
@@ -23,7 +23,7 @@ extension LifeSyncCommandLine {
             }
             let patch = try parseJSONArgument(patchText, context: context, what: "--json")
             let replica = try context.openReplica(arguments)
-            let entry = try replica.update(id: replica.entryID(addressedBy: arguments.positional(0)!), patch: patch)
+            let entry = try replica.update(id: replica.entryID(typed: arguments.positional(0)!), patch: patch)
             context.console.print(entry.id)
             return 0
         })
@@ -40,9 +40,28 @@ extension LifeSyncCommandLine {
                 context.console.print("deleted recording \(id)")
                 return 0
             }
-            let entryID = try replica.entryID(addressedBy: id)
+            let entryID = try replica.entryID(typed: id)
             try replica.delete(id: entryID)
             context.console.print("deleted \(entryID)")
             return 0
         })
+}
+
+extension Replica {
+    /// The live entry a person means by `given`: its whole ID (as `entryID(addressedBy:)` takes
+    /// it), or a unique start of it as `list` shows it (`phone_ce2c2334`, or of the UUID part,
+    /// `ce2c2334`). An unknown or ambiguous start is refused, naming what it matched.
+    func entryID(typed given: String) throws -> String {
+        let addressed = try entryID(addressedBy: given)
+        if try entryIDs(startingWith: addressed, limit: 1) == [addressed] { return addressed }
+        let matches = try entryIDs(startingWith: given, limit: 4)
+        switch matches.count {
+        case 1: return matches[0]
+        case 0 where given.utf8.count >= 36: throw ReplicaError.notFound(id: addressed)  // a whole ID, as always
+        case 0: throw CLIError.refused("no entry's ID starts with '\(given)' (lifesync list shows them)")
+        default:
+            throw CLIError.refused("'\(given)' starts more than one entry's ID (\(matches.prefix(3).joined(separator: ", "))"
+                                   + (matches.count > 3 ? ", …" : "") + "): give more of it")
+        }
+    }
 }

@@ -66,8 +66,11 @@ extension LifeSyncCommandLine {
                     context.console.print("no API keys (lifesync keys create NAME makes one)")
                 } else {
                     for key in keys {
-                        context.console.print("\(key.name)  sha256 \(key.hashPrefix)…  created \(key.createdAt.local)  last used \(key.lastUsed?.local ?? "never")"
-                                              + (key.presentation == .lifeSync ? "" : "  presentation \(key.presentation.rawValue)") + (key.admin ? "  admin" : ""))
+                        // Two lines, so a long name or a presentation still fits 80 columns.
+                        context.console.print(fitted("\(key.name)" + (key.admin ? "  admin" : "")
+                                                     + (key.presentation == .lifeSync ? "" : "  presentation \(key.presentation.rawValue)")))
+                        context.console.print("  sha256 \(key.hashPrefix)…  created \(LocalTime.minute(key.createdAt))"
+                                              + "  last used \(key.lastUsed.map(LocalTime.minute) ?? "never")")
                     }
                 }
             }

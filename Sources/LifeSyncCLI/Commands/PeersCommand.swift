@@ -56,8 +56,13 @@ extension LifeSyncCommandLine {
             let console = context.console
             console.print("trusted: \(trusted.isEmpty ? "none (pair with lifesync id / lifesync trust)" : "")")
             for peer in trusted {
-                console.print("  \(labels.label(peer.nodeID)) (\(peer.role.rawValue))  "
-                              + (known[peer.nodeID].map { "\($0.state.rawValue), last handshake \($0.lastConnected?.local ?? "never")" } ?? "never connected"))
+                let who = "  \(labels.label(peer.nodeID)) (\(peer.role.rawValue))"
+                let seen = known[peer.nodeID].map { "\($0.state.rawValue), last handshake \($0.lastConnected?.local ?? "never")" } ?? "never connected"
+                // A long name moves the state to a line of its own rather than past column 80.
+                if who.count + 2 + seen.count <= columns || labels.showIDs { console.print(who + "  " + seen) } else {
+                    console.print(fitted(who))
+                    console.print("    " + seen)
+                }
                 console.print("    key \(peer.fingerprint.hex.prefix(16))…  TLS 1.3" + (code(peer.fingerprint).map { "  code \($0)" } ?? ""))
                 for line in wrapped(peer.addresses, first: "    at ", then: "       ") { console.print(line) }
             }

@@ -8,7 +8,7 @@ extension LifeSyncCommandLine {
             name: "attach", summary: "copy a recording into the node's storage and queue it for sync",
             positionals: ["FILE"],
             options: [CommandSpec.dbOption,
-                      OptionSpec(name: "--entry", kind: .value, valueName: "ID", help: "the entry it belongs to"),
+                      OptionSpec(name: "--entry", kind: .value, valueName: "ID", help: "the entry it belongs to (its ID, or a unique start of it)"),
                       OptionSpec(name: "--type", kind: .value, valueName: "MEDIA", help: "media type (default from the extension, e.g. audio/mp4)")],
             details: """
             The file is copied into <replica>.recordings/{id}.{ext}, synced to disk and hashed (SHA-256) as it is
@@ -17,7 +17,8 @@ extension LifeSyncCommandLine {
         run: { arguments, context in
             let source = arguments.positional(0)!
             let replica = try context.openReplica(arguments)
-            let entryID = arguments.value("--entry")
+            // As list shows it (a unique start of the ID) or whole; the entry must be here.
+            let entryID = try arguments.value("--entry").map(replica.entryID(typed:))
             if let entryID { _ = try replica.entry(id: entryID) }
             let mediaType = arguments.value("--type") ?? Recording.mediaType(forExtension: Recording.fileExtension(for: source))
             if let problem = Recording.mediaTypeProblem(mediaType) { throw CLIError.refused("--type: \(problem)") }

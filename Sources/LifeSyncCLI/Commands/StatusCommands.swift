@@ -3,10 +3,11 @@ import LifeSyncRuntime
 
 extension LifeSyncCommandLine {
     static let statsCommand = Command(
-        spec: CommandSpec(name: "stats", summary: "counts by category, source and day; metric averages",
+        spec: CommandSpec(name: "stats", summary: "counts by category, source and local day (TZ); metric averages",
                           options: [CommandSpec.dbOption, CommandSpec.jsonFlag] + CommandSpec.filterOptions),
         run: { arguments, context in
-            let stats = try context.openReplica(arguments).stats(matching: try arguments.entryFilter())
+            // Days as the person counts them, in the zone the CLI shows times in (LocalTime).
+            let stats = try context.openReplica(arguments).stats(matching: try arguments.entryFilter(), days: .local)
             if arguments.flag("--json") {
                 context.console.print(stats.json.prettyText)
                 return 0

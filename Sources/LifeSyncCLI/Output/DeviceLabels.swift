@@ -15,12 +15,6 @@ struct DeviceLabels {
 
     func label(_ nodeID: String) -> String {
         guard !showIDs else { return names[nodeID].map { "\($0) \(nodeID)" } ?? nodeID }
-        return names[nodeID] ?? Self.short(nodeID)
-    }
-
-    /// `phone_ce2c2334-37fe-…` → `phone_ce2c2334`: enough to tell a household's devices apart.
-    static func short(_ nodeID: String) -> String {
-        guard let underscore = nodeID.firstIndex(of: "_") else { return String(nodeID.prefix(16)) }
-        return String(nodeID[...underscore]) + nodeID[nodeID.index(after: underscore)...].prefix(8)
+        return names[nodeID] ?? Identifier.short(nodeID)
     }
 }

@@ -17,6 +17,11 @@ enum LocalTime {
 }
 
 extension LocalTime {
+    /// The local minute, for lines that must stay short (`list`): `2026-11-22 09:30`.
+    static func minute(_ time: Timestamp) -> String {
+        String(text(time).prefix(16).map { $0 == "T" ? " " : $0 })
+    }
+
     /// The first millisecond of the local day `date` (`YYYY-MM-DD`, checked by the caller), or
     /// with `endOfDay` its last: a day as the person typing it means it, daylight saving included.
     static func day(_ date: String, endOfDay: Bool) -> Timestamp {

@@ -4,8 +4,8 @@ import LifeSync
 /// meaning for all three.
 extension CommandSpec {
     static let filterOptions: [OptionSpec] = [
-        OptionSpec(name: "--since", kind: .value, valueName: "ISO|DATE", help: "at or after this time; a bare YYYY-MM-DD is that day's start, UTC"),
-        OptionSpec(name: "--until", kind: .value, valueName: "ISO|DATE", help: "at or before this time; a bare YYYY-MM-DD is that whole day, UTC"),
+        OptionSpec(name: "--since", kind: .value, valueName: "ISO|DATE", help: "at or after this time; a bare YYYY-MM-DD is that local day's start (TZ)"),
+        OptionSpec(name: "--until", kind: .value, valueName: "ISO|DATE", help: "at or before this time; a bare YYYY-MM-DD is that whole local day (TZ)"),
         OptionSpec(name: "--category", kind: .value, valueName: "C", help: "only this category"),
         OptionSpec(name: "--source", kind: .value, valueName: "S", help: "only this source"),
         OptionSpec(name: "--tag", kind: .value, valueName: "T", help: "only entries with this tag"),

@@ -129,10 +129,7 @@ public final class NodeServer: @unchecked Sendable {
     /// A node's name in its log lines when its embedder gives none: its role and the first
     /// eight hex digits of its ID (`phone_550e8400` for `phone_550e8400-e29b-…`), short and
     /// still telling two phones apart.
-    public static func defaultName(of nodeID: String) -> String {
-        guard let underscore = nodeID.firstIndex(of: "_") else { return String(nodeID.prefix(16)) }
-        return String(nodeID[...underscore]) + String(nodeID[nodeID.index(after: underscore)...].prefix(8))
-    }
+    public static func defaultName(of nodeID: String) -> String { Identifier.short(nodeID) }
 
     /// What the node holds now (as of the last poll round); safe from any thread.
     public var statistics: Statistics { statsLock.withLock { publishedStats } }
@@ -284,7 +281,7 @@ public final class NodeServer: @unchecked Sendable {
                     closeNow(connection, now: MonotonicClock.milliseconds())
                 }
             case .event(let event):
-                log(event.logLine)
+                log(event.logLine(naming: core.replica.deviceLabel))
                 if case .received = event { http?.replicaChanged() }
             case .sessionEvent:
                 break

@@ -1,13 +1,14 @@
 "use strict";
 // Charts of each metric's daily average over the last 30 days, streaks from the node's per-day
-// counts, and bars of the counts by category and source: all from GET /api/entries/stats.
+// counts, and bars of the counts by category and source: all from GET /api/entries/stats, its
+// days the browser's local ones (`utc_offset`, dashboard.js).
 
-/// `byDay`: metric name → UTC day → {count, average, min, max}.
+/// `byDay`: metric name → local day → {count, average, min, max}.
 function renderCharts(byDay) {
   once("charts", byDay, () => {
     const ordered = Object.entries(byDay).map(([name, days]) => [name, Object.entries(days)])
       .sort((a, b) => b[1].length - a[1].length).slice(0, 12);
-    const charts = ordered.map(([name, days]) => chart(name, days.map(([day, m]) => [Date.parse(day + "T12:00:00Z"), m.average, m.count])));
+    const charts = ordered.map(([name, days]) => chart(name, days.map(([day, m]) => [Date.parse(day + "T12:00:00"), m.average, m.count])));
     fill("#charts", charts.length ? charts : [h("p", { class: "muted" }, "No metrics in the last 30 days (entries with data.metric).")]);
   });
 }
@@ -35,12 +36,12 @@ function chart(name, points) {
         s("title", {}, new Date(p[0]).toLocaleDateString() + ": " + number(p[1]) + " (average of " + p[2] + ")")))));
 }
 
-/// `byDay`: the node's counts per UTC day, all of the journal (a few thousand keys for years).
+/// `byDay`: the node's counts per local day, all of the journal (a few thousand keys for years);
+/// a streak is of days as the person lives them, today the browser's today.
 function renderStreaks(byDay) {
   const days = new Set(Object.keys(byDay || {}));
-  const utcDay = (time) => new Date(time).toISOString().slice(0, 10);
-  const step = (d, n) => utcDay(Date.parse(d + "T12:00:00Z") + n * 86400000);
-  let current = 0, cursor = utcDay(Date.now());
+  const step = stepDay;
+  let current = 0, cursor = dayOf(Date.now());
   if (!days.has(cursor)) cursor = step(cursor, -1);
   while (days.has(cursor) && current < 100000) { current++; cursor = step(cursor, -1); }
   let longest = 0;

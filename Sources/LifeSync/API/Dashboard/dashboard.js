@@ -9,7 +9,7 @@
 const PAGE_SIZE = 50, RECENT_DAYS = 30, RECENT_PAGES = 5, POLL_MS = 4000, SIDE_MS = 10000;
 const $ = (selector) => document.querySelector(selector);
 const state = { key: localStorage.getItem("lifesync.key") || "", status: null, stats: null, month: null, places: null, dayEntries: [],
-                recordings: [], conflicts: [], page: 0, token: null, drawn: {} };
+                recordings: [], conflicts: [], page: 0, cursors: [null], token: null, drawn: {} };
 let source = null, pollTimer = null, sideTimer = null, refreshTimer = null;
 
 function build(make, tag, attrs, children) {
@@ -35,8 +35,12 @@ const dayOf = (time) => { const d = new Date(time); return d.getFullYear() + "-"
 const timeOf = (iso) => { const d = new Date(iso); return pad2(d.getHours()) + ":" + pad2(d.getMinutes()); };
 const stepDay = (day, n) => { const d = new Date(day + "T12:00:00"); d.setDate(d.getDate() + n); return dayOf(d); };
 // A local day as the API's filters take it: from its first to its last millisecond, in UTC.
+// The browser's offset east of UTC now, minutes: the API's stats count its days with it.
+const utcOffset = () => -new Date().getTimezoneOffset();
 const dayRange = (day) => { const start = new Date(day + "T00:00:00"), end = new Date(day + "T00:00:00"); end.setDate(end.getDate() + 1);
   return "since=" + encodeURIComponent(start.toISOString()) + "&until=" + encodeURIComponent(new Date(end - 1).toISOString()); };
+// Where the page after `entry` starts (the API's keyset cursor, `before`): its time and ID.
+const after = (entry) => entry.timestamp + "," + entry.id;
 const query = (params) => Object.entries(params).filter(([, v]) => v !== "" && v != null).map(([k, v]) => k + "=" + encodeURIComponent(v)).join("&");
 
 async function api(path, options = {}) {
@@ -79,7 +83,9 @@ async function loadStatus() {
 /// node's own stats, a few KB whatever the journal holds.
 async function loadOverview() {
   const since = new Date(Date.now() - RECENT_DAYS * 86400000).toISOString();
-  [state.stats, state.month] = await Promise.all([api("/api/entries/stats"), api("/api/entries/stats?" + query({ since, per_day: "true" }))]);
+  const utc_offset = utcOffset();
+  [state.stats, state.month] = await Promise.all([api("/api/entries/stats?" + query({ utc_offset })),
+                                                  api("/api/entries/stats?" + query({ since, per_day: "true", utc_offset }))]);
   if (state.places) await loadPlaces();
   drawOverview();
 }
@@ -88,10 +94,11 @@ async function loadOverview() {
 async function loadPlaces() {
   const since = new Date(Date.now() - RECENT_DAYS * 86400000).toISOString();
   const places = [];
-  for (let page = 0; page < RECENT_PAGES; page++) {
-    const list = await api("/api/entries?" + query({ since, has: "location", limit: 1000, offset: page * 1000 }));
+  for (let page = 0, before = null; page < RECENT_PAGES; page++) {
+    const list = await api("/api/entries?" + query({ since, has: "location", limit: 1000, before }));
     places.push(...list);
     if (list.length < 1000) break;
+    before = after(list[list.length - 1]);
   }
   state.places = places;
 }
@@ -125,11 +132,17 @@ async function loadDay() {
   renderMap(state.places, entries);
 }
 
-/// One page of the journal, newest first, filtered by the node (category, full-text search).
+/// One page of the journal, newest first, filtered by the node (category, full-text search). A
+/// page starts after the last entry of the one before it (`state.cursors`, the API's `before`),
+/// not at an offset: deep pages cost what the first does, and entries written meanwhile shift
+/// nothing (a new entry shows on the first page).
 async function loadJournal() {
-  const category = $("#category-filter").value, search = $("#search").value.trim();
-  const list = await api("/api/entries?" + query({ category, search, limit: PAGE_SIZE + 1, offset: state.page * PAGE_SIZE }));
+  const category = $("#category-filter").value, search = $("#search").value.trim(), page = state.page;
+  const list = await api("/api/entries?" + query({ category, search, limit: PAGE_SIZE + 1, before: state.cursors[page] }));
+  if (page !== state.page) return;  // another page was asked for meanwhile
   const shown = list.slice(0, PAGE_SIZE), more = list.length > PAGE_SIZE;
+  state.cursors.length = page + 1;
+  if (more) state.cursors.push(after(shown[shown.length - 1]));
   const first = state.page * PAGE_SIZE;
   fill("#summary", shown.length ? "entries " + (first + 1) + "–" + (first + shown.length) + (category || search ? " matching" : "") : "");
   fill("#page", "page " + (state.page + 1));
@@ -223,10 +236,11 @@ function boot() {
   });
   $("#forget").addEventListener("click", () => forget("Key forgotten."));
   const journal = () => loadJournal().catch(() => {});
-  $("#category-filter").addEventListener("change", () => { state.page = 0; journal(); });
+  const restart = () => { state.page = 0; state.cursors = [null]; journal(); };
+  $("#category-filter").addEventListener("change", restart);
   let typing = null;
-  $("#search").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(() => { state.page = 0; journal(); }, 250); });
-  $("#older").addEventListener("click", () => { state.page++; journal(); });
+  $("#search").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(restart, 250); });
+  $("#older").addEventListener("click", () => { if (state.cursors.length > state.page + 1) { state.page++; journal(); } });
   $("#newer").addEventListener("click", () => { state.page = Math.max(0, state.page - 1); journal(); });
   const day = (n) => { $("#day").value = stepDay($("#day").value || dayOf(Date.now()), n); loadDay().catch(() => {}); };
   $("#day-prev").addEventListener("click", () => day(-1));
