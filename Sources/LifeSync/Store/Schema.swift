@@ -335,6 +335,34 @@ enum Schema {
             reason TEXT NOT NULL
         );
         """,
+        // 22: a full-text index of each live entry's text for `--search` (Replica+TextSearch):
+        // FTS5 trigrams, so any three letters of a word find it wherever they stand, as the
+        // TextSearch rule's substrings do; the index narrows the rows, the rule still decides.
+        // Contentless, without positions or sizes: it holds only which rows hold each trigram.
+        // Keyed by the row's feed number, which every write renews and which VACUUM keeps
+        // (rowids it may renumber). Triggers keep it in step with every write to `entries`,
+        // local, imported, received or deleted, and with a user's own SQL; damaged data
+        // (not JSON) is indexed as no text, the same on the way in and out.
+        """
+        CREATE VIRTUAL TABLE entries_text USING fts5(text, content = '', tokenize = 'trigram', detail = 'none', columnsize = 0);
+        INSERT INTO entries_text(rowid, text)
+            SELECT feed_seq, CASE WHEN json_valid(data) THEN json_extract(data, '$.text') END FROM entries;
+        CREATE VIRTUAL TABLE entries_text_vocab USING fts5vocab(entries_text, 'row');
+        CREATE TRIGGER entries_text_insert AFTER INSERT ON entries BEGIN
+            INSERT INTO entries_text(rowid, text)
+                VALUES (new.feed_seq, CASE WHEN json_valid(new.data) THEN json_extract(new.data, '$.text') END);
+        END;
+        CREATE TRIGGER entries_text_delete AFTER DELETE ON entries BEGIN
+            INSERT INTO entries_text(entries_text, rowid, text)
+                VALUES ('delete', old.feed_seq, CASE WHEN json_valid(old.data) THEN json_extract(old.data, '$.text') END);
+        END;
+        CREATE TRIGGER entries_text_update AFTER UPDATE OF data, feed_seq ON entries BEGIN
+            INSERT INTO entries_text(entries_text, rowid, text)
+                VALUES ('delete', old.feed_seq, CASE WHEN json_valid(old.data) THEN json_extract(old.data, '$.text') END);
+            INSERT INTO entries_text(rowid, text)
+                VALUES (new.feed_seq, CASE WHEN json_valid(new.data) THEN json_extract(new.data, '$.text') END);
+        END;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }
