@@ -93,6 +93,41 @@ import TestSupport
         try expectInStep(replica, ["lat", "ent"])
     }
 
+    /// Inside a write transaction new rows are indexed at its end: a row added and changed, or
+    /// added and deleted, before then is indexed once as it ends, or not at all; a row indexed
+    /// before leaves the index as it is changed or deleted.
+    @Test func aTransactionsDeferredRowsAreIndexedOnceAtItsEnd() throws {
+        let replica = try ReplicaFixtures.replica(role: .phone, seed: 10)
+        let groceries = try replica.add(json: ReplicaFixtures.entryJSON(text: "Buy groceries"))
+        let park = try replica.add(json: ReplicaFixtures.entryJSON(text: "Walked to the park", timestamp: "2026-11-22T09:00:00Z"))
+        _ = try replica.add(json: ReplicaFixtures.entryJSON(text: "Evening swim", timestamp: "2026-11-22T10:00:00Z"))
+        func copy(_ id: String, as newID: String, text: String, offset: Int) -> String {
+            """
+            INSERT INTO entries(id, timestamp, recorded_at, source, device_id, category, data, created_at, hlc, origin, origin_seq, vv, feed_seq)
+            SELECT '\(newID)', timestamp, recorded_at, source, device_id, category, json_set(data, '$.text', '\(text)'), created_at, hlc,
+                   origin, origin_seq + \(offset), vv, (SELECT max(feed_seq) + 1 FROM entries) FROM entries WHERE id = '\(id)';
+            """
+        }
+        func change(_ id: String, text: String) -> String {
+            "UPDATE entries SET data = json_set(data, '$.text', '\(text)'), feed_seq = (SELECT max(feed_seq) + 1 FROM entries) WHERE id = '\(id)';"
+        }
+        try replica.database.transaction {
+            try replica.deferringTextIndex {
+                try replica.database.execute(copy(groceries.id, as: "x1", text: "Cooked dinner", offset: 1_000)
+                    + change("x1", text: "Cooked lunch")
+                    + change(groceries.id, text: "Sold the bicycle")
+                    + "DELETE FROM entries WHERE id = '\(park.id)';"
+                    + copy(park.id, as: "x2", text: "Gone skiing", offset: 2_000)
+                    + "DELETE FROM entries WHERE id = 'x2';")
+            }
+        }
+        #expect(try texts(replica, "cook") == ["Cooked lunch"])
+        #expect(try texts(replica, "dinner").isEmpty && texts(replica, "groceries").isEmpty && texts(replica, "skiing").isEmpty)
+        #expect(try texts(replica, "bicycle") == ["Sold the bicycle"])
+        try expectInStep(replica, ["coo", "lun", "din", "bic", "gro", "par", "ski", "swi"])
+        #expect(try replica.database.firstRow("SELECT 1 FROM meta WHERE key = 'text_index_from'", [], { _ in true }) == nil)
+    }
+
     /// A replica made before step 22 gets its index built when it is opened.
     @Test func aReplicaOfSchema21IsIndexedWhenOpened() throws {
         let path = NSTemporaryDirectory() + "lifesync-textindex-\(getpid()).sqlite"
