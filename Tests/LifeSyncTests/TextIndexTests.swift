@@ -141,7 +141,7 @@ import TestSupport
             let db = try Database(path: path, create: false)
             try db.execute("""
                 DROP TRIGGER entries_text_insert; DROP TRIGGER entries_text_delete; DROP TRIGGER entries_text_update;
-                DROP TABLE entries_text_vocab; DROP TABLE entries_text;
+                DROP TABLE entries_text;
                 PRAGMA user_version = 21;
                 """)
         }

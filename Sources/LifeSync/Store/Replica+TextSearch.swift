@@ -21,15 +21,21 @@ extension Replica {
         }
         guard !trigrams.isEmpty else { return (exact, [.text(search)]) }
         var counted: [(trigram: String, rows: Int64)] = []
+        // How many rows hold each trigram, counted no further than the limit: a count of its
+        // whole list (fts5vocab) read all million row numbers of a trigram in every entry.
         for trigram in trigrams.sorted() {
-            let rows = try database.firstRow("SELECT doc FROM entries_text_vocab WHERE term = ?", [.text(trigram)], { $0.int64(0) }) ?? 0
+            let rows = try database.firstRow("""
+                SELECT count(*) FROM (SELECT rowid FROM entries_text WHERE entries_text MATCH ? LIMIT \(Replica.indexedSearchLimit + 1))
+                """, [.text("\"\(trigram)\"")], { $0.int64(0) }) ?? 0
             counted.append((trigram, rows))
         }
         counted.sort { ($0.rows, $0.trigram) < ($1.rows, $1.trigram) }
         guard counted[0].rows <= Replica.indexedSearchLimit else { return (exact, [.text(search)]) }
-        // The three rarest trigrams narrow about as well as all of them, at a fraction of the
-        // reading. Trigrams are ASCII letters and digits (TextSearch splits on anything else).
-        let match = counted.prefix(3).map { "\"\($0.trigram)\"" }.joined(separator: " AND ")
+        // The rarest trigrams narrow about as well as all of them, at a fraction of the reading:
+        // at most three, none in more than the limit's rows (one in every entry, "ent" of
+        // "entry", would cost reading a million row numbers to rule out none). Trigrams are
+        // ASCII letters and digits (TextSearch splits on anything else).
+        let match = counted.prefix(3).filter { $0.rows <= Replica.indexedSearchLimit }.map { "\"\($0.trigram)\"" }.joined(separator: " AND ")
         return ("feed_seq IN (SELECT rowid FROM entries_text WHERE entries_text MATCH ?) AND " + exact, [.text(match), .text(search)])
     }
 }

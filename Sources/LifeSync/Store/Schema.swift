@@ -353,7 +353,6 @@ enum Schema {
         CREATE VIRTUAL TABLE entries_text USING fts5(text, content = '', tokenize = 'trigram', detail = 'none', columnsize = 0);
         INSERT INTO entries_text(rowid, text)
             SELECT feed_seq, CASE WHEN json_valid(data) THEN json_extract(data, '$.text') END FROM entries;
-        CREATE VIRTUAL TABLE entries_text_vocab USING fts5vocab(entries_text, 'row');
         CREATE TRIGGER entries_text_insert AFTER INSERT ON entries
         WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'text_index_from') BEGIN
             INSERT INTO entries_text(rowid, text)
