@@ -88,6 +88,14 @@ public final class Database {
         return result
     }
 
+    /// Each row of a query in turn, without collecting them: memory does not grow with the result.
+    public func forEachRow(_ sql: String, _ values: [SQLValue] = [], _ body: (Statement) throws -> Void) throws {
+        let statement = try prepare(sql)
+        try statement.bind(values)
+        defer { statement.reset() }
+        while try statement.step() { try body(statement) }
+    }
+
     /// The first row of a query, mapped, or nil when there is none.
     public func firstRow<T>(_ sql: String, _ values: [SQLValue] = [], _ map: (Statement) throws -> T) throws -> T? {
         let statement = try prepare(sql)

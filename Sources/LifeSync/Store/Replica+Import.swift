@@ -28,18 +28,31 @@ extension Replica {
     /// one the replica already holds, live or deleted, is left as it is and counted, so
     /// re-importing any input is harmless. Only the input contradicting itself (one ID, two
     /// contents) is refused, naming both positions.
+    @discardableResult
+    public func importEntries(_ entries: [LogEntry], positionName: (Int) -> String = { "entry \($0 + 1)" }) throws -> ImportSummary {
+        var iterator = entries.enumerated().makeIterator()
+        return try importEntries(positionName: positionName) { iterator.next().map { ($0.offset, $0.element) } }
+    }
+
+    /// The streaming form of `importEntries(_:positionName:)`: `next` gives each entry with its
+    /// position in the input (what `positionName` names), nil at the end, and may throw to
+    /// refuse the input, which rolls back everything written. Entries are written as they come,
+    /// so memory does not grow with the input: SQLite keeps the transaction's pages on disk, and
+    /// of each written entry only its position is remembered (4 bytes), to name it should a
+    /// later record contradict it.
     ///
     /// This is the bulk path: sequence numbers are taken in one step and each new entry costs one
     /// INSERT; only an ID that is already taken costs a second look.
     @discardableResult
-    public func importEntries(_ entries: [LogEntry], positionName: (Int) -> String = { "entry \($0 + 1)" }) throws -> ImportSummary {
+    public func importEntries(positionName: (Int) -> String, _ next: () throws -> (position: Int, entry: LogEntry)?) throws -> ImportSummary {
         try writeTransaction {
             let mayHaveTombstones = try tombstoneCount() > 0
             var sequence = try currentSequence()
             let sequenceBefore = sequence
             var summary = ImportSummary()
             var writer = RecordWriter(database: database, createdAt: now)
-            for (index, entry) in entries.enumerated() {
+            var writtenAt: [UInt32] = []  // the position of each entry written, in sequence order
+            while let (position, entry) = try next() {
                 if mayHaveTombstones, try storedVersion(id: entry.id)?.place == .tombstone {
                     summary.deletedHere.append(entry.id)
                     continue
@@ -49,14 +62,15 @@ extension Replica {
                 if try writer.store(id: entry.id, entry: entry, stamp: stamp, previous: nil, ifAbsent: true) {
                     sequence += 1
                     summary.written += 1
+                    writtenAt.append(UInt32(truncatingIfNeeded: position))
                 } else if try self.entry(id: entry.id).isSameContent(as: entry) {
                     summary.unchanged += 1
                 } else if let stored = try storedVersion(id: entry.id)?.stamp,
                           stored.origin == identity.incarnation, stored.sequence > sequenceBefore {
                     // Written by this very input: it contradicts itself, and no replica can say which is meant.
-                    let first = entries[..<index].firstIndex { $0.id == entry.id } ?? index
+                    let first = Int(writtenAt[Int(stored.sequence - sequenceBefore) - 1])
                     throw ReplicaError.invalid(ValidationError(
-                        field: "\(positionName(index)): id",
+                        field: "\(positionName(position)): id",
                         reason: "\(entry.id) is also at \(positionName(first)) with other content"))
                 } else {
                     summary.keptAsHere.append(entry.id)

@@ -97,7 +97,7 @@ extension Replica {
             try reloadIdentity()
             try startFreshIfRestored()
             before = WriteMark(incarnation: identity.incarnation, sequence: try currentSequence())
-            let result = try body()
+            let result = try deferringTextIndex(body)
             try persistClock()
             return result
         }

@@ -61,7 +61,7 @@ extension Replica {
 
     /// `entries(matching:)`, passing over rows that do not read back (their IDs go to `damaged`).
     public func entries(matching query: EntryQuery, damaged: inout [String]) throws -> [LogEntry] {
-        var (filter, values) = Replica.filter(query)
+        var (filter, values) = try self.filter(query)
         if let before = query.before {
             // `timestamp <= ?` on its own, so the timestamp index bounds the range: no rows walked over.
             filter += (filter.isEmpty ? "WHERE " : " AND ") + "timestamp <= ? AND (timestamp < ? OR id < ?)"
@@ -83,7 +83,7 @@ extension Replica {
 
     /// Every live entry `filter` selects, oldest first; its `limit` and `offset` do not apply.
     public func allEntries(matching filter: EntryQuery = EntryQuery(), damaged: inout [String]) throws -> [LogEntry] {
-        let (clause, values) = Replica.filter(filter)
+        let (clause, values) = try self.filter(filter)
         return try readableEntries("SELECT \(Replica.entryColumns) FROM entries \(clause) ORDER BY timestamp, id", values, damaged: &damaged)
     }
 
@@ -92,7 +92,7 @@ extension Replica {
     /// none), so the next page starts after it.
     public func entries(matching filter: EntryQuery, after: (timestamp: String, id: String)?, limit: Int, damaged: inout [String]) throws
         -> (entries: [LogEntry], rows: Int, last: (timestamp: String, id: String)?) {
-        var (clause, values) = Replica.filter(filter)
+        var (clause, values) = try self.filter(filter)
         if let after {
             clause += (clause.isEmpty ? "WHERE " : " AND ") + "(timestamp, id) > (?, ?)"
             values += [.text(after.timestamp), .text(after.id)]
@@ -113,7 +113,7 @@ extension Replica {
 
     /// The `WHERE` clause (empty when nothing filters) and its values for a query's filters,
     /// without its limit and offset: one meaning of each filter for list, export and stats.
-    static func filter(_ query: EntryQuery) -> (clause: String, values: [SQLValue]) {
+    func filter(_ query: EntryQuery) throws -> (clause: String, values: [SQLValue]) {
         var clauses: [String] = []
         var values: [SQLValue] = []
         if let since = query.since { clauses.append("timestamp >= ?"); values.append(.text(since.iso8601)) }
@@ -125,8 +125,9 @@ extension Replica {
             values.append(.text(tag))
         }
         if let search = query.search {
-            clauses.append("lifesync_search(json_extract(data, '$.text'), ?)")
-            values.append(.text(search))
+            let (clause, searchValues) = try searchClause(search)
+            clauses.append(clause)
+            values += searchValues
         }
         if query.hasLocation { clauses.append("json_extract(data, '$.location') IS NOT NULL") }
         return (clauses.isEmpty ? "" : "WHERE " + clauses.joined(separator: " AND "), values)

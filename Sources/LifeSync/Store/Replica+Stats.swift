@@ -22,7 +22,7 @@ extension Replica {
     /// Counts by category, source and day (`days`' days), and per-metric averages, over the
     /// live entries `filter` selects (its `limit` and `offset` do not apply).
     public func stats(matching filter: EntryQuery = EntryQuery(), days: StatsDays = .utc) throws -> EntryStats {
-        let (clause, values) = Replica.filter(filter)
+        let (clause, values) = try self.filter(filter)
         func counts(_ expression: String) throws -> [(key: String, count: Int)] {
             try database.rows("SELECT \(expression) AS k, count(*) FROM entries \(clause) GROUP BY k ORDER BY k", values) {
                 (key: $0.string(0), count: Int($0.int64(1)))
@@ -46,7 +46,7 @@ extension Replica {
     /// then day: what a chart of a month draws, in a row per day however many entries it holds.
     public func metricsByDay(matching filter: EntryQuery = EntryQuery(), days: StatsDays = .utc) throws
         -> [(day: String, metric: EntryStats.MetricSummary)] {
-        let (clause, values) = Replica.filter(filter)
+        let (clause, values) = try self.filter(filter)
         return try database.rows("""
             SELECT name, day, count(*), avg(value), min(value), max(value) FROM (
                 SELECT json_extract(data, '$.metric.name') AS name, json_extract(data, '$.metric.value') AS value,

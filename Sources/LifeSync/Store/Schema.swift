@@ -335,6 +335,43 @@ enum Schema {
             reason TEXT NOT NULL
         );
         """,
+        // 22: a full-text index of each live entry's text for `--search` (Replica+TextSearch):
+        // FTS5 trigrams, so any three letters of a word find it wherever they stand, as the
+        // TextSearch rule's substrings do; the index narrows the rows, the rule still decides.
+        // Contentless, without positions or sizes: it holds only which rows hold each trigram.
+        // Keyed by the row's feed number, which every write renews and which VACUUM keeps
+        // (rowids it may renumber). Triggers keep it in step with every write to `entries`,
+        // local, imported, received or deleted, and with a user's own SQL; damaged data
+        // (not JSON) is indexed as no text, the same on the way in and out. A row put into FTS5
+        // by a trigger costs five times one put in with many others (each statement's savepoint
+        // flushes FTS5's pending terms), so a write transaction of the replica's own marks where
+        // it starts (meta `text_index_from`, the latest feed number, seen by no other connection)
+        // and indexes the rows written after the mark in one statement before it commits
+        // (Replica+TextIndex); rows at or before the mark are in the index, and are taken out
+        // of it as they are changed or deleted.
+        """
+        CREATE VIRTUAL TABLE entries_text USING fts5(text, content = '', tokenize = 'trigram', detail = 'none', columnsize = 0);
+        INSERT INTO entries_text(rowid, text)
+            SELECT feed_seq, CASE WHEN json_valid(data) THEN json_extract(data, '$.text') END FROM entries;
+        CREATE TRIGGER entries_text_insert AFTER INSERT ON entries
+        WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'text_index_from') BEGIN
+            INSERT INTO entries_text(rowid, text)
+                VALUES (new.feed_seq, CASE WHEN json_valid(new.data) THEN json_extract(new.data, '$.text') END);
+        END;
+        CREATE TRIGGER entries_text_delete AFTER DELETE ON entries
+        WHEN old.feed_seq <= coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'text_index_from'), old.feed_seq) BEGIN
+            INSERT INTO entries_text(entries_text, rowid, text)
+                VALUES ('delete', old.feed_seq, CASE WHEN json_valid(old.data) THEN json_extract(old.data, '$.text') END);
+        END;
+        CREATE TRIGGER entries_text_update AFTER UPDATE OF data, feed_seq ON entries BEGIN
+            INSERT INTO entries_text(entries_text, rowid, text)
+                SELECT 'delete', old.feed_seq, CASE WHEN json_valid(old.data) THEN json_extract(old.data, '$.text') END
+                WHERE old.feed_seq <= coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'text_index_from'), old.feed_seq);
+            INSERT INTO entries_text(rowid, text)
+                SELECT new.feed_seq, CASE WHEN json_valid(new.data) THEN json_extract(new.data, '$.text') END
+                WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'text_index_from');
+        END;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

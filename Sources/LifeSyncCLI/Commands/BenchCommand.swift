@@ -9,16 +9,19 @@ extension LifeSyncCommandLine {
             positionals: ["import|sync|transfer|handshake|http"],
             options: [OptionSpec(name: "--count", kind: .value, valueName: "N", help: "entries to generate (default 100000)"),
                       OptionSpec(name: "--size-mib", kind: .value, valueName: "N", help: "transfer: recording size in MiB (default 1024)"),
+                      OptionSpec(name: "--runs", kind: .value, valueName: "N", help: "import: alternating runs of raw inserts and the import process (default 1)"),
                       OptionSpec(name: "--cycles", kind: .value, valueName: "N", help: "handshake: connect/handshake/close cycles (default 1000)"),
                       OptionSpec(name: "--clients", kind: .value, valueName: "N", help: "http: concurrent keep-alive readers (default 16)"),
                       OptionSpec(name: "--requests", kind: .value, valueName: "N", help: "http: requests per reader (default 200)"),
                       OptionSpec(name: "--dir", kind: .value, valueName: "DIR", help: "where to put the bench databases (default: a temporary folder)"),
                       CommandSpec.jsonFlag],
             details: """
-            import   imports N generated entries into a new replica (validation, HLC stamps, version vectors,
-                     change log) and, in the same run, inserts the same rows with one raw prepared SQLite
-                     statement into the LifeLog schema; prints both rates and their ratio.
-                     Baselines (raw inserts, the hash pass) are the median of three runs.
+            import   writes N generated entries as NDJSON and runs `lifesync import` on it (a process: parsing,
+                     validation, HLC stamps, version vectors, change log), alternating --runs times with raw
+                     inserts of the same rows (one prepared SQLite statement, the LifeLog schema); prints
+                     medians and ranges of both rates, their ratio, the import's peak RSS (VmHWM) and the
+                     replica's bytes per entry, table by table (dbstat).
+                     The transfer bench's hash pass is the median of three runs.
             sync     replicates N entries written offline on a watch to a fresh phone over loopback TCP (two
                      `lifesync serve` processes; the watch is killed and restarted half-way), next to raw
                      SQLite inserts of the same rows; prints the rates, the phone's peak RSS and how many
@@ -43,7 +46,8 @@ extension LifeSyncCommandLine {
             defer { if arguments.value("--dir") == nil { try? FileManager.default.removeItem(atPath: dir) } }
             switch which {
             case "import":
-                let report = try ImportBench.run(count: count, directory: dir)
+                let runs = try arguments.integer("--runs", default: 1, range: 1...50)
+                let report = try ImportBench.run(count: count, runs: runs, directory: dir)
                 context.console.print(arguments.flag("--json") ? report.json.prettyText : report.text)
             case "sync":
                 let report = try SyncBench.run(count: count, directory: dir)
@@ -93,30 +97,6 @@ struct BenchReport {
 }
 
 enum ImportBench {
-    static func run(count: Int, directory: String) throws -> BenchReport {
-        let entries = BenchWorkload.entries(count: count)
-        let rows = RawSQLiteBaseline.rows(entries)
-        let rawPath = directory + "/raw.sqlite", replicaPath = directory + "/replica.sqlite"
-        for path in [rawPath, replicaPath] { removeDatabase(path) }
-
-        let rawSeconds = try RawSQLiteBaseline.medianSeconds(rows, path: rawPath)
-
-        let replica = try Replica.create(path: replicaPath, role: .watch, clock: SystemClock(), random: SystemRandom())
-        let start = MonotonicClock.seconds()
-        let written = try replica.importEntries(entries).written
-        let replicaSeconds = MonotonicClock.seconds() - start
-        let stored = try replica.liveEntryCount()
-        precondition(written == count && stored == count, "the import bench lost entries")
-        for path in [rawPath, replicaPath] { removeDatabase(path) }
-
-        let rawRate = Double(count) / rawSeconds, replicaRate = Double(count) / replicaSeconds
-        return BenchReport(title: "import \(count) entries", figures: [
-            ("raw SQLite inserts (entries/s)", rawRate, "entries/s"),
-            ("lifesync import (entries/s)", replicaRate, "entries/s"),
-            ("ratio lifesync / raw", replicaRate / rawRate, "x"),
-        ])
-    }
-
     static func removeDatabase(_ path: String) {
         for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
     }

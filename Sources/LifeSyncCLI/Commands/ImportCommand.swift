@@ -18,29 +18,30 @@ extension LifeSyncCommandLine {
             re-importing is harmless. `created_at` and `synced` are accepted and dropped.
             """),
         run: { arguments, context in
-            let records: [(position: String, json: JSONValue)]
+            let source: ImportSource
             switch (arguments.positional(0), arguments.value("--from-sqlite")) {
             case (nil, nil):
                 throw CLIError.usage("missing FILE|- (or give --from-sqlite FILE)", command: arguments.spec)
             case (_?, _?):
                 throw CLIError.usage("give FILE or --from-sqlite FILE, not both", command: arguments.spec)
             case (nil, let database?):
-                do { records = try LifeLogBackendFile.records(path: database).map { ($0.position, $0.json) } } catch {
-                    throw CLIError.refused("import: \(error)")
-                }
-            case (let source?, nil):
-                records = try parseImport(try readInput(source, context: context))
+                source = try ImportSource.backend(path: database)
+            case ("-", nil):
+                guard let input = context.console.readInput() else { throw CLIError.refused("cannot read standard input") }
+                source = try ImportSource.bytes(input)
+            case (let path?, nil):
+                source = try ImportSource.file(path: path)
             }
             let replica = try context.openReplica(arguments)
             let defaults = replica.importDefaults()
-            var entries: [LogEntry] = []
-            entries.reserveCapacity(records.count)
-            for record in records {
-                do { entries.append(try LogEntry.validated(from: record.json, defaults: defaults)) } catch {
+            // Each record is parsed, validated and written before the next is read: a refusal
+            // anywhere rolls the one transaction back, so nothing is written.
+            let summary = try replica.importEntries(positionName: source.positionName) {
+                guard let record = try source.next() else { return nil }
+                do { return (record.key, try LogEntry.validated(from: record.json, defaults: defaults)) } catch {
                     throw CLIError.refused("import: \(record.position): \(error)")
                 }
             }
-            let summary = try replica.importEntries(entries, positionName: { records[$0].position })
             if arguments.flag("--json") {
                 context.console.print(summary.json.prettyText)
             } else {
@@ -56,28 +57,6 @@ extension LifeSyncCommandLine {
             return input
         }
         do { return try UserFile.read(source) } catch { throw CLIError.refused("\(error)") }
-    }
-
-    /// Splits NDJSON or a JSON array into records named by line or index; nothing is validated
-    /// as an entry yet.
-    static func parseImport(_ bytes: [UInt8]) throws -> [(position: String, json: JSONValue)] {
-        let firstSignificant = bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
-        if firstSignificant == UInt8(ascii: "[") {
-            let document: JSONValue
-            do { document = try JSONValue.parse(bytes: bytes) } catch { throw CLIError.refused("import: \(error)") }
-            guard case .array(let items) = document else { throw CLIError.refused("import: expected a JSON array") }
-            return items.enumerated().map { ("record [\($0.offset)]", $0.element) }
-        }
-        var records: [(position: String, json: JSONValue)] = []
-        var lineNumber = 0
-        for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
-            lineNumber += 1
-            if line.allSatisfy({ [0x20, 0x09, 0x0D].contains($0) }) { continue }
-            do { records.append(("line \(lineNumber)", try JSONValue.parse(bytes: Array(line)))) } catch {
-                throw CLIError.refused("import: line \(lineNumber): \(error)")
-            }
-        }
-        return records
     }
 }
 

@@ -25,52 +25,83 @@ public enum LifeLogBackendFile {
     /// Everything but `created_at`, which only some versions of the schema have.
     static let requiredColumns = Array(columns.dropLast())
 
+    /// Every row as a record, in rowid order.
     public static func records(path: String) throws(RuntimeError) -> [Record] {
-        // SQLite says only "unable to open database file"; the system says why.
-        guard access(path, R_OK) == 0 else { throw RuntimeError("cannot read \(path): \(errnoText())") }
-        do {
-            let database = try Database(path: path, create: false, readOnly: true)
-            let present = try database.rows("SELECT name FROM pragma_table_info('entries')") { $0.string(0) }
-            guard !present.isEmpty else {
-                throw RuntimeError("\(path) has no entries table; expected a LifeLog backend database (the LifeLog document's schema.sql)")
-            }
-            if let unknown = present.first(where: { !columns.contains($0) }) {
-                throw RuntimeError("\(path): the entries table has a column \(unknown), which the LifeLog schema does not; nothing imported")
-            }
-            if let missing = requiredColumns.first(where: { !present.contains($0) }) {
-                throw RuntimeError("\(path): the entries table has no \(missing) column, which the LifeLog schema requires; nothing imported")
-            }
-            let names = columns.filter(present.contains)
-            let select = names.map { "typeof(\($0)), \($0)" }.joined(separator: ", ")
-            var rowNumber = 0
-            return try database.rows("SELECT \(select) FROM entries ORDER BY rowid") { row throws(RuntimeError) -> Record in
-                rowNumber += 1
-                let id = names.firstIndex(of: "id").flatMap { row.isNull(Int32($0 * 2 + 1)) ? nil : row.string(Int32($0 * 2 + 1)) }
-                let position = "row \(rowNumber)" + (id.map { " (id \($0.prefix(80)))" } ?? "")
-                var members: [(String, JSONValue)] = []
-                for (index, name) in names.enumerated() {
-                    let column = Int32(index * 2 + 1)
-                    let value: JSONValue
-                    switch row.string(column - 1) {
-                    case "null": value = .null
-                    case "integer", "real": value = .number(row.double(column))
-                    case "text" where name == "data":
-                        do { value = try JSONValue.parse(row.string(column)) } catch {
-                            throw RuntimeError("\(position): data: not JSON (\(error))")
-                        }
-                    case "text": value = .string(row.string(column))
-                    default: throw RuntimeError("\(position): \(name): a blob, where the schema stores text")
-                    }
-                    members.append((name, value))
+        let reader = try Reader(path: path)
+        var records: [Record] = []
+        while let record = try reader.next() { records.append(record) }
+        return records
+    }
+
+    /// The rows read one at a time, for an import whose memory does not grow with the table.
+    public final class Reader {
+        private let path: String
+        private let database: Database
+        private let statement: Statement
+        private let names: [String]
+        /// The number of the row `next` returned last (1 for the first).
+        public private(set) var rowNumber = 0
+
+        public init(path: String) throws(RuntimeError) {
+            // SQLite says only "unable to open database file"; the system says why.
+            guard access(path, R_OK) == 0 else { throw RuntimeError("cannot read \(path): \(errnoText())") }
+            self.path = path
+            do {
+                database = try Database(path: path, create: false, readOnly: true)
+                let present = try database.rows("SELECT name FROM pragma_table_info('entries')") { $0.string(0) }
+                guard !present.isEmpty else {
+                    throw RuntimeError("\(path) has no entries table; expected a LifeLog backend database (the LifeLog document's schema.sql)")
                 }
-                return Record(position: position, json: .object(members))
+                if let unknown = present.first(where: { !columns.contains($0) }) {
+                    throw RuntimeError("\(path): the entries table has a column \(unknown), which the LifeLog schema does not; nothing imported")
+                }
+                if let missing = requiredColumns.first(where: { !present.contains($0) }) {
+                    throw RuntimeError("\(path): the entries table has no \(missing) column, which the LifeLog schema requires; nothing imported")
+                }
+                names = columns.filter(present.contains)
+                let select = names.map { "typeof(\($0)), \($0)" }.joined(separator: ", ")
+                statement = try database.prepare("SELECT \(select) FROM entries ORDER BY rowid")
+            } catch {
+                throw LifeLogBackendFile.explained(error, path: path)
             }
-        } catch let error as RuntimeError {
-            throw error
-        } catch let error as SQLiteError where error.primaryCode == 26 {  // SQLITE_NOTADB
-            throw RuntimeError("\(path) is not an SQLite database")
-        } catch {
-            throw RuntimeError("cannot read \(path): \(error)")
         }
+
+        /// The next row as a record; nil after the last.
+        public func next() throws(RuntimeError) -> Record? {
+            do {
+                guard try statement.step() else { return nil }
+            } catch {
+                throw LifeLogBackendFile.explained(error, path: path)
+            }
+            rowNumber += 1
+            let row = statement
+            let id = names.firstIndex(of: "id").flatMap { row.isNull(Int32($0 * 2 + 1)) ? nil : row.string(Int32($0 * 2 + 1)) }
+            let position = "row \(rowNumber)" + (id.map { " (id \($0.prefix(80)))" } ?? "")
+            var members: [(String, JSONValue)] = []
+            for (index, name) in names.enumerated() {
+                let column = Int32(index * 2 + 1)
+                let value: JSONValue
+                switch row.string(column - 1) {
+                case "null": value = .null
+                case "integer", "real": value = .number(row.double(column))
+                case "text" where name == "data":
+                    do { value = try JSONValue.parse(row.string(column)) } catch {
+                        throw RuntimeError("\(position): data: not JSON (\(error))")
+                    }
+                case "text": value = .string(row.string(column))
+                default: throw RuntimeError("\(position): \(name): a blob, where the schema stores text")
+                }
+                members.append((name, value))
+            }
+            return Record(position: position, json: .object(members))
+        }
+    }
+
+    static func explained(_ error: any Error, path: String) -> RuntimeError {
+        if let error = error as? RuntimeError { return error }
+        if let error = error as? SQLiteError, error.primaryCode == 26 {  // SQLITE_NOTADB
+            return RuntimeError("\(path) is not an SQLite database")
+        }
+        return RuntimeError("cannot read \(path): \(error)")
     }
 }
