@@ -51,6 +51,8 @@ import TestSupport
         let note = try watch.add(json: ReplicaFixtures.entryJSON(text: "Morning run by the river"))
         _ = try watch.add(json: ReplicaFixtures.entryJSON(text: "Evening swim", timestamp: "2026-11-22T19:00:00Z"))
         try ReplicaFixtures.sync(from: watch, to: phone)
+        #expect(try texts(phone, "RUNS") == ["Morning run by the river"], "found before the burst's rows are indexed")
+        phone.checkpoint()  // the burst ends: its rows are indexed
         #expect(try texts(phone, "RUNS") == ["Morning run by the river"])
         try expectInStep(phone, ["riv", "swi", "run"])
 
@@ -58,11 +60,13 @@ import TestSupport
         try ReplicaFixtures.sync(from: watch, to: phone)
         #expect(try texts(phone, "river").isEmpty)
         #expect(try texts(phone, "lake") == ["Morning walk by the lake"])
-        try expectInStep(phone, ["riv", "lak", "mor"])
+        _ = try phone.add(json: ReplicaFixtures.entryJSON(text: "A local note"))  // a local write indexes the backlog too
+        try expectInStep(phone, ["riv", "lak", "mor", "not"])
 
         try watch.delete(id: note.id)
         try ReplicaFixtures.sync(from: watch, to: phone)
         #expect(try texts(phone, "morning").isEmpty)
+        phone.checkpoint()
         try expectInStep(phone, ["lak", "mor", "swi"])
     }
 

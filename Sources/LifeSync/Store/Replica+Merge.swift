@@ -82,6 +82,7 @@ extension Replica {
         database.setWALAutocheckpoint(pages: 65536)
         defer { database.setWALAutocheckpoint(pages: 1000) }
         return try database.withUnsyncedCommits { try writeTransaction {
+            keepsTextPending = true  // indexed when the burst ends (`checkpoint`)
             try requireOriginRoom(batches.flatMap(\.through.entries).map(\.origin) + origins.map(\.origin))
             let now = clock.nowMilliseconds()
             // With no tombstones, a new live entry needs no lookup first: try the insert, and
@@ -134,6 +135,7 @@ extension Replica {
     /// (SQLite's PASSIVE checkpoint); the next write then starts the WAL over, shrunk to
     /// `journal_size_limit`. Called when a sync burst ends, off the path of arriving batches.
     public func checkpoint() {
+        try? catchUpTextIndex()
         try? database.run("PRAGMA wal_checkpoint(PASSIVE)")
     }
 

@@ -36,6 +36,9 @@ extension Replica {
         // "entry", would cost reading a million row numbers to rule out none). Trigrams are
         // ASCII letters and digits (TextSearch splits on anything else).
         let match = counted.prefix(3).filter { $0.rows <= Replica.indexedSearchLimit }.map { "\"\($0.trigram)\"" }.joined(separator: " AND ")
-        return ("feed_seq IN (SELECT rowid FROM entries_text WHERE entries_text MATCH ?) AND " + exact, [.text(match), .text(search)])
+        // Rows past the backlog's mark are not in the index yet: scanned (a burst's worth at most).
+        return ("(feed_seq IN (SELECT rowid FROM entries_text WHERE entries_text MATCH ?) "
+                + "OR feed_seq > coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?), 9223372036854775807)) AND " + exact,
+                [.text(match), .text(Replica.textBacklogKey), .text(search)])
     }
 }

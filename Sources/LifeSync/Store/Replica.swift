@@ -45,6 +45,10 @@ public final class Replica {
     /// Told when a write found the replica restored from an older copy and started a new
     /// incarnation (the evidence, the old incarnation, the new one), to tell the user.
     public var onRestoreNoticed: ((RestoreEvidence, _ old: String, _ new: String) -> Void)?
+    /// The text index's bookkeeping (`deferringTextIndex`): how deep write transactions are
+    /// nested now, and whether the outermost leaves its rows for the next catch-up.
+    var textIndexDepth = 0
+    var keepsTextPending = false
 
     /// Opens an existing replica. Refuses a missing file, a file that is not SQLite, a SQLite
     /// file of another program, and a schema newer than this build.

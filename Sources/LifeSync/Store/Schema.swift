@@ -345,10 +345,10 @@ enum Schema {
         // (not JSON) is indexed as no text, the same on the way in and out. A row put into FTS5
         // by a trigger costs five times one put in with many others (each statement's savepoint
         // flushes FTS5's pending terms), so a write transaction of the replica's own marks where
-        // it starts (meta `text_index_from`, the latest feed number, seen by no other connection)
-        // and indexes the rows written after the mark in one statement before it commits
-        // (Replica+TextIndex); rows at or before the mark are in the index, and are taken out
-        // of it as they are changed or deleted.
+        // it starts (meta `text_index_from`, the latest feed number) and indexes the rows written
+        // after the mark in one statement before it commits; received batches leave the mark for
+        // the end of the burst (Replica+TextIndex). Rows at or before the mark are in the index,
+        // and are taken out of it as they are changed or deleted; searches scan the rows after it.
         """
         CREATE VIRTUAL TABLE entries_text USING fts5(text, content = '', tokenize = 'trigram', detail = 'none', columnsize = 0);
         INSERT INTO entries_text(rowid, text)
