@@ -36,9 +36,11 @@ extension Replica {
         // "entry", would cost reading a million row numbers to rule out none). Trigrams are
         // ASCII letters and digits (TextSearch splits on anything else).
         let match = counted.prefix(3).filter { $0.rows <= Replica.indexedSearchLimit }.map { "\"\($0.trigram)\"" }.joined(separator: " AND ")
-        // Rows past the backlog's mark are not in the index yet: scanned (a burst's worth at most).
-        return ("(feed_seq IN (SELECT rowid FROM entries_text WHERE entries_text MATCH ?) "
-                + "OR feed_seq > coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?), 9223372036854775807)) AND " + exact,
+        // Rows past the backlog's mark are not in the index yet: added to the candidates (a
+        // burst's worth at most). Inside the IN list, not an OR beside it: with an OR, SQLite
+        // walked every row in time order (0.76 s at 100k entries against 0.012 s).
+        return ("feed_seq IN (SELECT rowid FROM entries_text WHERE entries_text MATCH ? UNION ALL SELECT feed_seq FROM entries "
+                + "WHERE feed_seq > coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?), 9223372036854775807)) AND " + exact,
                 [.text(match), .text(Replica.textBacklogKey), .text(search)])
     }
 }
