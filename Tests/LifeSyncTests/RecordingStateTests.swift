@@ -155,8 +155,7 @@ import TestSupport
                 ALTER TABLE recording_files DROP COLUMN damage;
                 ALTER TABLE recording_files DROP COLUMN received_from;
                 DROP TABLE api_keys;
-                DROP TRIGGER entries_text_insert; DROP TRIGGER entries_text_delete; DROP TRIGGER entries_text_update;
-                DROP TABLE entries_text;
+                DROP TABLE entries_text; DELETE FROM meta WHERE key = 'text_index_from';
                 DROP INDEX idx_entries_feed; DROP INDEX idx_tombstones_feed;
                 ALTER TABLE entries DROP COLUMN feed_seq; ALTER TABLE tombstones DROP COLUMN feed_seq;
                 DROP TABLE kept_writes; ALTER TABLE entries DROP COLUMN fields; ALTER TABLE entries DROP COLUMN own;

@@ -12,7 +12,8 @@ extension Replica {
     /// Only ASCII stems of three letters or more are looked up (the index folds case as SQLite
     /// does, which for ASCII is Swift's `lowercased()`); a query without one is a scan, as before.
     func searchClause(_ search: String) throws -> (clause: String, values: [SQLValue]) {
-        let exact = "lifesync_search(json_extract(data, '$.text'), ?)"
+        // A damaged row (data not JSON) has no text: json_extract would fail the whole search.
+        let exact = "lifesync_search(CASE WHEN json_valid(data) THEN json_extract(data, '$.text') END, ?)"
         let stems = TextSearch(query: search).words.compactMap { $0.last }.filter { $0.count >= 3 && $0.utf8.allSatisfy { $0 < 0x80 } }
         var trigrams = Set<String>()
         for stem in stems {

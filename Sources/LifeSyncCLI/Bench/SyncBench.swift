@@ -39,15 +39,18 @@ enum SyncBench {
         guard waitUntil(timeout: 600, every: 0.005, { received() >= UInt64(count) }) else { throw CLIError.refused("bench sync: the phone stalled") }
         let syncSeconds = MonotonicClock.seconds() - start
         let stored = try phone.liveEntryCount()
-        precondition(stored == count, "bench sync: the phone holds \(stored) of \(count) entries")
+        guard stored == count else { throw CLIError.refused("bench sync: the phone holds \(stored) of \(count) entries") }
+        // Every change the phone took in, over both sessions with the watch: its peer counters,
+        // which the phone saves a moment after the batches themselves (read before it stops).
+        func receivedChanges() -> Int { ((try? phone.peers()) ?? []).reduce(0) { $0 + $1.entriesReceived } }
+        _ = waitUntil(timeout: 30, every: 0.05, { receivedChanges() >= count })
         let rss = ProcessMemory.peak(phoneProcess.pid)
         // Both nodes stopped first, so nothing of theirs runs alongside the last baseline.
         for process in [watchProcess, phoneProcess] { process.terminate() }
         rawRuns.append(try RawSQLiteBaseline.timedRun(rows, path: rawPath))
         let rawSeconds = BenchReport.median(rawRuns)
-        // Every change the phone took in, over both sessions with the watch: its peer counters.
-        let receivedChanges = try phone.peers().reduce(0) { $0 + $1.entriesReceived }
-        precondition(receivedChanges >= count, "bench sync: the phone counted \(receivedChanges) changes received for \(count) stored")
+        let counted = receivedChanges()
+        guard counted >= count else { throw CLIError.refused("bench sync: the phone counted \(counted) changes received for \(count) stored") }
 
         let rawRate = Double(count) / rawSeconds, syncRate = Double(count) / syncSeconds
         return BenchReport(title: "sync \(count) entries watch → fresh phone over loopback TCP (watch killed and restarted half-way)", figures: [
@@ -55,7 +58,7 @@ enum SyncBench {
             ("replication (entries/s)", syncRate, "entries/s"),
             ("ratio replication / raw", syncRate / rawRate, "x"),
             ("phone peak RSS", rss, "MiB"),
-            ("entries received twice", Double(max(0, receivedChanges - count)), "entries"),
+            ("entries received twice", Double(max(0, counted - count)), "entries"),
         ])
     }
 
