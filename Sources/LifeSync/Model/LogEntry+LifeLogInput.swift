@@ -46,7 +46,7 @@ extension Identifier {
     }
 
     /// `8-4-4-4-12` lowercase hex digits, whatever the version and variant.
-    static func isUUIDShaped(_ text: String) -> Bool {
+    package static func isUUIDShaped(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         guard bytes.count == 36 else { return false }
         for (i, b) in bytes.enumerated() {

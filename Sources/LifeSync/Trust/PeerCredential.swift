@@ -6,11 +6,6 @@ public enum PeerCredential: Equatable, Sendable {
     case trusted(TrustedPeer)
     case untrusted(fingerprint: SHA256.Digest)
 
-    /// The credential of a peer proving `fingerprint`, from `replica`'s trust store.
-    public static func of(_ fingerprint: SHA256.Digest, in replica: Replica) throws -> PeerCredential {
-        try replica.trustedPeer(fingerprint: fingerprint).map(PeerCredential.trusted) ?? .untrusted(fingerprint: fingerprint)
-    }
-
     public var fingerprint: SHA256.Digest {
         switch self {
         case .trusted(let peer): return peer.fingerprint

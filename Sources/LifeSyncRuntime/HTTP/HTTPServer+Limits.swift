@@ -1,4 +1,6 @@
 import LifeSync
+import LifeSyncAPI
+import LifeSyncHTTP
 
 extension HTTPServer {
     /// What HTTP clients can make the node hold, beside what one request may (`HTTPLimits`).

@@ -1,5 +1,7 @@
 import Glibc
 import LifeSync
+import LifeSyncAPI
+import LifeSyncHTTP
 
 /// The LifeLog HTTP API of a node: a second participant of the node's poll loop, beside the
 /// sync server, on the same thread — so the API reads and writes the replica with no lock, and

@@ -1,4 +1,5 @@
 import LifeSync
+import LifeSyncAPI
 
 extension NodeServer {
     /// Serves the LifeLog HTTP API on `address` from this node's poll loop (call before `run`);

@@ -1,5 +1,6 @@
 import Glibc
 import LifeSync
+import LifeSyncAPI
 
 /// Runs a `NodeCore` over real TCP: one thread, one poll(2) loop over the listening socket and
 /// every connection, non-blocking sockets with per-connection output buffers. The replica is

@@ -7,6 +7,9 @@
 /// to an app or a script reads and writes the journal but cannot make itself more keys or
 /// revoke the user's. The command line needs no key: whoever can open the replica file owns it.
 /// Resolving a conflict is a write like `PUT /api/entries/ID`, so any key may.
+import LifeSync
+import LifeSyncHTTP
+
 extension LifeLogAPI {
     func manageKeys(_ path: [String], method: String, _ request: HTTPRequest, keyHash: String?) throws -> HTTPResponse {
         guard let keyHash, try replica.apiKeyIsAdmin(hash: keyHash) == true else {

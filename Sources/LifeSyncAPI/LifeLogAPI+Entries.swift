@@ -1,4 +1,7 @@
 /// `GET /api/entries` (the document's filters) and `POST /api/entries` (one entry or a batch).
+import LifeSync
+import LifeSyncHTTP
+
 extension LifeLogAPI {
     func listEntries(_ request: HTTPRequest, _ presentation: EntryPresentation) throws -> HTTPResponse {
         try Self.refuseParameters(request, allowed: Self.filterParameters.union(["limit", "offset", "before"]))

@@ -1,3 +1,5 @@
+import LifeSync
+
 /// A response as a value, and its encoding. A whole body goes with a Content-Length; a streamed
 /// one (`HTTPBody`) with its length when known, else chunked — either way the connection can
 /// stay open after it.

@@ -1,3 +1,5 @@
+import LifeSync
+
 /// Header fields in the order they came, looked up without regard to case (RFC 9110 §5.1).
 public struct HTTPHeaders: Equatable, Sendable, Sequence {
     public private(set) var fields: [(name: String, value: String)] = []
@@ -41,14 +43,4 @@ public struct HTTPHeaders: Equatable, Sendable, Sequence {
     }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
-}
-
-extension Substring {
-    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
-    var withoutOptionalWhitespace: String {
-        var s = self[...]
-        while let c = s.first, c == " " || c == "\t" { s = s.dropFirst() }
-        while let c = s.last, c == " " || c == "\t" { s = s.dropLast() }
-        return String(s)
-    }
 }

@@ -1,6 +1,9 @@
 /// `GET /api/recordings` (what `lifesync recordings --json` shows) and `POST /api/recordings`
 /// (an upload, stored as `lifesync attach` stores a file), and `GET /api/conflicts` (what
 /// `lifesync conflicts --json` shows).
+import LifeSync
+import LifeSyncHTTP
+
 extension LifeLogAPI {
     /// The upload bound when the node is not told otherwise: the Cafe document's 10 MB.
     public static let defaultMaximumUpload = 10_000_000

@@ -1,6 +1,8 @@
 /// `GET /api/recordings/:id/content`: a recording's bytes from this node's copy, whole or one
 /// byte range (RFC 9110 §14), for players that seek. The response names the file and range;
 /// the runtime reads it in bounded pieces.
+import LifeSyncHTTP
+
 extension LifeLogAPI {
     func recordingContent(_ id: String, _ request: HTTPRequest) throws -> HTTPResponse {
         try Self.refuseParameters(request, allowed: [])

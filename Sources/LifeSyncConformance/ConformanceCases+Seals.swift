@@ -1,4 +1,5 @@
 import LifeSync
+import LifeSyncRuntime
 
 /// Every change verifiable against its origin's key (§5.2.5): the target refuses a change its
 /// origin did not seal (a bound origin's, §2.3.1, whoever seals first), and relays another node's write with that node's own seal. (That the

@@ -3,6 +3,8 @@
 /// `record(_:)` reads the node's actions (frames sent, session and node events) as the runtime
 /// carries them out; the runtime adds only what no action shows (bytes read, time spent).
 /// Gauges (entries, peers, pending changes) are read from the replica and node when scraped.
+import LifeSync
+
 public struct NodeMetrics: Equatable, Sendable {
     public enum Direction: String, Sendable, CaseIterable { case `in`, out }
 

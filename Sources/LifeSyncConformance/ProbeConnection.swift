@@ -1,5 +1,6 @@
 import Glibc
 import LifeSync
+import LifeSyncRuntime
 
 /// One connection of the conformance runner to the node under test: TCP, TLS 1.3 with the
 /// runner's key (`TLSContext`, the node profile), then whatever bytes a case wants to send,

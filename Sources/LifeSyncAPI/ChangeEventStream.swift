@@ -4,6 +4,9 @@
 ///
 /// Each change is `id: <cursor>\nevent: change\ndata: <the feed item, one line>\n\n`; a client
 /// that reconnects sends the last id as `Last-Event-ID` and misses nothing.
+import LifeSync
+import LifeSyncHTTP
+
 public final class ChangeEventStream: HTTPBodySource {
     let replica: Replica
     public private(set) var cursor: ChangeCursor?

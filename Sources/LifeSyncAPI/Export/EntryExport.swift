@@ -1,6 +1,9 @@
 /// The export formats of `lifesync export` and `GET /api/export`, one home for both: a pretty
 /// JSON array of entries as `GET /api/entries/:id` shows each, or RFC 4180 CSV with a header
 /// row, nested fields flattened (metric_name, latitude, …) and tags a JSON array in one cell.
+import LifeSync
+import LifeSyncHTTP
+
 public enum ExportFormat: String, Sendable {
     case json
     case csv

@@ -12,6 +12,9 @@
 /// let (response, wrote) = api.handle(request)
 /// if wrote { nodeCore.localWrite(now: now) }   // push to peers after the debounce
 /// ```
+import LifeSync
+import LifeSyncHTTP
+
 public final class LifeLogAPI {
     public let replica: Replica
     /// The running node, for live peers and pending counts in `/api/status` (nil: a replica

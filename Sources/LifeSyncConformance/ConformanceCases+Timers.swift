@@ -1,4 +1,5 @@
 import LifeSync
+import LifeSyncRuntime
 
 /// The session timers at their defaults (§7.7). The spec calls the values "what peers can
 /// expect" but lets every node configure them, so a deviation is SHOULD-level (WARN, a failure

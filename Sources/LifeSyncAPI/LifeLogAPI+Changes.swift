@@ -1,5 +1,8 @@
 /// `GET /api/changes` (the change feed, a page at a time) and `GET /api/changes/stream` (the
 /// same items live, as Server-Sent Events).
+import LifeSync
+import LifeSyncHTTP
+
 extension LifeLogAPI {
     func listChanges(_ request: HTTPRequest) throws -> HTTPResponse {
         try Self.refuseParameters(request, allowed: ["since", "limit"])

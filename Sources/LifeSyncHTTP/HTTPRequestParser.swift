@@ -1,3 +1,5 @@
+import LifeSync
+
 /// An HTTP/1.1 request parser (RFC 9112) as a value: bytes go in with `append`, complete requests
 /// come out of `next`, one at a time, so pipelined requests are answered in order. It never
 /// touches a socket or a clock, which is what lets it be fuzzed (Tests/Fuzz, target `http`).

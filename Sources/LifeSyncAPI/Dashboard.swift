@@ -3,6 +3,8 @@
 /// from elsewhere, and there is no build step. The files hold no data: the page asks for a bearer
 /// key once (kept in the browser's localStorage) and every call it makes carries it; the change
 /// stream and the recordings' player use a media token (LifeLogAPI+MediaToken).
+import LifeSyncHTTP
+
 enum Dashboard {
     /// Only this node's own scripts and styles, and calls back to it.
     static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; "

@@ -1,5 +1,7 @@
 /// `GET /api/export?format=json|csv`: what `lifesync export` writes, with `GET /api/entries`'s
 /// filters, streamed a page of entries at a time as the client reads.
+import LifeSyncHTTP
+
 extension LifeLogAPI {
     func export(_ request: HTTPRequest) throws -> HTTPResponse {
         try Self.refuseParameters(request, allowed: Self.filterParameters.union(["format"]))

@@ -7,6 +7,9 @@
 /// - short-lived: `mediaTokenLifetime`, and
 /// - tied to its key: an HMAC under the key's stored hash, so revoking the key ends its tokens.
 /// It is `lsm_<expiry ms>_<HMAC-SHA-256(key hash, "media:<expiry ms>")>`; nothing is stored.
+import LifeSync
+import LifeSyncHTTP
+
 extension LifeLogAPI {
     /// Ms a media token is taken for after it was made.
     public static let mediaTokenLifetime: Int64 = 3_600_000

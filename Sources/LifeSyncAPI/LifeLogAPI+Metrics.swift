@@ -1,5 +1,8 @@
 /// `GET /metrics`: the node in the Prometheus text format. Like `/api/*` it needs the bearer
 /// key (a scraper sets `authorization: {credentials: …}`): counts and peer IDs are the user's.
+import LifeSync
+import LifeSyncHTTP
+
 extension LifeLogAPI {
     func metricsText() throws -> HTTPResponse {
         var out = PrometheusText()

@@ -1,5 +1,6 @@
 import Glibc
 import LifeSync
+import LifeSyncRuntime
 
 /// The node under test as the cases see it: where it is, who the runner is to it, and the steps
 /// every case is made of (connect, say HELLO, push, pull, expect an ERROR). The runner holds no

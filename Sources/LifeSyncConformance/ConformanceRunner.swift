@@ -1,4 +1,5 @@
 import LifeSync
+import LifeSyncRuntime
 
 /// Runs cases one after another against one target and reports each as it ends.
 public enum ConformanceRunner {

@@ -1,5 +1,7 @@
 /// A recording as `lifesync recordings --json` and `GET /api/recordings` show it: one shape,
 /// whichever way it is asked for.
+import LifeSync
+
 extension RecordingStatus {
     /// `state` in words, where a download is live only while a node serves the replica: one a
     /// killed node left behind says interrupted rather than transferring.

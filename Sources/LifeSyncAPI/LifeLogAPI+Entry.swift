@@ -1,5 +1,8 @@
 /// `GET/PUT/PATCH/DELETE /api/entries/:id`, with an ETag per stored version and If-Match, so
 /// two clients editing one entry cannot overwrite each other unseen (412 for the second).
+import LifeSync
+import LifeSyncHTTP
+
 extension LifeLogAPI {
     /// Why a conditional write was refused: the entry changed since the client read it.
     struct PreconditionFailed: Error { var message: String }
