@@ -6,11 +6,10 @@ import PackageDescription
 let package = Package(
     name: "LifeSync",
     products: [
+        // What an embedder links: the sync core alone, or with the runtime that serves it. The other
+        // targets are the package's own rooms (their names are `package`, not `public`).
         .library(name: "LifeSync", targets: ["LifeSync"]),
-        .library(name: "LifeSyncHTTP", targets: ["LifeSyncHTTP"]),
-        .library(name: "LifeSyncAPI", targets: ["LifeSyncAPI"]),
         .library(name: "LifeSyncRuntime", targets: ["LifeSyncRuntime"]),
-        .library(name: "LifeSyncSimulation", targets: ["LifeSyncSimulation"]),
         .executable(name: "lifesync", targets: ["lifesync"]),
     ],
     targets: [

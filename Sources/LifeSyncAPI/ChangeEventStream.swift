@@ -7,21 +7,21 @@
 import LifeSync
 import LifeSyncHTTP
 
-public final class ChangeEventStream: HTTPBodySource {
+package final class ChangeEventStream: HTTPBodySource {
     let replica: Replica
-    public private(set) var cursor: ChangeCursor?
+    package private(set) var cursor: ChangeCursor?
     /// A comment every 15 s while nothing else is sent.
-    public static let keepaliveInterval: Int64 = 15_000
+    package static let keepaliveInterval: Int64 = 15_000
     static let keepaliveComment = Array(": keepalive\n\n".utf8)
 
-    public init(replica: Replica, after cursor: ChangeCursor?) {
+    package init(replica: Replica, after cursor: ChangeCursor?) {
         self.replica = replica
         self.cursor = cursor
     }
 
-    public var keepalive: (interval: Int64, bytes: [UInt8])? { (Self.keepaliveInterval, Self.keepaliveComment) }
+    package var keepalive: (interval: Int64, bytes: [UInt8])? { (Self.keepaliveInterval, Self.keepaliveComment) }
 
-    public func next(maximumBytes: Int) throws -> HTTPBodyPiece {
+    package func next(maximumBytes: Int) throws -> HTTPBodyPiece {
         var out: [UInt8] = []
         // Bounded: each page moves the cursor on, and the loop stops at the byte budget.
         for _ in 0..<64 where out.count < maximumBytes {

@@ -2,7 +2,7 @@ import LifeSync
 
 extension EntryPresentation {
     /// `entry` as this client reads it.
-    public func json(_ entry: LogEntry) -> JSONValue {
+    package func json(_ entry: LogEntry) -> JSONValue {
         switch self {
         case .lifeSync:
             return entry.json

@@ -12,7 +12,7 @@ import LifeSyncHTTP
 
 extension LifeLogAPI {
     /// Ms a media token is taken for after it was made.
-    public static let mediaTokenLifetime: Int64 = 3_600_000
+    package static let mediaTokenLifetime: Int64 = 3_600_000
 
     static let mediaTokenPrefix = "lsm_"
 

@@ -6,9 +6,9 @@ import LifeSyncHTTP
 
 extension LifeLogAPI {
     /// The upload bound when the node is not told otherwise: the Cafe document's 10 MB.
-    public static let defaultMaximumUpload = 10_000_000
+    package static let defaultMaximumUpload = 10_000_000
     /// The route whose body `HTTPLimits.bodyBytesByRoute` bounds separately.
-    public static let uploadRoute = "POST /api/recordings"
+    package static let uploadRoute = "POST /api/recordings"
 
     func listRecordings(_ request: HTTPRequest) throws -> HTTPResponse {
         try Self.refuseParameters(request, allowed: [])

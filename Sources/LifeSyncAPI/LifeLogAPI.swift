@@ -15,29 +15,29 @@
 import LifeSync
 import LifeSyncHTTP
 
-public final class LifeLogAPI {
-    public let replica: Replica
+package final class LifeLogAPI {
+    package let replica: Replica
     /// The running node, for live peers and pending counts in `/api/status` (nil: a replica
     /// served without sync, as in tests).
-    public let node: NodeCore?
+    package let node: NodeCore?
     /// The running node's counters for `GET /metrics` (nil: only the replica's gauges).
-    public var metrics: (() -> NodeMetrics)?
+    package var metrics: (() -> NodeMetrics)?
     /// Recording files on disk, for `/api/recordings` (nil: uploads are refused, no paths shown).
-    public var recordingUploads: RecordingUploads?
+    package var recordingUploads: RecordingUploads?
     /// The most entries one `GET /api/entries` returns, and one POST takes.
-    public static let maximumLimit = 1_000
-    public static let maximumBatch = 10_000
+    package static let maximumLimit = 1_000
+    package static let maximumBatch = 10_000
 
     /// Where the node keeps recording files (nil: none here, so no recording content is served).
-    public var recordingStorage: RecordingStorage? { node?.storage }
+    package var recordingStorage: RecordingStorage? { node?.storage }
 
-    public init(replica: Replica, node: NodeCore? = nil) {
+    package init(replica: Replica, node: NodeCore? = nil) {
         self.replica = replica
         self.node = node
     }
 
     /// The response to `request`, and whether entries were written (the caller tells the node).
-    public func handle(_ request: HTTPRequest) -> (response: HTTPResponse, wroteEntries: Bool) {
+    package func handle(_ request: HTTPRequest) -> (response: HTTPResponse, wroteEntries: Bool) {
         var wrote = false
         var response: HTTPResponse
         if request.method == "OPTIONS" {

@@ -5,12 +5,12 @@ import LifeSync
 extension RecordingStatus {
     /// `state` in words, where a download is live only while a node serves the replica: one a
     /// killed node left behind says interrupted rather than transferring.
-    public func state(served: Bool) -> String {
+    package func state(served: Bool) -> String {
         file == .partial && !deleted && !served ? "interrupted" : state
     }
 
     /// `path`: where the file is on this machine, when it is here whole.
-    public func json(served: Bool, path: String?) -> JSONValue {
+    package func json(served: Bool, path: String?) -> JSONValue {
         let r = recording
         return .object([
             ("id", .string(r.id)), ("file_name", .string(r.fileName)), ("size", .number(Double(r.size))),

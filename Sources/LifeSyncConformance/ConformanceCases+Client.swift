@@ -4,7 +4,7 @@ import LifeSync
 /// §7.2, §7.4). The cases run in order on the sessions the node opens, each taking up where the
 /// one before left off; a node reconnects by itself after a session ends (§7.7 reconnect).
 extension ConformanceCases {
-    public static let client: [ConformanceCase] = [
+    package static let client: [ConformanceCase] = [
         ConformanceCase("7.2", "client.hello-first", "the dialler sends its HELLO first, with valid fields naming the key's node, then its delta and CAUGHT_UP") { target in
             guard let (connection, hello) = target.pending else { throw ConformanceFailure("no session of the dialler is waiting") }
             target.pending = nil

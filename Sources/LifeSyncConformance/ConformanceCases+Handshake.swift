@@ -129,6 +129,6 @@ extension ConformanceCases {
 }
 
 /// Every case the runner knows, by group.
-public enum ConformanceCases {
-    public static var all: [ConformanceCase] { handshake + framing + delta + merge + fields + badInput + ownOrigin + seals + recordings + recordingSend + timers }
+package enum ConformanceCases {
+    package static var all: [ConformanceCase] { handshake + framing + delta + merge + fields + badInput + ownOrigin + seals + recordings + recordingSend + timers }
 }

@@ -2,14 +2,14 @@ import LifeSync
 import LifeSyncRuntime
 
 /// Runs cases one after another against one target and reports each as it ends.
-public enum ConformanceRunner {
+package enum ConformanceRunner {
     /// The cases under the given sections (all when none is given), in the order they are listed.
-    public static func select(sections: [String], from cases: [ConformanceCase] = ConformanceCases.all) -> [ConformanceCase] {
+    package static func select(sections: [String], from cases: [ConformanceCase] = ConformanceCases.all) -> [ConformanceCase] {
         guard !sections.isEmpty else { return cases }
         return cases.filter { testCase in sections.contains { testCase.isIn(section: $0) } }
     }
 
-    public static func run(_ cases: [ConformanceCase], on target: ConformanceTarget,
+    package static func run(_ cases: [ConformanceCase], on target: ConformanceTarget,
                            progress: (ConformanceResult) -> Void = { _ in }) -> [ConformanceResult] {
         cases.map { testCase in
             let started = MonotonicClock.seconds()
@@ -32,28 +32,28 @@ public enum ConformanceRunner {
 }
 
 /// How results are shown: one line per case, the summary, a JSON report, a JUnit XML report.
-public struct ConformanceReport {
-    public let results: [ConformanceResult]
-    public let strict: Bool
-    public let target: String
+package struct ConformanceReport {
+    package let results: [ConformanceResult]
+    package let strict: Bool
+    package let target: String
 
-    public init(results: [ConformanceResult], strict: Bool, target: String) {
+    package init(results: [ConformanceResult], strict: Bool, target: String) {
         self.results = results
         self.strict = strict
         self.target = target
     }
 
-    public var failed: Int { results.filter { $0.failed(strict: strict) }.count }
-    public var skipped: Int { results.filter { if case .skipped = $0.outcome { return true }; return false }.count }
+    package var failed: Int { results.filter { $0.failed(strict: strict) }.count }
+    package var skipped: Int { results.filter { if case .skipped = $0.outcome { return true }; return false }.count }
     /// SHOULD-level deviations that did not fail the run (`--strict` would have).
-    public var warnings: Int { results.filter { if case .fail = $0.outcome { return !$0.failed(strict: strict) }; return false }.count }
+    package var warnings: Int { results.filter { if case .fail = $0.outcome { return !$0.failed(strict: strict) }; return false }.count }
     /// Everything that neither failed nor was skipped: a SHOULD-level warning counts as passed.
-    public var passed: Int { results.count - failed - skipped }
+    package var passed: Int { results.count - failed - skipped }
 
     /// `N passed, M failed, K skipped`: the line scripts read.
-    public var summary: String { "\(passed) passed, \(failed) failed, \(skipped) skipped" }
+    package var summary: String { "\(passed) passed, \(failed) failed, \(skipped) skipped" }
 
-    public static func verdict(_ result: ConformanceResult, strict: Bool) -> String {
+    package static func verdict(_ result: ConformanceResult, strict: Bool) -> String {
         switch result.outcome {
         case .pass: return "PASS"
         case .skipped: return "SKIP"
@@ -62,7 +62,7 @@ public struct ConformanceReport {
     }
 
     /// `PASS 7.2 handshake.hello-answered — …`, and under a failure its detail, indented.
-    public static func line(_ result: ConformanceResult, strict: Bool) -> String {
+    package static func line(_ result: ConformanceResult, strict: Bool) -> String {
         let c = result.testCase
         var line = "\(verdict(result, strict: strict)) \(c.section) \(c.id) — \(c.expectation)"
         switch result.outcome {
@@ -74,7 +74,7 @@ public struct ConformanceReport {
         return line
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("target", .string(target)), ("strict", .bool(strict)),
             ("passed", .number(Double(passed))), ("failed", .number(Double(failed))), ("skipped", .number(Double(skipped))),
@@ -97,7 +97,7 @@ public struct ConformanceReport {
 
     /// JUnit XML: one testsuite, a testcase per case (classname = its section), `failure` and
     /// `skipped` elements, every text escaped.
-    public var junit: String {
+    package var junit: String {
         let total = results.reduce(0) { $0 + $1.seconds }
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         xml += "<testsuite name=\"lifesync conformance \(Self.escaped(target))\" tests=\"\(results.count)\" failures=\"\(failed)\" errors=\"0\" skipped=\"\(skipped)\" time=\"\(Self.seconds(total))\">\n"

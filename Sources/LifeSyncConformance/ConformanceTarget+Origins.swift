@@ -7,10 +7,10 @@ import LifeSync
 /// unapplied (§8), and a gap reads as superseded writes, which is legal.
 extension ConformanceTarget {
     /// The origin most cases write under.
-    public var origin: String { Self.origin(of: runner.nodeID, slot: 0) }
+    package var origin: String { Self.origin(of: runner.nodeID, slot: 0) }
 
     /// Two origins, ascending by bytes, for concurrent versions (§8).
-    public var pair: [String] { [Self.origin(of: runner.nodeID, slot: 1), Self.origin(of: runner.nodeID, slot: 2)].sorted() }
+    package var pair: [String] { [Self.origin(of: runner.nodeID, slot: 1), Self.origin(of: runner.nodeID, slot: 2)].sorted() }
 
     /// An incarnation bound to the runner's node (§2.3.1) whose nonce is the slot.
     static func origin(of nodeID: String, slot: Int) -> String {
@@ -18,10 +18,10 @@ extension ConformanceTarget {
     }
 
     /// The highest sequence of `origin` used so far: issued in this run, or held by the target.
-    public func position(of origin: String) -> UInt64 { max(issued[origin] ?? 0, knownVector[origin]) }
+    package func position(of origin: String) -> UInt64 { max(issued[origin] ?? 0, knownVector[origin]) }
 
     /// The next `count` sequences of `origin`.
-    public func sequences(_ origin: String, count: Int) -> ClosedRange<UInt64> {
+    package func sequences(_ origin: String, count: Int) -> ClosedRange<UInt64> {
         precondition(count >= 1, "at least one sequence")
         let first = position(of: origin) + 1
         issued[origin] = first + UInt64(count) - 1
@@ -30,7 +30,7 @@ extension ConformanceTarget {
 
     /// One sequence for both origins of `pair`, the same for each, so two versions of an entry
     /// written under them have vectors of equal weight (the origin then breaks the tie, §8).
-    public func pairSequence() -> UInt64 {
+    package func pairSequence() -> UInt64 {
         let next = pair.map(position(of:)).max()! + 1
         for origin in pair { issued[origin] = next }
         return next

@@ -4,17 +4,17 @@ import LifeSync
 /// applies everything it is sent (in memory) and acknowledges each batch as it arrives.
 extension ConformanceTarget {
     /// What one pull delivered.
-    public struct Pulled {
-        public var changes: [Change] = []
-        public var batches = 0
+    package struct Pulled {
+        package var changes: [Change] = []
+        package var batches = 0
         /// The join of every batch's `through`.
-        public var through = VersionVector()
+        package var through = VersionVector()
         /// The vector of the CAUGHT_UP that ended the pull.
-        public var caughtUp = VersionVector()
+        package var caughtUp = VersionVector()
         /// Every origin-table entry that named an owner.
-        public var owners: [String: OriginInfo] = [:]
+        package var owners: [String: OriginInfo] = [:]
         /// Every seal the batches carried.
-        public var seals: [Seal] = []
+        package var seals: [Seal] = []
 
         /// The last change of `id` delivered: whether the target sent the entry at all.
         func change(id: String) -> Change? { changes.last { $0.id == id } }

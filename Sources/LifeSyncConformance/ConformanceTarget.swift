@@ -7,23 +7,23 @@ import LifeSyncRuntime
 /// replica state between runs: it writes under three origins of its own node
 /// (`ConformanceTarget+Origins.swift`) and takes up their sequences where the target's HELLO
 /// says it holds them.
-public final class ConformanceTarget {
-    public let address: SocketAddress
+package final class ConformanceTarget {
+    package let address: SocketAddress
     let tls: TLSContext
     /// The runner's node key, which `tls` presents and which signs its recordings.
     let key: NodeKey
     /// The runner, as the target trusts it.
-    public let runner: ReplicaIdentity
+    package let runner: ReplicaIdentity
     /// The target, as the runner's trust store names its key.
-    public let trusted: TrustedPeer
-    public let timeout: Double
+    package let trusted: TrustedPeer
+    package let timeout: Double
     let random: RandomSource
     let wallClock: WallClock
     /// The target's HELLO on the first connection of the run.
-    public let firstHello: Hello
+    package let firstHello: Hello
     /// The join of the target's HELLO vectors so far: claiming it makes the target send only what is
     /// new since (`readBack`).
-    public private(set) var knownVector: VersionVector
+    package private(set) var knownVector: VersionVector
 
     /// `--listen`: the socket the node under test dials; nil when the runner dials.
     let listener: Int32?
@@ -56,7 +56,7 @@ public final class ConformanceTarget {
 
     /// Connects once: the keys must be paired both ways, or this throws a `PairingProblem`
     /// naming the `lifesync trust` command that is missing.
-    public static func dialling(_ address: SocketAddress, key: NodeKey, runner: ReplicaIdentity, trustedPeers: [TrustedPeer],
+    package static func dialling(_ address: SocketAddress, key: NodeKey, runner: ReplicaIdentity, trustedPeers: [TrustedPeer],
                                 timeout: Double, random: RandomSource, wallClock: WallClock) throws -> ConformanceTarget {
         let tls = try TLSContext(key: key)
         let probe = try ProbeConnection(to: address, context: tls, timeout: timeout)
@@ -79,7 +79,7 @@ public final class ConformanceTarget {
     /// Listens on `address` and waits (`timeout` at most) for the node under test to dial in:
     /// its key must be trusted here, and it must trust the runner (else it sends ERROR
     /// `not_trusted` instead of its HELLO, §1.2).
-    public static func listening(_ address: SocketAddress, key: NodeKey, runner: ReplicaIdentity, trustedPeers: [TrustedPeer],
+    package static func listening(_ address: SocketAddress, key: NodeKey, runner: ReplicaIdentity, trustedPeers: [TrustedPeer],
                                  timeout: Double, random: RandomSource, wallClock: WallClock,
                                  ready: (String) -> Void = { _ in }) throws -> ConformanceTarget {
         let tls = try TLSContext(key: key)
@@ -126,7 +126,7 @@ public final class ConformanceTarget {
     }
 
     /// Why the runner cannot start: the two nodes are not paired.
-    public enum PairingProblem: Error {
+    package enum PairingProblem: Error {
         case runnerDoesNotTrust(SHA256.Digest)
         case targetDoesNotTrust(String)
     }
@@ -134,7 +134,7 @@ public final class ConformanceTarget {
     // MARK: Connections
 
     /// A new connection: dialled, or with `--listen` the next one the node under test dials.
-    public func connect() throws -> ProbeConnection {
+    package func connect() throws -> ProbeConnection {
         guard let listener else { return try ProbeConnection(to: address, context: tls, timeout: timeout) }
         return try Self.accept(listener, tls: tls, timeout: timeout)
     }
@@ -148,7 +148,7 @@ public final class ConformanceTarget {
 
     /// A new session: the runner's HELLO (claiming `vector`, by default everything the target
     /// last said it holds, so it has nothing to send), then the target's, which must come first.
-    public func open(vector: VersionVector? = nil, capabilities: Capabilities = [.seals, .receivesEntries]) throws -> (ProbeConnection, Hello) {
+    package func open(vector: VersionVector? = nil, capabilities: Capabilities = [.seals, .receivesEntries]) throws -> (ProbeConnection, Hello) {
         let connection = try connect()
         _ = connection.send(Self.hello(runner, capabilities: capabilities, vector: vector ?? knownVector))
         let hello = try expectHello(on: connection)
@@ -221,13 +221,13 @@ public final class ConformanceTarget {
 
     // MARK: What the runner writes
 
-    public func newEntryID() -> String { "conformance_" + Identifier.uuidV4(random: random) }
+    package func newEntryID() -> String { "conformance_" + Identifier.uuidV4(random: random) }
 
     /// Now, as an HLC of the runner's wall clock (counter 0).
-    public var now: HLCTimestamp { HLCTimestamp(milliseconds: wallClock.nowMilliseconds(), counter: 0) }
+    package var now: HLCTimestamp { HLCTimestamp(milliseconds: wallClock.nowMilliseconds(), counter: 0) }
 
     /// A valid entry in canonical JSON (§5.2.2): members sorted, no whitespace, UTC with milliseconds.
-    public func entryJSON(id: String, text: String, extra: String = "") -> [UInt8] {
+    package func entryJSON(id: String, text: String, extra: String = "") -> [UInt8] {
         precondition(text.allSatisfy { $0.isASCII && $0 != "\"" && $0 != "\\" && $0 >= " " }, "plain text needs no escapes")
         let time = Timestamp(millisecondsSince1970: wallClock.nowMilliseconds()).iso8601
         return Array(("{\"data\":{" + extra + "\"text\":\"\(text)\"},\"device_id\":\"\(runner.nodeID)\",\"id\":\"\(id)\","
@@ -235,7 +235,7 @@ public final class ConformanceTarget {
     }
 
     /// A write of `origin`: a new entry, or a version of `id` that has seen `seen` (its vector).
-    public func change(id: String, origin: String, sequence: UInt64, hlc: HLCTimestamp? = nil, seen: VersionVector = VersionVector(),
+    package func change(id: String, origin: String, sequence: UInt64, hlc: HLCTimestamp? = nil, seen: VersionVector = VersionVector(),
                        deleted: Bool = false, text: String = "conformance") -> EncodedChange {
         var vector = seen
         vector[origin] = max(vector[origin], sequence)
@@ -245,7 +245,7 @@ public final class ConformanceTarget {
 
     /// A BATCH frame of the runner's changes, its origins named as the runner's node and sealed
     /// by the runner's key (§5.2.5); `through` by default each origin's highest sequence in it.
-    public func batch(_ id: UInt64, _ changes: [EncodedChange], through: VersionVector? = nil) -> [UInt8] {
+    package func batch(_ id: UInt64, _ changes: [EncodedChange], through: VersionVector? = nil) -> [UInt8] {
         var covered = VersionVector()
         for change in changes { covered[change.stamp.origin] = max(covered[change.stamp.origin], change.stamp.sequence) }
         let origins = Set(changes.map(\.stamp.origin)).sorted().map { OriginInfo(origin: $0, nodeID: runner.nodeID, role: runner.role) }

@@ -7,17 +7,17 @@ import LifeSyncRuntime
 /// well-formed or not. Unlike `TLSDialer` every wait has its own deadline (`--timeout` per step),
 /// frames that do not decode are kept as raw bytes rather than thrown away, and everything sent
 /// and received is kept in a bounded transcript, which a failing case shows in hex.
-public final class ProbeConnection {
+package final class ProbeConnection {
     /// One frame of the transcript.
-    public struct Record {
-        public var sent: Bool
+    package struct Record {
+        package var sent: Bool
         /// The frame's first bytes (what a failure shows).
-        public var bytes: [UInt8]
-        public var length: Int
+        package var bytes: [UInt8]
+        package var length: Int
     }
 
     /// What `next` found.
-    public enum Arrival {
+    package enum Arrival {
         case message(Message)
         /// A whole frame that does not decode: the target broke the wire format.
         case undecodable(WireError, [UInt8])
@@ -27,19 +27,19 @@ public final class ProbeConnection {
         case silent
     }
 
-    public let peerKey: SHA256.Digest
-    public let timeout: Double
+    package let peerKey: SHA256.Digest
+    package let timeout: Double
     private let stream: TLSStream
     private var decoder = FrameDecoder()
     private var ready: [Arrival] = []
     private var ended = false
     private var buffer = [UInt8](repeating: 0, count: 65_536)
     /// The last frames, oldest first; bounded so a long pull cannot grow it.
-    public private(set) var transcript: [Record] = []
+    package private(set) var transcript: [Record] = []
     static let transcriptLimit = 12
 
     /// Connects and completes the TLS handshake, within `timeout` seconds.
-    public init(to address: SocketAddress, context: TLSContext, timeout: Double) throws {
+    package init(to address: SocketAddress, context: TLSContext, timeout: Double) throws {
         precondition(timeout > 0, "every wait of the runner is bounded")
         self.timeout = timeout
         let deadline = MonotonicClock.seconds() + timeout
@@ -57,7 +57,7 @@ public final class ProbeConnection {
     }
 
     /// The accepting side: `fd` is a connection a listener took (`--listen`).
-    public init(accepted fd: Int32, context: TLSContext, timeout: Double) throws {
+    package init(accepted fd: Int32, context: TLSContext, timeout: Double) throws {
         precondition(timeout > 0, "every wait of the runner is bounded")
         self.timeout = timeout
         stream = try context.stream(fd: fd, dialing: false)
@@ -84,7 +84,7 @@ public final class ProbeConnection {
 
     /// Sends `bytes` whole (a frame, several, or part of one). False when the target closed.
     @discardableResult
-    public func send(_ bytes: [UInt8]) -> Bool {
+    package func send(_ bytes: [UInt8]) -> Bool {
         remember(sent: true, bytes)
         let deadline = MonotonicClock.seconds() + timeout
         var sent = 0
@@ -99,10 +99,10 @@ public final class ProbeConnection {
         return true
     }
 
-    public func send(_ message: Message) -> Bool { send(message.encoded()) }
+    package func send(_ message: Message) -> Bool { send(message.encoded()) }
 
     /// The next thing the target does, waiting at most `timeout` seconds (the step's default).
-    public func next(within seconds: Double? = nil) -> Arrival {
+    package func next(within seconds: Double? = nil) -> Arrival {
         let deadline = MonotonicClock.seconds() + (seconds ?? timeout)
         while ready.isEmpty {
             if ended { return .closed }
@@ -147,13 +147,13 @@ public final class ProbeConnection {
     }
 
     /// A TCP close without TLS close_notify: the connection cut, as a crash or a lost network would.
-    public func cut() {
+    package func cut() {
         shutdown(stream.fd, Int32(SHUT_RDWR))
         stream.close()
         ended = true
     }
 
-    public func close() {
+    package func close() {
         stream.close()
         ended = true
     }
@@ -167,10 +167,10 @@ public final class ProbeConnection {
 }
 
 /// How a transcript is shown in a failure: the last frames, each as hex, bounded.
-public enum ProbeTranscript {
+package enum ProbeTranscript {
     static let bytesShown = 48
 
-    public static func render(_ records: [ProbeConnection.Record]) -> String {
+    package static func render(_ records: [ProbeConnection.Record]) -> String {
         records.map { record in
             let shown = record.bytes.prefix(bytesShown)
             return (record.sent ? "  > " : "  < ") + Hex.encode(shown) + (record.length > bytesShown ? "… (\(record.length) bytes)" : "")

@@ -2,7 +2,7 @@
 /// piece by piece by the server, and only while the client's output queue is under its bound
 /// (so a client that reads slowly slows the producer instead of growing a buffer); a `file` is
 /// read by the runtime, since the core opens no files.
-public enum HTTPBody: Equatable {
+package enum HTTPBody: Equatable {
     /// Built whole; sent with Content-Length.
     case bytes([UInt8])
     /// Produced piece by piece; sent chunked (HTTP/1.1) or up to the close (HTTP/1.0).
@@ -11,7 +11,7 @@ public enum HTTPBody: Equatable {
     /// (`RecordingStorage`); sent with Content-Length. The caller checked the range fits the file.
     case file(name: String, offset: UInt64, length: UInt64)
 
-    public static func == (a: HTTPBody, b: HTTPBody) -> Bool {
+    package static func == (a: HTTPBody, b: HTTPBody) -> Bool {
         switch (a, b) {
         case (.bytes(let x), .bytes(let y)): return x == y
         case (.source(let x), .source(let y)): return x === y
@@ -21,7 +21,7 @@ public enum HTTPBody: Equatable {
     }
 
     /// The bytes when built whole, else nil.
-    public var wholeBytes: [UInt8]? {
+    package var wholeBytes: [UInt8]? {
         if case .bytes(let bytes) = self { return bytes }
         return nil
     }
@@ -37,7 +37,7 @@ public enum HTTPBody: Equatable {
 
     /// Whether the body never ends by itself (an event stream): the server bounds how many
     /// are open and keeps them alive.
-    public var isOpenEnded: Bool { keepalive != nil }
+    package var isOpenEnded: Bool { keepalive != nil }
 
     var keepalive: (interval: Int64, bytes: [UInt8])? {
         if case .source(let source) = self, let keepalive = source.keepalive {
@@ -49,7 +49,7 @@ public enum HTTPBody: Equatable {
 }
 
 /// One pull of an `HTTPBodySource`.
-public enum HTTPBodyPiece: Equatable, Sendable {
+package enum HTTPBodyPiece: Equatable, Sendable {
     case bytes([UInt8])
     /// Nothing now; an open-ended source has more once its data changes (the server pulls again then).
     case later
@@ -58,7 +58,7 @@ public enum HTTPBodyPiece: Equatable, Sendable {
 
 /// A body produced on demand. `next` is called only when the client can take more; a piece
 /// may exceed `maximumBytes` by at most one item of the source's (an event, a row).
-public protocol HTTPBodySource: AnyObject {
+package protocol HTTPBodySource: AnyObject {
     /// The next piece. Throwing ends the response cut short: its head has gone, so the client
     /// sees a body without its end (chunked framing makes that visible).
     func next(maximumBytes: Int) throws -> HTTPBodyPiece
@@ -68,5 +68,5 @@ public protocol HTTPBodySource: AnyObject {
 }
 
 extension HTTPBodySource {
-    public var keepalive: (interval: Int64, bytes: [UInt8])? { nil }
+    package var keepalive: (interval: Int64, bytes: [UInt8])? { nil }
 }

@@ -14,8 +14,8 @@
 ///     if case .handle(let request) = action { actions += connection.respond(app(request), now: now) }
 /// }
 /// ```
-public struct HTTPConnection: Sendable {
-    public enum Action: Equatable, Sendable {
+package struct HTTPConnection: Sendable {
+    package enum Action: Equatable, Sendable {
         /// A complete request: answer it with `respond` before anything else.
         case handle(HTTPRequest)
         case send([UInt8])
@@ -37,14 +37,14 @@ public struct HTTPConnection: Sendable {
         var lastSent: Int64
     }
 
-    public struct Timeouts: Equatable, Sendable {
+    package struct Timeouts: Equatable, Sendable {
         /// How long an open connection may wait for its next request. Ms.
-        public var idle: Int64 = 30_000
+        package var idle: Int64 = 30_000
         /// How long a request may take to arrive once its first byte did (a client dribbling a
         /// head or body holds a slot no longer; it gets 408). Ms.
-        public var request: Int64 = 30_000
+        package var request: Int64 = 30_000
 
-        public init() {}
+        package init() {}
     }
 
     enum State: Equatable, Sendable {
@@ -61,22 +61,22 @@ public struct HTTPConnection: Sendable {
 
     private(set) var state: State
     private var parser: HTTPRequestParser
-    public let timeouts: Timeouts
+    package let timeouts: Timeouts
     /// The `Date` every response head from now on carries (RFC 9110 §6.6.1), as
     /// `Timestamp.httpDate` writes it. The runtime sets it from its wall clock before feeding
     /// the connection; this code reads no clock. Nil: no `Date` (a server without a clock).
-    public var date: String?
+    package var date: String?
 
-    public init(now: Int64, limits: HTTPLimits = HTTPLimits(), timeouts: Timeouts = Timeouts()) {
+    package init(now: Int64, limits: HTTPLimits = HTTPLimits(), timeouts: Timeouts = Timeouts()) {
         state = .idle(since: now)
         parser = HTTPRequestParser(limits: limits)
         self.timeouts = timeouts
     }
 
-    public var isClosed: Bool { state == .closed }
+    package var isClosed: Bool { state == .closed }
 
     /// Whether a request waits for `respond`, or its body is still being produced.
-    public var isHandling: Bool {
+    package var isHandling: Bool {
         switch state {
         case .handling, .streaming: return true
         case .idle, .receiving, .closed: return false
@@ -87,7 +87,7 @@ public struct HTTPConnection: Sendable {
     /// open-ended body, to notice the client leaving (a request pipelined behind a body that
     /// never ends can never be answered, so those bytes are dropped). A finite body is finished
     /// first, leaving pipelined input in the socket (TCP's own back-pressure).
-    public var readsInput: Bool {
+    package var readsInput: Bool {
         switch state {
         case .idle, .receiving: return true
         case .streaming(let streaming): return streaming.keepalive != nil
@@ -96,13 +96,13 @@ public struct HTTPConnection: Sendable {
     }
 
     /// Whether a streamed body is being produced (the runtime pulls it).
-    public var isStreaming: Bool {
+    package var isStreaming: Bool {
         if case .streaming = state { return true }
         return false
     }
 
     /// Bytes from the client.
-    public mutating func received<C: Collection>(_ bytes: C, now: Int64) -> [Action] where C.Element == UInt8 {
+    package mutating func received<C: Collection>(_ bytes: C, now: Int64) -> [Action] where C.Element == UInt8 {
         precondition(readsInput || state == .closed, "a request is answered before more input is read")
         guard state != .closed else { return [] }
         if case .streaming = state { return [] }
@@ -111,14 +111,14 @@ public struct HTTPConnection: Sendable {
     }
 
     /// The client closed its side: a request cut short is dropped, an open-ended body ends.
-    public mutating func inputEnded() -> [Action] {
+    package mutating func inputEnded() -> [Action] {
         guard state != .closed, !isHandling || readsInput else { return [] }
         state = .closed
         return [.close]
     }
 
     /// The application's answer to the request last handed over.
-    public mutating func respond(_ response: HTTPResponse, now: Int64) -> [Action] {
+    package mutating func respond(_ response: HTTPResponse, now: Int64) -> [Action] {
         guard case .handling(var keepAlive, let headOnly, let http11) = state else {
             preconditionFailure("respond only to a request handed over by .handle")
         }
@@ -138,7 +138,7 @@ public struct HTTPConnection: Sendable {
     }
 
     /// A piece of the streamed body, framed.
-    public mutating func bodyPiece(_ bytes: [UInt8], now: Int64) -> [Action] {
+    package mutating func bodyPiece(_ bytes: [UInt8], now: Int64) -> [Action] {
         guard case .streaming(var streaming) = state else { preconditionFailure("a body piece only while streaming") }
         guard !bytes.isEmpty else { return [] }
         if let remaining = streaming.remaining {
@@ -152,7 +152,7 @@ public struct HTTPConnection: Sendable {
 
     /// The streamed body is complete. One that ends short of its Content-Length is cut
     /// (`bodyFailed`): the client must see it incomplete rather than take it as whole.
-    public mutating func bodyEnded(now: Int64) -> [Action] {
+    package mutating func bodyEnded(now: Int64) -> [Action] {
         guard case .streaming(let streaming) = state else { preconditionFailure("a body ends only while streaming") }
         if let remaining = streaming.remaining, remaining > 0 { return bodyFailed() }
         return finish(sending: streaming.framing == .chunked ? HTTPResponse.lastChunk : [], keepAlive: streaming.keepAlive, now: now)
@@ -160,7 +160,7 @@ public struct HTTPConnection: Sendable {
 
     /// The body cannot go on (its source failed, or its client left): the connection closes,
     /// without the last chunk, so the client sees the body cut short.
-    public mutating func bodyFailed() -> [Action] {
+    package mutating func bodyFailed() -> [Action] {
         guard state != .closed else { return [] }
         state = .closed
         return [.close]
@@ -169,7 +169,7 @@ public struct HTTPConnection: Sendable {
     /// The server is stopping: an open-ended body (an event stream) ends with its last chunk,
     /// so the client sees it end rather than break off, and the connection closes. A finite
     /// body still going out is cut instead: ending it whole would pass off a part as all.
-    public mutating func shutdown() -> [Action] {
+    package mutating func shutdown() -> [Action] {
         guard state != .closed else { return [] }
         var actions: [Action] = []
         if case .streaming(let streaming) = state, streaming.keepalive != nil, streaming.framing == .chunked {
@@ -192,7 +192,7 @@ public struct HTTPConnection: Sendable {
     }
 
     /// Time passed: a silent connection is closed, a slow request answered with 408.
-    public mutating func tick(now: Int64) -> [Action] {
+    package mutating func tick(now: Int64) -> [Action] {
         switch state {
         case .idle(let since) where now - since >= timeouts.idle:
             state = .closed
@@ -211,7 +211,7 @@ public struct HTTPConnection: Sendable {
     }
 
     /// When `tick` next has work, or nil.
-    public var deadline: Int64? {
+    package var deadline: Int64? {
         switch state {
         case .idle(let since): return since + timeouts.idle
         case .receiving(let since): return since + timeouts.request

@@ -6,7 +6,7 @@ extension Timestamp {
 
     /// The instant as an HTTP date, RFC 9110 §5.6.7's IMF-fixdate (`Sun, 06 Nov 1994 08:49:37
     /// GMT`): what a `Date` header holds, to the second, in UTC.
-    public var httpDate: String {
+    package var httpDate: String {
         let ms = millisecondsSince1970
         let seconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400

@@ -1,22 +1,22 @@
 /// One complete request as the parser hands it over: the target already split into a decoded
 /// path and decoded query parameters, the body de-chunked.
-public struct HTTPRequest: Equatable, Sendable {
-    public var method: String
+package struct HTTPRequest: Equatable, Sendable {
+    package var method: String
     /// The request target as sent (`/api/entries?limit=5`).
-    public var target: String
+    package var target: String
     /// The percent-decoded path (`/api/entries`).
-    public var path: String
+    package var path: String
     /// The percent-decoded query parameters in order; `+` means a space, as browsers send forms.
-    public var query: [(name: String, value: String)]
+    package var query: [(name: String, value: String)]
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
-    public var minorVersion: Int
-    public var headers: HTTPHeaders
-    public var body: [UInt8]
+    package var minorVersion: Int
+    package var headers: HTTPHeaders
+    package var body: [UInt8]
     /// Whether the connection stays open after the response (HTTP/1.1 unless `Connection:
     /// close`; HTTP/1.0 only with `Connection: keep-alive`).
-    public var keepAlive: Bool
+    package var keepAlive: Bool
 
-    public init(method: String, target: String, minorVersion: Int = 1, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
+    package init(method: String, target: String, minorVersion: Int = 1, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
                 keepAlive: Bool = true) throws(HTTPError) {
         self.method = method
         self.target = target
@@ -27,13 +27,13 @@ public struct HTTPRequest: Equatable, Sendable {
         (path, query) = try HTTPRequest.split(target: target)
     }
 
-    public static func == (a: HTTPRequest, b: HTTPRequest) -> Bool {
+    package static func == (a: HTTPRequest, b: HTTPRequest) -> Bool {
         a.method == b.method && a.target == b.target && a.minorVersion == b.minorVersion && a.headers == b.headers
             && a.body == b.body && a.keepAlive == b.keepAlive
     }
 
     /// The last value of query parameter `name`, or nil.
-    public func parameter(_ name: String) -> String? {
+    package func parameter(_ name: String) -> String? {
         query.last { $0.name == name }?.value
     }
 

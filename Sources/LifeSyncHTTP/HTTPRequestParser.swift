@@ -15,8 +15,8 @@ import LifeSync
 /// parser.next()   // .request(HTTPRequest(method: "GET", path: "/api/status", …))
 /// parser.next()   // .needMore
 /// ```
-public struct HTTPRequestParser: Sendable {
-    public enum Event: Equatable, Sendable {
+package struct HTTPRequestParser: Sendable {
+    package enum Event: Equatable, Sendable {
         case request(HTTPRequest)
         /// Nothing complete yet: read more.
         case needMore
@@ -54,7 +54,7 @@ public struct HTTPRequestParser: Sendable {
         var wantsContinue: Bool
     }
 
-    public let limits: HTTPLimits
+    package let limits: HTTPLimits
     private(set) var state: State = .head
     /// Received bytes; `consumed` of them are parsed. Compacted when a request completes.
     var buffer: [UInt8] = []
@@ -68,25 +68,25 @@ public struct HTTPRequestParser: Sendable {
     var bodyBound = 0
     var bodyBoundNamed = ""
 
-    public init(limits: HTTPLimits = HTTPLimits()) {
+    package init(limits: HTTPLimits = HTTPLimits()) {
         self.limits = limits
     }
 
     /// Whether a request has begun arriving and is not complete (for the slow-client timeout).
-    public var isMidRequest: Bool {
+    package var isMidRequest: Bool {
         if case .head = state { return consumed < buffer.count }
         if case .failed = state { return false }
         return true
     }
 
-    public var hasFailed: Bool {
+    package var hasFailed: Bool {
         if case .failed = state { return true }
         return false
     }
 
     /// Takes bytes from the connection. More than `limits.bufferedBytes` unparsed fails with 413
     /// without keeping them.
-    public mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 {
+    package mutating func append<C: Collection>(_ bytes: C) where C.Element == UInt8 {
         guard !hasFailed else { return }
         guard buffer.count - consumed + bytes.count <= limits.bufferedBytes else {
             return fail(HTTPError(413, "the request is larger than the \(limits.bufferedBytes) bytes a request may take"))
@@ -100,7 +100,7 @@ public struct HTTPRequestParser: Sendable {
     }
 
     /// The next event: a complete request, a wish for `100 Continue`, more input needed, or failure.
-    public mutating func next() -> Event {
+    package mutating func next() -> Event {
         switch state {
         case .failed(let error):
             return .failed(error)

@@ -3,16 +3,16 @@ import LifeSync
 /// A response as a value, and its encoding. A whole body goes with a Content-Length; a streamed
 /// one (`HTTPBody`) with its length when known, else chunked — either way the connection can
 /// stay open after it.
-public struct HTTPResponse: Equatable {
-    public var status: Int
-    public var headers: HTTPHeaders
-    public var body: HTTPBody
+package struct HTTPResponse: Equatable {
+    package var status: Int
+    package var headers: HTTPHeaders
+    package var body: HTTPBody
 
-    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+    package init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.init(status: status, headers: headers, streaming: .bytes(body))
     }
 
-    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), streaming body: HTTPBody) {
+    package init(status: Int, headers: HTTPHeaders = HTTPHeaders(), streaming body: HTTPBody) {
         precondition((100...599).contains(status), "an HTTP status is three digits")
         self.status = status
         self.headers = headers
@@ -20,18 +20,18 @@ public struct HTTPResponse: Equatable {
     }
 
     /// A JSON body, pretty enough for a person reading curl's output.
-    public static func json(_ status: Int, _ value: JSONValue) -> HTTPResponse {
+    package static func json(_ status: Int, _ value: JSONValue) -> HTTPResponse {
         var response = HTTPResponse(status: status, body: Array(value.prettyText.utf8) + [UInt8(ascii: "\n")])
         response.headers.set("Content-Type", "application/json; charset=utf-8")
         return response
     }
 
     /// `{"error": message}` with `status`.
-    public static func error(_ status: Int, _ message: String) -> HTTPResponse {
+    package static func error(_ status: Int, _ message: String) -> HTTPResponse {
         json(status, .object([("error", .string(message))]))
     }
 
-    public static func error(_ error: HTTPError) -> HTTPResponse { self.error(error.status, error.message) }
+    package static func error(_ error: HTTPError) -> HTTPResponse { self.error(error.status, error.message) }
 
     /// How the body's end is marked on the wire.
     enum Framing: Equatable, Sendable {
@@ -55,7 +55,7 @@ public struct HTTPResponse: Equatable {
     /// The bytes on the wire of a whole body. `headOnly` leaves the body out (a HEAD request,
     /// RFC 9110 §9.3.2) but keeps its Content-Length; `keepAlive: false` says `Connection: close`;
     /// `date` is the `Date` header's value (`Timestamp.httpDate`), nil for none.
-    public func encoded(headOnly: Bool = false, keepAlive: Bool = true, date: String? = nil) -> [UInt8] {
+    package func encoded(headOnly: Bool = false, keepAlive: Bool = true, date: String? = nil) -> [UInt8] {
         guard case .bytes(let bytes) = body else { preconditionFailure("a streamed body is sent through HTTPConnection") }
         var out = head(framing: framing(http11: true), keepAlive: keepAlive, date: date)
         if !headOnly && hasBody { out += bytes }
@@ -96,7 +96,7 @@ public struct HTTPResponse: Equatable {
     static let lastChunk = Array("0\r\n\r\n".utf8)
 
     /// `HTTP/1.1 100 Continue`: the go-ahead a client that sent `Expect: 100-continue` waits for.
-    public static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+    package static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     static func reason(_ status: Int) -> String {
         switch status {

@@ -15,10 +15,10 @@
 ///   entry on every route (`Replica.entryID(addressedBy:)`). Two entries whose IDs share a UUID
 ///   under different prefixes show the same `id` to this client; the IDs this node makes never
 ///   do (each is a fresh random UUID), only a client's choice can.
-public enum EntryPresentation: String, CaseIterable, Sendable {
+package enum EntryPresentation: String, CaseIterable, Sendable {
     case lifeSync = "lifesync"
     case lifeLogApp = "lifelog-app"
 
     /// The names `--presentation` takes, for messages.
-    public static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
+    package static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 }

@@ -52,12 +52,12 @@ public struct FeedChange: Equatable, Sendable {
 }
 
 /// A page of the feed: its changes, the cursor to read on from, and whether more are there now.
-public struct FeedPage: Equatable, Sendable {
-    public var changes: [FeedChange]
-    public var next: ChangeCursor
-    public var hasMore: Bool
+package struct FeedPage: Equatable, Sendable {
+    package var changes: [FeedChange]
+    package var next: ChangeCursor
+    package var hasMore: Bool
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([("changes", .array(changes.map(\.json))), ("next_cursor", .string(next.description)), ("has_more", .bool(hasMore))])
     }
 }

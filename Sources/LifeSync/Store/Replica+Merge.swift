@@ -1,32 +1,32 @@
 import CSQLite
 
 /// What applying a batch of remote changes did.
-public struct ApplyOutcome: Equatable, Sendable {
+package struct ApplyOutcome: Equatable, Sendable {
     /// Changes whose content became the local version.
-    public var applied = 0
+    package var applied = 0
     /// Changes the local version already had, or beat.
-    public var unchanged = 0
+    package var unchanged = 0
     /// Concurrent versions that lost (either side) and went to the conflicts table.
-    public var conflicts = 0
+    package var conflicts = 0
     /// Remote HLCs beyond the drift bound (accepted, but the local clock was not dragged along).
-    public var clockSkewed = 0
+    package var clockSkewed = 0
     /// Changes whose (origin, sequence) another version already holds with other content: a
     /// forged or buggy write. Each is set aside in the conflicts table; the rest of the batch
     /// applies, so one such change can never wedge its origin.
-    public var clashes = 0
+    package var clashes = 0
     /// Recordings to remove from storage (their file and any partial download): a user delete
     /// of a recording this replica holds bytes of won the merge.
-    public var recordingsToRemove: [(id: String, fileName: String)] = []
+    package var recordingsToRemove: [(id: String, fileName: String)] = []
     /// Recordings whose metadata arrived while this replica knows nothing of their bytes: the
     /// storage may hold them already (`Replica.adoptStoredCopy`).
-    public var recordingsArrived: [String] = []
+    package var recordingsArrived: [String] = []
     /// Recordings deleted by a peer that this replica never had metadata of: a file of theirs its
     /// storage may hold goes too (`RecordingStorage.storedFileName`).
-    public var unknownRecordingsDeleted: [String] = []
+    package var unknownRecordingsDeleted: [String] = []
 
-    public init() {}
+    package init() {}
 
-    public static func == (a: ApplyOutcome, b: ApplyOutcome) -> Bool {
+    package static func == (a: ApplyOutcome, b: ApplyOutcome) -> Bool {
         a.applied == b.applied && a.unchanged == b.unchanged && a.conflicts == b.conflicts && a.clockSkewed == b.clockSkewed
             && a.clashes == b.clashes
             && a.recordingsToRemove.map(\.id) == b.recordingsToRemove.map(\.id)
@@ -58,7 +58,7 @@ extension Replica {
     /// during the stream was tried: it slowed the batches more than the stalls it saved.) Local
     /// writes checkpoint at the default again.
     @discardableResult
-    public func apply(_ changes: [Change], through: VersionVector) throws -> ApplyOutcome {
+    package func apply(_ changes: [Change], through: VersionVector) throws -> ApplyOutcome {
         try apply([(changes, through)])[0]
     }
 
@@ -75,7 +75,7 @@ extension Replica {
     /// (`ReplicaError.forgedWrite`), and the seals are kept for relaying. Without them (a local
     /// caller applying changes it vouches for itself) nothing is checked and the writes of other
     /// origins cannot be relayed.
-    public func apply(_ batches: [(changes: [Change], through: VersionVector)],
+    package func apply(_ batches: [(changes: [Change], through: VersionVector)],
                       origins: [(origin: String, nodeID: String, role: Role)] = [],
                       seals: [ReceivedSeals]? = nil) throws -> [ApplyOutcome] {
         precondition(seals == nil || seals!.count == batches.count, "one set of seals per batch")

@@ -1,5 +1,5 @@
 /// What a session asks its driver (the TCP runtime or the simulator) to do.
-public enum SessionAction: Equatable, Sendable {
+package enum SessionAction: Equatable, Sendable {
     /// Write these bytes to the connection, in order.
     case send([UInt8])
     /// Close the connection once the bytes before this action are written.
@@ -9,7 +9,7 @@ public enum SessionAction: Equatable, Sendable {
 }
 
 /// What happened in a session, for logs, status and the simulator's trace.
-public enum SessionEvent: Equatable, Sendable {
+package enum SessionEvent: Equatable, Sendable {
     /// The handshake completed.
     case handshake(peer: Hello, version: UInt16)
     /// A batch from the peer was committed and acknowledged.

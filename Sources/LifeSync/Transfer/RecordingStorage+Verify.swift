@@ -1,7 +1,7 @@
 extension RecordingStorage {
     /// Whether the stored copy of `recording` is exactly the bytes it was attached with (its
     /// size and SHA-256), read in 1 MiB pieces; false when it cannot be read.
-    public func holdsIntact(_ recording: Recording) -> Bool {
+    package func holdsIntact(_ recording: Recording) -> Bool {
         let hasher = SHA256()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var offset: UInt64 = 0

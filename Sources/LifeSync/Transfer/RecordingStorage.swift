@@ -5,7 +5,7 @@
 /// Permanent files are only ever written whole (a verified temporary file renamed into place),
 /// so no partial file is ever visible; `remove` is called only for an explicit user delete and,
 /// on a watch, after a phone confirmed the recording.
-public protocol RecordingStorage: AnyObject {
+package protocol RecordingStorage: AnyObject {
     func exists(_ fileName: String) -> Bool
     /// The permanent file of recording `id` whatever its extension, if there is one: for a delete
     /// of a recording whose metadata this replica never had (put back from an older copy, it
@@ -38,35 +38,35 @@ public protocol RecordingStorage: AnyObject {
 }
 
 extension RecordingStorage {
-    public func chunkDigests(_ fileName: String, chunkSize: UInt32) -> [SHA256.Digest]? { nil }
-    public func forgetChunkDigests(_ fileName: String) {}
+    package func chunkDigests(_ fileName: String, chunkSize: UInt32) -> [SHA256.Digest]? { nil }
+    package func forgetChunkDigests(_ fileName: String) {}
 
-    public func writeTemporary(_ id: String, offset: UInt64, bytes: [UInt8]) throws {
+    package func writeTemporary(_ id: String, offset: UInt64, bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { try writeTemporary(id, offset: offset, bytes: $0) }
     }
 }
 
 /// Transfer tunables (PROTOCOL.md §5.9–5.13). Sizes in bytes.
-public struct TransferConfiguration: Sendable {
-    public var chunkSize: UInt32 = 1 << 20
+package struct TransferConfiguration: Sendable {
+    package var chunkSize: UInt32 = 1 << 20
     /// Chunks sent ahead of the receiver's last acknowledgement.
-    public var window = 4
+    package var window = 4
     /// Offers above this are refused with a FAILURE, nothing written.
-    public var maximumSize: UInt64 = 4 << 30
+    package var maximumSize: UInt64 = 4 << 30
     /// On a watch: keep the local copy after a phone confirmed it (default: remove it).
-    public var keepRecordings = false
+    package var keepRecordings = false
     /// After a failed transfer (a corrupt chunk, a full disk), offer it again after this long, ms.
-    public var retryDelay: Int64 = 10_000
+    package var retryDelay: Int64 = 10_000
     /// A transfer the receiver has not moved on (no ACCEPT) for this long, ms, is given up and
     /// offered again after `retryDelay`: a receiver that lost track of it (or never meant to
     /// take it) must not hold the one outgoing transfer of a session for ever.
-    public var stallTimeout: Int64 = 60_000
+    package var stallTimeout: Int64 = 60_000
 
-    public init() {}
+    package init() {}
 }
 
 /// FAILURE codes of the transfer messages.
-public enum TransferFailure: UInt16, Sendable {
+package enum TransferFailure: UInt16, Sendable {
     case tooLarge = 1
     case badName = 2
     case corruptChunk = 3
@@ -85,7 +85,7 @@ public enum TransferFailure: UInt16, Sendable {
 
     /// The name PROTOCOL.md §5.9 gives the code (`checksum_mismatch`): what logs and the test
     /// vectors show, so a FAILURE reads the same everywhere.
-    public var wireName: String {
+    package var wireName: String {
         switch self {
         case .tooLarge: return "too_large"
         case .badName: return "bad_name"
@@ -101,7 +101,7 @@ public enum TransferFailure: UInt16, Sendable {
     }
 
     /// The code's name for logs; unknown codes by number.
-    public static func name(_ code: UInt16) -> String {
+    package static func name(_ code: UInt16) -> String {
         TransferFailure(rawValue: code)?.wireName ?? "code \(code)"
     }
 }

@@ -4,20 +4,20 @@
 import LifeSync
 import LifeSyncHTTP
 
-public enum ExportFormat: String, Sendable {
+package enum ExportFormat: String, Sendable {
     case json
     case csv
 
-    public var mediaType: String { self == .json ? "application/json; charset=utf-8" : "text/csv; charset=utf-8" }
+    package var mediaType: String { self == .json ? "application/json; charset=utf-8" : "text/csv; charset=utf-8" }
 }
 
-public enum CSVExport {
-    public static let header = ["id", "timestamp", "recorded_at", "source", "device_id", "category", "text",
+package enum CSVExport {
+    package static let header = ["id", "timestamp", "recorded_at", "source", "device_id", "category", "text",
                                 "metric_name", "metric_value", "metric_unit", "metric_scale_min", "metric_scale_max",
                                 "latitude", "longitude", "accuracy", "altitude", "place_name", "tags"]
 
     /// One row, without its line end.
-    public static func row(_ entry: LogEntry) -> String {
+    package static func row(_ entry: LogEntry) -> String {
         let data = entry.data
         // Numbers are ours and stay numbers (a negative latitude is not a formula); every
         // string came from someone's input and is neutralised.
@@ -39,7 +39,7 @@ public enum CSVExport {
     /// always does (OWASP's list). One starting with `+` or `-` does only when it holds what a
     /// harmful formula needs — a call, a DDE link, an operator: `( ) ! | & = " ; + * / ^` after
     /// its sign — so honest text keeps its form: "- buy milk", "-5 degrees", "+61 2 9999".
-    public static func neutralised(_ field: String) -> String {
+    package static func neutralised(_ field: String) -> String {
         let scalars = field.unicodeScalars
         guard let first = scalars.first else { return field }
         switch first {
@@ -53,7 +53,7 @@ public enum CSVExport {
         }
     }
 
-    public static func quote(_ field: String) -> String {
+    package static func quote(_ field: String) -> String {
         // Scalars, not Characters: "\r\n" is one Character equal to neither "\r" nor "\n".
         guard field.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
         var quoted = "\""
@@ -68,25 +68,25 @@ public enum CSVExport {
 /// An export produced a page of entries at a time, oldest first (keyed on timestamp and ID, so a
 /// page never repeats or skips a row): `GET /api/export` streams it, `lifesync export` drains it.
 /// Entries written while it runs may or may not appear, as with any export of a live journal.
-public final class EntryExportSource: HTTPBodySource {
+package final class EntryExportSource: HTTPBodySource {
     let replica: Replica
     let filter: EntryQuery
-    public let format: ExportFormat
+    package let format: ExportFormat
     /// IDs of rows that did not read back, passed over.
-    public private(set) var damaged: [String] = []
-    public private(set) var count = 0
+    package private(set) var damaged: [String] = []
+    package private(set) var count = 0
     private var after: (timestamp: String, id: String)?
     private var started = false
     private var finished = false
     static let pageSize = 200
 
-    public init(replica: Replica, filter: EntryQuery, format: ExportFormat) {
+    package init(replica: Replica, filter: EntryQuery, format: ExportFormat) {
         self.replica = replica
         self.filter = filter
         self.format = format
     }
 
-    public func next(maximumBytes: Int) throws -> HTTPBodyPiece {
+    package func next(maximumBytes: Int) throws -> HTTPBodyPiece {
         guard !finished else { return .end }
         var out: [UInt8] = []
         if !started {
@@ -117,7 +117,7 @@ public final class EntryExportSource: HTTPBodySource {
     }
 
     /// The whole export at once (what `lifesync export` writes).
-    public func drain() throws -> [UInt8] {
+    package func drain() throws -> [UInt8] {
         var out: [UInt8] = []
         for _ in 0..<Int.max {
             guard case .bytes(let bytes) = try next(maximumBytes: 1 << 20) else { break }

@@ -5,31 +5,31 @@
 /// Gauges (entries, peers, pending changes) are read from the replica and node when scraped.
 import LifeSync
 
-public struct NodeMetrics: Equatable, Sendable {
-    public enum Direction: String, Sendable, CaseIterable { case `in`, out }
+package struct NodeMetrics: Equatable, Sendable {
+    package enum Direction: String, Sendable, CaseIterable { case `in`, out }
 
-    public struct Traffic: Equatable, Sendable {
+    package struct Traffic: Equatable, Sendable {
         /// Sync protocol bytes on peer connections (TLS payload, frames included).
-        public var bytes: UInt64 = 0
+        package var bytes: UInt64 = 0
         /// Batches with changes: committed (in) or sent (out).
-        public var batches: UInt64 = 0
+        package var batches: UInt64 = 0
         /// Changes in those batches.
-        public var changes: UInt64 = 0
+        package var changes: UInt64 = 0
         /// Recording bytes moved (chunks the receiver took or acknowledged).
-        public var recordingBytes: UInt64 = 0
+        package var recordingBytes: UInt64 = 0
         /// Recordings completed: received and verified (in), confirmed by a peer (out).
-        public var recordings: UInt64 = 0
+        package var recordings: UInt64 = 0
     }
 
-    public private(set) var traffic: [Direction: Traffic] = [.in: Traffic(), .out: Traffic()]
+    package private(set) var traffic: [Direction: Traffic] = [.in: Traffic(), .out: Traffic()]
     /// Received changes whose content became the local version.
-    public private(set) var changesApplied: UInt64 = 0
+    package private(set) var changesApplied: UInt64 = 0
     /// Concurrent versions that lost a merge here (each kept in the conflicts table).
-    public private(set) var conflictsDetected: UInt64 = 0
-    public private(set) var peerConnections: UInt64 = 0
-    public private(set) var transferFailures: UInt64 = 0
+    package private(set) var conflictsDetected: UInt64 = 0
+    package private(set) var peerConnections: UInt64 = 0
+    package private(set) var transferFailures: UInt64 = 0
     /// Seconds to process received bytes that committed at least one batch.
-    public private(set) var applySeconds = Histogram(bounds: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
+    package private(set) var applySeconds = Histogram(bounds: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
     /// Progress last seen per transfer, so cumulative progress events count as deltas.
     private var transferDone: [TransferKey: UInt64] = [:]
     /// Transfers tracked at once; past it the table starts over (a few deltas are then lost,
@@ -42,21 +42,21 @@ public struct NodeMetrics: Equatable, Sendable {
         var sending: Bool
     }
 
-    public init() {}
+    package init() {}
 
-    public subscript(direction: Direction) -> Traffic { traffic[direction]! }
+    package subscript(direction: Direction) -> Traffic { traffic[direction]! }
 
     /// Bytes read from peer connections.
-    public mutating func received(bytes: Int) {
+    package mutating func received(bytes: Int) {
         precondition(bytes >= 0, "a read returns a count")
         traffic[.in]!.bytes &+= UInt64(bytes)
     }
 
     /// How long the core took over bytes that committed a batch.
-    public mutating func observeApply(seconds: Double) { applySeconds.observe(max(0, seconds)) }
+    package mutating func observeApply(seconds: Double) { applySeconds.observe(max(0, seconds)) }
 
     /// Counts what `action` shows.
-    public mutating func record(_ action: NodeAction) {
+    package mutating func record(_ action: NodeAction) {
         switch action {
         case .send(_, let bytes):
             traffic[.out]!.bytes &+= UInt64(bytes.count)
@@ -113,7 +113,7 @@ public struct NodeMetrics: Equatable, Sendable {
     }
 
     /// Whether `actions` committed a received batch (what `observeApply` times).
-    public static func appliedBatch(_ actions: [NodeAction]) -> Bool {
+    package static func appliedBatch(_ actions: [NodeAction]) -> Bool {
         actions.contains { if case .sessionEvent(_, .applied) = $0 { return true } else { return false } }
     }
 }

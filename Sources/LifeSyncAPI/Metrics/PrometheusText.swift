@@ -2,25 +2,25 @@
 /// and a `# TYPE` line, then its samples `name{label="value"} number`, each line ending in `\n`.
 /// Names are checked against the format's grammar as they are written, so a typo in a metric
 /// name fails at once rather than in somebody's scraper.
-public struct PrometheusText: Sendable {
-    public enum Kind: String, Sendable { case counter, gauge, histogram }
+package struct PrometheusText: Sendable {
+    package enum Kind: String, Sendable { case counter, gauge, histogram }
 
-    public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+    package static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
-    public private(set) var text = ""
+    package private(set) var text = ""
     private var families: Set<String> = []
 
-    public init() {}
+    package init() {}
 
     /// Starts a family; its samples follow. Counters are named `…_total`, by convention.
-    public mutating func family(_ name: String, _ kind: Kind, help: String) {
+    package mutating func family(_ name: String, _ kind: Kind, help: String) {
         precondition(Self.isMetricName(name), "a metric name matches [a-zA-Z_:][a-zA-Z0-9_:]*")
         precondition(kind != .counter || name.hasSuffix("_total"), "a counter's name ends in _total")
         precondition(families.insert(name).inserted, "each family is written once")
         text += "# HELP \(name) \(Self.escaped(help, quote: false))\n# TYPE \(name) \(kind.rawValue)\n"
     }
 
-    public mutating func sample(_ name: String, _ value: Double, labels: [(String, String)] = []) {
+    package mutating func sample(_ name: String, _ value: Double, labels: [(String, String)] = []) {
         precondition(Self.isMetricName(name) && labels.allSatisfy { Self.isLabelName($0.0) }, "sample and label names follow the grammar")
         text += name
         if !labels.isEmpty {
@@ -29,12 +29,12 @@ public struct PrometheusText: Sendable {
         text += " " + Self.number(value) + "\n"
     }
 
-    public mutating func sample(_ name: String, _ value: UInt64, labels: [(String, String)] = []) {
+    package mutating func sample(_ name: String, _ value: UInt64, labels: [(String, String)] = []) {
         sample(name, Double(value), labels: labels)
     }
 
     /// A whole histogram family: cumulative `_bucket{le=…}` lines ending with `+Inf`, `_sum`, `_count`.
-    public mutating func histogram(_ name: String, help: String, _ histogram: Histogram) {
+    package mutating func histogram(_ name: String, help: String, _ histogram: Histogram) {
         family(name, .histogram, help: help)
         for (le, count) in histogram.cumulative { sample(name + "_bucket", count, labels: [("le", Self.number(le))]) }
         sample(name + "_sum", histogram.sum)
@@ -42,7 +42,7 @@ public struct PrometheusText: Sendable {
     }
 
     /// Go's float formatting as Prometheus reads it: `+Inf`, `-Inf`, `NaN`, integers without a fraction.
-    public static func number(_ value: Double) -> String {
+    package static func number(_ value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
@@ -63,12 +63,12 @@ public struct PrometheusText: Sendable {
         return result
     }
 
-    public static func isMetricName(_ name: String) -> Bool {
+    package static func isMetricName(_ name: String) -> Bool {
         guard let first = name.utf8.first, first.isLetter || first == UInt8(ascii: "_") || first == UInt8(ascii: ":") else { return false }
         return name.utf8.allSatisfy { $0.isLetter || $0.isDigit || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ":") }
     }
 
-    public static func isLabelName(_ name: String) -> Bool {
+    package static func isLabelName(_ name: String) -> Bool {
         guard let first = name.utf8.first, first.isLetter || first == UInt8(ascii: "_"), !name.hasPrefix("__") else { return false }
         return name.utf8.allSatisfy { $0.isLetter || $0.isDigit || $0 == UInt8(ascii: "_") }
     }
