@@ -1,28 +1,28 @@
 /// What a node knows of one peer: kept in the replica so `lifesync status` can show it.
-package struct PeerStatus: Equatable, Sendable {
-    package enum State: String, Sendable {
+public struct PeerStatus: Equatable, Sendable {
+    public enum State: String, Sendable {
         case connecting, syncing, synced, disconnected
     }
 
-    package var nodeID: String
-    package var role: Role
-    package var address: String
+    public var nodeID: String
+    public var role: Role
+    public var address: String
     /// "outbound" (we dialled) or "inbound" (it dialled us).
-    package var direction: String
-    package var state: State
-    package var lastConnected: Timestamp?
+    public var direction: String
+    public var state: State
+    public var lastConnected: Timestamp?
     /// When both sides last had sent each other everything.
-    package var lastSync: Timestamp?
+    public var lastSync: Timestamp?
     /// Changes sent to and received from the peer, in all sessions with it (received counts
     /// every change that arrived, also one already held).
-    package var entriesSent: Int
-    package var entriesReceived: Int
+    public var entriesSent: Int
+    public var entriesReceived: Int
     /// Changes we hold that the peer is not known to have (in what policy lets us send it).
-    package var pending: Int
+    public var pending: Int
     /// The peer's replica vector as last known.
     package var vector: VersionVector
     /// When the serving node last wrote this row (as stored; nil before it is).
-    package var lastSeen: Timestamp?
+    public var lastSeen: Timestamp?
 
     package init(nodeID: String, role: Role, address: String, direction: String, state: State, lastConnected: Timestamp? = nil,
                 lastSync: Timestamp? = nil, entriesSent: Int = 0, entriesReceived: Int = 0, pending: Int = 0, vector: VersionVector = VersionVector()) {
@@ -39,7 +39,7 @@ package struct PeerStatus: Equatable, Sendable {
         self.vector = vector
     }
 
-    package var json: JSONValue {
+    public var json: JSONValue {
         .object([
             ("node_id", .string(nodeID)), ("role", .string(role.rawValue)), ("address", .string(address)),
             ("direction", .string(direction)), ("state", .string(state.rawValue)),

@@ -24,7 +24,7 @@ public struct NodeConfiguration: Sendable {
 }
 
 /// What the node asks its driver to do.
-package enum NodeAction: Equatable, Sendable {
+public enum NodeAction: Equatable, Sendable {
     /// Open a connection to `address`; report back with `connected` or `connectFailed`.
     case connect(peer: Int, address: String)
     case send(connection: Int, bytes: [UInt8])

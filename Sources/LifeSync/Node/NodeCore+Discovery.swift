@@ -36,7 +36,7 @@ extension NodeCore {
     static let discoveryMemory = 256
 
     /// One datagram from `host` (the numeric IPv4 or IPv6 address it came from).
-    package func discovered(packet: ArraySlice<UInt8>, from host: String, now: Int64) -> [NodeAction] {
+    public func discovered(packet: ArraySlice<UInt8>, from host: String, now: Int64) -> [NodeAction] {
         guard configuration.discovery, !stopping else { return [] }
         let announcement: Announcement
         do {

@@ -3,7 +3,7 @@
 extension NodeCore {
     /// How often one untrusted key is noted and logged at most, ms: a peer redialling in a loop
     /// costs one write and one line a minute.
-    package static let untrustedNoteInterval: Int64 = 60_000
+    public static let untrustedNoteInterval: Int64 = 60_000
 
     /// What the trust store says of `peerKey`. A store that cannot be read trusts nobody.
     func credential(_ peerKey: SHA256.Digest) -> PeerCredential {

@@ -7,7 +7,7 @@
 /// let node = NodeCore(replica: replica, configuration: NodeConfiguration(peers: ["127.0.0.1:7002"]), random: random, now: 0)
 /// for action in node.start(now: 0) { … }   // [.connect(peer: 0, address: "127.0.0.1:7002")]
 /// ```
-package final class NodeCore {
+public final class NodeCore {
     final class Connection {
         let session: SyncSession
         let dialer: Int?
@@ -33,8 +33,8 @@ package final class NodeCore {
         }
     }
 
-    package let replica: Replica
-    package let configuration: NodeConfiguration
+    public let replica: Replica
+    public let configuration: NodeConfiguration
     let random: RandomSource
     /// Where recording bytes live; nil: this node transfers no recordings.
     package let storage: RecordingStorage?
@@ -43,13 +43,13 @@ package final class NodeCore {
     /// Recordings being received, shared by the sessions.
     let incomingTransfers = IncomingTransfers()
     /// Transfers under way, for `status`: recording ID → (done, total, sending).
-    package internal(set) var transfers: [String: (done: UInt64, total: UInt64, sending: Bool)] = [:]
+    public internal(set) var transfers: [String: (done: UInt64, total: UInt64, sending: Bool)] = [:]
     var dialers: [PeerDialer]
     var connections: [Int: Connection] = [:]
     /// When a debounced push is due.
     var pushAt: Int64?
     /// When the fallback timer fires (only while something is pending).
-    package private(set) var fallbackAt: Int64?
+    public private(set) var fallbackAt: Int64?
     var nextPoll: Int64
     var lastDataVersion: Int64
     var pendingCheckDue = true
@@ -67,7 +67,7 @@ package final class NodeCore {
     /// When each refused discovery sender (by host) was last logged.
     var discoveryRefusedAt: [String: Int64] = [:]
 
-    package init(replica: Replica, configuration: NodeConfiguration, random: RandomSource, now: Int64, storage: RecordingStorage? = nil) {
+    public init(replica: Replica, configuration: NodeConfiguration, random: RandomSource, now: Int64, storage: RecordingStorage? = nil) {
         self.replica = replica
         self.configuration = configuration
         self.random = random
@@ -84,7 +84,7 @@ package final class NodeCore {
     }
 
     /// Sync on start: dial every configured peer.
-    package func start(now: Int64) -> [NodeAction] {
+    public func start(now: Int64) -> [NodeAction] {
         var actions: [NodeAction] = [.event(.starting(nodeID: replica.identity.nodeID, role: replica.identity.role))]
         syncTrustedDialers(now: now)
         for i in dialers.indices { actions += dial(i) }
@@ -92,7 +92,7 @@ package final class NodeCore {
     }
 
     /// A peer dialled us and proved it holds the key `peerKey` (the TLS handshake is done).
-    package func accepted(connection: Int, remote: String, peerKey: SHA256.Digest, now: Int64) -> [NodeAction] {
+    public func accepted(connection: Int, remote: String, peerKey: SHA256.Digest, now: Int64) -> [NodeAction] {
         guard !stopping else { return [.close(connection: connection)] }
         let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage,
                                   incomingTransfers: incomingTransfers, credential: credential(peerKey))
@@ -104,7 +104,7 @@ package final class NodeCore {
     }
 
     /// Our dial of peer `peer` succeeded and the peer proved it holds the key `peerKey`.
-    package func connected(connection: Int, peer: Int, peerKey: SHA256.Digest, now: Int64) -> [NodeAction] {
+    public func connected(connection: Int, peer: Int, peerKey: SHA256.Digest, now: Int64) -> [NodeAction] {
         guard !stopping else { return [.close(connection: connection)] }
         dialers[peer].state = .connected(connection: connection)
         // A trusted peer's address that a handshake with its pinned key proved: kept against
@@ -119,7 +119,7 @@ package final class NodeCore {
     }
 
     /// Our dial of peer `peer` failed; try again after a backoff.
-    package func connectFailed(peer: Int, reason: String, now: Int64) -> [NodeAction] {
+    public func connectFailed(peer: Int, reason: String, now: Int64) -> [NodeAction] {
         let failedAddress = dialers[peer].address
         dialers[peer].advance()
         guard !dialers[peer].retired else {
@@ -135,24 +135,24 @@ package final class NodeCore {
     }
 
     /// Bytes arrived on a connection; a slice of the runtime's read buffer is taken as it is.
-    package func received(connection: Int, bytes: ArraySlice<UInt8>, now: Int64) -> [NodeAction] {
+    public func received(connection: Int, bytes: ArraySlice<UInt8>, now: Int64) -> [NodeAction] {
         guard let conn = connections[connection] else { return [] }
         return perform(conn.session.receive(bytes, now: now), on: connection, now: now)
     }
 
     /// Bytes of an unfinished frame the connection's session holds (the driver bounds their
     /// sum over all connections: `NodeServer.Limits.maximumBufferedInput`).
-    package func bufferedInput(connection: Int) -> (held: Int, remaining: Int?) {
+    public func bufferedInput(connection: Int) -> (held: Int, remaining: Int?) {
         guard let decoder = connections[connection]?.session.decoder else { return (0, nil) }
         return (decoder.bufferedCount, decoder.unfinishedFrameRemaining)
     }
 
-    package func received(connection: Int, bytes: [UInt8], now: Int64) -> [NodeAction] {
+    public func received(connection: Int, bytes: [UInt8], now: Int64) -> [NodeAction] {
         received(connection: connection, bytes: bytes[...], now: now)
     }
 
     /// The transport closed (by the peer, an error, or after our own close).
-    package func closed(connection: Int, now: Int64) -> [NodeAction] {
+    public func closed(connection: Int, now: Int64) -> [NodeAction] {
         silenced.remove(connection)
         guard let conn = connections.removeValue(forKey: connection) else { return [] }
         conn.session.transportClosed()
@@ -188,14 +188,14 @@ package final class NodeCore {
     }
 
     /// The embedding app wrote to the replica through this process: push after the debounce.
-    package func localWrite(now: Int64) -> [NodeAction] {
+    public func localWrite(now: Int64) -> [NodeAction] {
         if pushAt == nil { pushAt = now + configuration.debounce }
         pendingCheckDue = true
         return []
     }
 
     /// Time passed: timers, reconnects, and writes other processes made to the file.
-    package func tick(now: Int64) -> [NodeAction] {
+    public func tick(now: Int64) -> [NodeAction] {
         var actions: [NodeAction] = []
         if now >= nextPoll {
             nextPoll = now + configuration.changePollInterval
@@ -239,7 +239,7 @@ package final class NodeCore {
     }
 
     /// The earliest time `tick` has work.
-    package var nextDeadline: Int64? {
+    public var nextDeadline: Int64? {
         var deadlines: [Int64] = [nextPoll]
         if let pushAt { deadlines.append(pushAt) }
         if let fallbackAt { deadlines.append(fallbackAt) }
@@ -249,7 +249,7 @@ package final class NodeCore {
     }
 
     /// Clean shutdown: tell every peer, close every connection, stop dialling.
-    package func shutdown(now: Int64) -> [NodeAction] {
+    public func shutdown(now: Int64) -> [NodeAction] {
         stopping = true
         var actions: [NodeAction] = [.event(.shuttingDown)]
         for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {
@@ -263,7 +263,7 @@ package final class NodeCore {
     }
 
     /// Changes some peer still lacks, summed over the peers we know.
-    package var pendingCount: Int { pendingCount(limit: .max) }
+    public var pendingCount: Int { pendingCount(limit: .max) }
 
     /// `pendingCount`, counted only up to `limit`: whether anything is pending is a probe per
     /// origin, where the count walks every pending row (and ran after every acknowledgement).
@@ -292,7 +292,7 @@ package final class NodeCore {
     }
 
     /// The sessions' peers as they stand.
-    package var peerStatuses: [PeerStatus] {
+    public var peerStatuses: [PeerStatus] {
         connections.sorted { $0.key < $1.key }.compactMap { $0.value.status }
     }
 

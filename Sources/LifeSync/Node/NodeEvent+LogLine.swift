@@ -6,12 +6,12 @@ extension NodeEvent {
     /// ```swift
     /// NodeEvent.inSync(with: "mac_7c9e…", sent: 3, received: 0).logLine   // "in sync with mac_7c9e… (sent 3, received 0)"
     /// ```
-    package var logLine: String { logLine(naming: { $0 }) }
+    public var logLine: String { logLine(naming: { $0 }) }
 
     /// The log line with each peer's node ID as `name` shows it (`lifesync serve`: the device's
     /// name and its short ID, `"Kitchen iPad" (phone_ce2c2334)`). IDs a person must type in full
     /// (`trust --accept`) stay whole.
-    package func logLine(naming name: (String) -> String) -> String {
+    public func logLine(naming name: (String) -> String) -> String {
         switch self {
         case .starting(let nodeID, let role):
             return "node \(nodeID) (\(role.rawValue)) starting"

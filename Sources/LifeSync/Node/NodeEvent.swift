@@ -7,7 +7,7 @@
 ///     if case .event(.inSync(let peer, _, _)) = action { print("in sync with", peer) }
 /// }
 /// ```
-package enum NodeEvent: Equatable, Sendable {
+public enum NodeEvent: Equatable, Sendable {
     case starting(nodeID: String, role: Role)
     case accepted(remote: String)
     case dialled(address: String)

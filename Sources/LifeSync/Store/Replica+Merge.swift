@@ -1,32 +1,32 @@
 import CSQLite
 
 /// What applying a batch of remote changes did.
-package struct ApplyOutcome: Equatable, Sendable {
+public struct ApplyOutcome: Equatable, Sendable {
     /// Changes whose content became the local version.
-    package var applied = 0
+    public var applied = 0
     /// Changes the local version already had, or beat.
-    package var unchanged = 0
+    public var unchanged = 0
     /// Concurrent versions that lost (either side) and went to the conflicts table.
-    package var conflicts = 0
+    public var conflicts = 0
     /// Remote HLCs beyond the drift bound (accepted, but the local clock was not dragged along).
-    package var clockSkewed = 0
+    public var clockSkewed = 0
     /// Changes whose (origin, sequence) another version already holds with other content: a
     /// forged or buggy write. Each is set aside in the conflicts table; the rest of the batch
     /// applies, so one such change can never wedge its origin.
-    package var clashes = 0
+    public var clashes = 0
     /// Recordings to remove from storage (their file and any partial download): a user delete
     /// of a recording this replica holds bytes of won the merge.
-    package var recordingsToRemove: [(id: String, fileName: String)] = []
+    public var recordingsToRemove: [(id: String, fileName: String)] = []
     /// Recordings whose metadata arrived while this replica knows nothing of their bytes: the
     /// storage may hold them already (`Replica.adoptStoredCopy`).
-    package var recordingsArrived: [String] = []
+    public var recordingsArrived: [String] = []
     /// Recordings deleted by a peer that this replica never had metadata of: a file of theirs its
     /// storage may hold goes too (`RecordingStorage.storedFileName`).
-    package var unknownRecordingsDeleted: [String] = []
+    public var unknownRecordingsDeleted: [String] = []
 
-    package init() {}
+    public init() {}
 
-    package static func == (a: ApplyOutcome, b: ApplyOutcome) -> Bool {
+    public static func == (a: ApplyOutcome, b: ApplyOutcome) -> Bool {
         a.applied == b.applied && a.unchanged == b.unchanged && a.conflicts == b.conflicts && a.clockSkewed == b.clockSkewed
             && a.clashes == b.clashes
             && a.recordingsToRemove.map(\.id) == b.recordingsToRemove.map(\.id)

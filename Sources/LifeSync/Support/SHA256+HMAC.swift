@@ -1,7 +1,7 @@
 extension SHA256 {
     /// HMAC-SHA-256 (RFC 2104): a keyed digest that, unlike `hash(key + message)`, cannot be
     /// extended to a longer message by whoever sees one digest.
-    package static func hmac(key: [UInt8], message: [UInt8]) -> Digest {
+    public static func hmac(key: [UInt8], message: [UInt8]) -> Digest {
         let blockSize = 64
         var block = key.count > blockSize ? hash(key).bytes : key
         block += [UInt8](repeating: 0, count: blockSize - block.count)

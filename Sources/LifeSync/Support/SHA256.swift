@@ -8,7 +8,7 @@ import CCrypto
 /// hasher.update("abc".utf8)
 /// hasher.finalize().hex   // "ba7816bf…"
 /// ```
-package final class SHA256 {
+public final class SHA256 {
     private let context: OpaquePointer
     private var finished = false
 
@@ -17,7 +17,7 @@ package final class SHA256 {
     /// write's digest in a sync, PROTOCOL.md §5.2.5).
     nonisolated(unsafe) private static let algorithm: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
 
-    package init() {
+    public init() {
         guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, SHA256.algorithm ?? EVP_sha256(), nil) == 1 else {
             fatalError("OpenSSL could not set up SHA-256; libcrypto is broken")
         }
@@ -28,34 +28,34 @@ package final class SHA256 {
 
     /// Starts over, for the next message, keeping the context: hashing many short messages
     /// (every write's digest in a batch) without a context allocated for each.
-    package func reset() {
+    public func reset() {
         finished = false
         let ok = EVP_DigestInit_ex(context, SHA256.algorithm ?? EVP_sha256(), nil)
         precondition(ok == 1, "EVP_DigestInit_ex failed")
     }
 
-    package func update(_ buffer: UnsafeRawBufferPointer) {
+    public func update(_ buffer: UnsafeRawBufferPointer) {
         precondition(!finished, "SHA256 used after finalize()")
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         let ok = EVP_DigestUpdate(context, base, buffer.count)
         precondition(ok == 1, "EVP_DigestUpdate failed")
     }
 
-    package func update(_ bytes: ArraySlice<UInt8>) {
+    public func update(_ bytes: ArraySlice<UInt8>) {
         bytes.withUnsafeBytes { update($0) }
     }
 
-    package func update(_ bytes: [UInt8]) {
+    public func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
 
-    package func update<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
+    public func update<S: Sequence>(_ bytes: S) where S.Element == UInt8 {
         let array = Array(bytes)
         array.withUnsafeBytes { update($0) }
     }
 
     /// The digest of everything passed to `update`.
-    package func finalize() -> Digest {
+    public func finalize() -> Digest {
         precondition(!finished, "SHA256 finalized twice")
         finished = true
         var out = [UInt8](repeating: 0, count: 32)
@@ -68,7 +68,7 @@ package final class SHA256 {
     /// The digest of everything passed to `update` so far, leaving the hasher open for more: a
     /// recording chunk carries the digest of the file up to its end (PROTOCOL.md §5.9.3), so one
     /// pass over the bytes both checks every chunk and yields the whole-file hash.
-    package func digestSoFar() -> Digest {
+    public func digestSoFar() -> Digest {
         precondition(!finished, "SHA256 used after finalize()")
         guard let copy = EVP_MD_CTX_new() else { fatalError("OpenSSL could not allocate a digest context") }
         defer { EVP_MD_CTX_free(copy) }
@@ -80,35 +80,35 @@ package final class SHA256 {
     }
 
     /// The SHA-256 of `bytes` in one call.
-    package static func hash(_ bytes: [UInt8]) -> Digest {
+    public static func hash(_ bytes: [UInt8]) -> Digest {
         let hasher = SHA256()
         hasher.update(bytes)
         return hasher.finalize()
     }
 
-    package static func hash<S: Sequence>(_ bytes: S) -> Digest where S.Element == UInt8 {
+    public static func hash<S: Sequence>(_ bytes: S) -> Digest where S.Element == UInt8 {
         let hasher = SHA256()
         hasher.update(bytes)
         return hasher.finalize()
     }
 
-    package struct Digest: Hashable, Sendable, CustomStringConvertible {
-        package let bytes: [UInt8]
+    public struct Digest: Hashable, Sendable, CustomStringConvertible {
+        public let bytes: [UInt8]
 
-        package init(bytes: [UInt8]) {
+        public init(bytes: [UInt8]) {
             precondition(bytes.count == 32)
             self.bytes = bytes
         }
 
         /// Parses 64 hex digits (either case); nil otherwise.
-        package init?(hex: String) {
+        public init?(hex: String) {
             guard let bytes = Hex.decode(hex), bytes.count == 32 else { return nil }
             self.bytes = bytes
         }
 
         /// Lowercase hex.
-        package var hex: String { Hex.encode(bytes) }
-        package var description: String { hex }
+        public var hex: String { Hex.encode(bytes) }
+        public var description: String { hex }
     }
 }
 

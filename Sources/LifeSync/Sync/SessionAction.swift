@@ -9,7 +9,7 @@ package enum SessionAction: Equatable, Sendable {
 }
 
 /// What happened in a session, for logs, status and the simulator's trace.
-package enum SessionEvent: Equatable, Sendable {
+public enum SessionEvent: Equatable, Sendable {
     /// The handshake completed.
     case handshake(peer: Hello, version: UInt16)
     /// A batch from the peer was committed and acknowledged.

@@ -12,7 +12,7 @@
 ///     let writer = storage.incomingWriter(for: id, hashedUpTo: 0, hasher: SHA256())
 ///     writer.submit(bytes, at: 0, expecting: digest)
 ///     writer.verdicts(waiting: true)   // ChunkVerdicts(verified: 1024, failure: nil)
-package protocol IncomingFileWriter: AnyObject {
+public protocol IncomingFileWriter: AnyObject {
     /// Hands over `bytes`, which continue the file at `offset` (where the previous chunk ended),
     /// to be hashed after everything before them, compared with `digest`, and written if they
     /// match. May return before any of that happened. After a failure nothing more is written.
@@ -24,11 +24,11 @@ package protocol IncomingFileWriter: AnyObject {
 }
 
 /// What an `IncomingFileWriter` knows of the chunks it was given.
-package struct ChunkVerdicts: Equatable, Sendable {
+public struct ChunkVerdicts: Equatable, Sendable {
     /// Every byte from 0 to here matched its chunk's running digest and was written or queued
     /// for the disk (a resumed prefix counts: it was hashed from the file before the first new
     /// chunk).
-    package var verified: UInt64
+    public var verified: UInt64
     /// The first thing that went wrong; nothing handed on after it is written.
     package var failure: ChunkFailure?
 

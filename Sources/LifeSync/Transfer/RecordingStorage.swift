@@ -5,7 +5,7 @@
 /// Permanent files are only ever written whole (a verified temporary file renamed into place),
 /// so no partial file is ever visible; `remove` is called only for an explicit user delete and,
 /// on a watch, after a phone confirmed the recording.
-package protocol RecordingStorage: AnyObject {
+public protocol RecordingStorage: AnyObject {
     func exists(_ fileName: String) -> Bool
     /// The permanent file of recording `id` whatever its extension, if there is one: for a delete
     /// of a recording whose metadata this replica never had (put back from an older copy, it
@@ -38,10 +38,10 @@ package protocol RecordingStorage: AnyObject {
 }
 
 extension RecordingStorage {
-    package func chunkDigests(_ fileName: String, chunkSize: UInt32) -> [SHA256.Digest]? { nil }
-    package func forgetChunkDigests(_ fileName: String) {}
+    public func chunkDigests(_ fileName: String, chunkSize: UInt32) -> [SHA256.Digest]? { nil }
+    public func forgetChunkDigests(_ fileName: String) {}
 
-    package func writeTemporary(_ id: String, offset: UInt64, bytes: [UInt8]) throws {
+    public func writeTemporary(_ id: String, offset: UInt64, bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { try writeTemporary(id, offset: offset, bytes: $0) }
     }
 }

@@ -27,20 +27,20 @@ package struct OriginInfo: Equatable, Sendable {
     }
 }
 
-package struct Hello: Equatable, Sendable {
-    package static let magic: [UInt8] = Array("LSYN".utf8)
-    package var minimumVersion: UInt16
-    package var maximumVersion: UInt16
-    package var nodeID: String
-    package var role: Role
-    package var incarnation: String
+public struct Hello: Equatable, Sendable {
+    public static let magic: [UInt8] = Array("LSYN".utf8)
+    public var minimumVersion: UInt16
+    public var maximumVersion: UInt16
+    public var nodeID: String
+    public var role: Role
+    public var incarnation: String
     package var capabilities: Capabilities
     /// The sender's HLC when it sent the HELLO: lets the peer log clock skew.
     package var clock: HLCTimestamp
     /// The sender's replica vector: the peer sends what is above it.
     package var vector: VersionVector
     /// The name its user gave the sending device ("Kitchen iPad"), if any: shown by its peers.
-    package var name: String?
+    public var name: String?
 
     package init(minimumVersion: UInt16 = ProtocolVersion.minimum, maximumVersion: UInt16 = ProtocolVersion.maximum, nodeID: String, role: Role, incarnation: String,
                 capabilities: Capabilities, clock: HLCTimestamp, vector: VersionVector, name: String? = nil) {
