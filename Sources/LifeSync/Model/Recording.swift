@@ -23,6 +23,10 @@ package struct Recording: Equatable, Sendable {
     /// (`RecordingSignature`); nil only in rows stored before protocol version 2.
     package var originKey: [UInt8]?
     package var signature: [UInt8]?
+    /// The lengths those two always have (`RecordingSignature` makes and checks them): a DER
+    /// SubjectPublicKeyInfo of a P-256 key with an uncompressed point; r then s, 32 bytes each.
+    package static let originKeyLength = 91
+    package static let signatureLength = 64
 
     package init(id: String, fileName: String, size: UInt64, sha256: SHA256.Digest, mediaType: String, entryID: String?,
                 originNode: String, createdAt: Timestamp, originKey: [UInt8]? = nil, signature: [UInt8]? = nil) {
@@ -76,9 +80,9 @@ package struct Recording: Equatable, Sendable {
             throw ValidationError(field: "origin_node", reason: "must be a node ID {role}_{uuid-v4}")
         }
         guard let created = try fields.optionalTimestamp("created_at") else { throw ValidationError(field: "created_at", reason: "is required") }
-        let key = try strictHex(fields.optionalString("origin_key"), field: "origin_key", bytes: RecordingSignature.publicKeyLength,
+        let key = try strictHex(fields.optionalString("origin_key"), field: "origin_key", bytes: Recording.originKeyLength,
                                 meaning: "the origin's P-256 public key (DER SubjectPublicKeyInfo)")
-        let signature = try strictHex(fields.optionalString("signature"), field: "signature", bytes: RecordingSignature.signatureLength,
+        let signature = try strictHex(fields.optionalString("signature"), field: "signature", bytes: Recording.signatureLength,
                                       meaning: "the origin's ECDSA signature (r || s)")
         try fields.refuseUnknown()
         return Recording(id: id, fileName: fileName, size: UInt64(size), sha256: sha, mediaType: mediaType, entryID: entryID,

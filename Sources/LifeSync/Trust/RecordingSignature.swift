@@ -10,9 +10,9 @@
 /// ```
 package enum RecordingSignature {
     /// A DER SubjectPublicKeyInfo of a P-256 key with an uncompressed point is always 91 bytes.
-    package static let publicKeyLength = 91
+    package static let publicKeyLength = Recording.originKeyLength
     /// r then s, 32 bytes each, big-endian (IEEE P1363; CryptoKit's `rawRepresentation`).
-    package static let signatureLength = 64
+    package static let signatureLength = Recording.signatureLength
     /// Separates these signatures from any other use of the same key (TLS signs its own transcript).
     static let domain = Array("lifesync-recording-v2".utf8) + [0]
 
