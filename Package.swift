@@ -35,7 +35,7 @@ let package = Package(
         // The deterministic core: model, clocks, merge, store, wire codec, session state machines, the node's core.
         .target(name: "LifeSync", dependencies: ["CSQLite", "CCrypto"], linkerSettings: [.linkedLibrary("m")]),
         // HTTP/1.1 as a sans-I/O protocol (like h11): request parser, response serializer, one connection's machine.
-        // From the core it takes `JSONValue` (error bodies) and `Timestamp` (the Date header) only.
+        // From the core it takes `JSONValue` (error bodies), `Timestamp` (the Date header) and a whitespace trim only.
         .target(name: "LifeSyncHTTP", dependencies: ["LifeSync"]),
         // The LifeLog REST API on the core and HTTP: routes, metrics, export, the change-event stream, the dashboard.
         // The dashboard's web files are compiled in (`PackageResources`), so no bundle is looked up at run time.
