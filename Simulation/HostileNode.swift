@@ -359,7 +359,7 @@ final class HostileNode: VirtualEndpoint {
 extension SimulationOptions {
     /// Every attack of the hostile node, by the name it is counted under in a run's fault counts
     /// and left out by in `hostileExclusions`.
-    public static var hostileAttacks: [String] {
+    package static var hostileAttacks: [String] {
         HostileNode.Attack.allCases.map(\.rawValue) + HostileNode.ResourceAttack.allCases.map(\.rawValue)
     }
 }

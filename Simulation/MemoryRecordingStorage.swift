@@ -3,21 +3,21 @@ import LifeSync
 /// Recording storage in memory, for the simulator and tests: the same contract as the folder on
 /// disk, plus the faults a disk can have (a quota that runs out) and a log of every removal, so
 /// the checker can prove nothing removed a recording it should not have.
-public final class MemoryRecordingStorage: RecordingStorage {
-    public private(set) var files: [String: [UInt8]] = [:]
-    public private(set) var temporary: [String: [UInt8]] = [:]
+package final class MemoryRecordingStorage: RecordingStorage {
+    package private(set) var files: [String: [UInt8]] = [:]
+    package private(set) var temporary: [String: [UInt8]] = [:]
     /// Every `remove` call, in order.
-    public private(set) var removals: [String] = []
+    package private(set) var removals: [String] = []
     /// Bytes the storage may hold in all; a write beyond fails like a full disk.
-    public var quota: Int = .max
+    package var quota: Int = .max
     /// Called before each removal, with the file name: the simulator's check that only allowed
     /// removals happen.
-    public var onRemove: ((String) -> Void)?
+    package var onRemove: ((String) -> Void)?
     /// Incoming chunks wait unchecked until `judgePendingChunks` (or until a session waits for
     /// them), as on a node whose storage checks them on a thread of its own (`IncomingFileWriter`).
-    public var defersChecks = false
+    package var defersChecks = false
     /// Called when a chunk starts waiting for its check (the simulator schedules the check).
-    public var onDeferredCheck: (() -> Void)?
+    package var onDeferredCheck: (() -> Void)?
     /// The writers of transfers under way, held weakly: a transfer may hand on more chunks
     /// after all it had were checked, and its writer goes when the transfer does.
     private var deferredWriters: [Weak] = []
@@ -27,16 +27,16 @@ public final class MemoryRecordingStorage: RecordingStorage {
         return deferredWriters.compactMap(\.writer)
     }
     /// Running digests kept per file (`keepChunkDigests`), as `attach` keeps them on disk.
-    public private(set) var keptDigests: [String: (chunkSize: UInt32, digests: [SHA256.Digest])] = [:]
+    package private(set) var keptDigests: [String: (chunkSize: UInt32, digests: [SHA256.Digest])] = [:]
 
-    public init() {}
+    package init() {}
 
-    public var used: Int { files.values.reduce(0) { $0 + $1.count } + temporary.values.reduce(0) { $0 + $1.count } }
+    package var used: Int { files.values.reduce(0) { $0 + $1.count } + temporary.values.reduce(0) { $0 + $1.count } }
 
-    public func exists(_ fileName: String) -> Bool { files[fileName] != nil }
-    public func storedFileName(forRecordingID id: String) -> String? { files.keys.sorted().first { $0.hasPrefix(id + ".") } }
+    package func exists(_ fileName: String) -> Bool { files[fileName] != nil }
+    package func storedFileName(forRecordingID id: String) -> String? { files.keys.sorted().first { $0.hasPrefix(id + ".") } }
 
-    public func read(_ fileName: String, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(_ fileName: String, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let file = files[fileName] else { throw RecordingStorageError("no file \(fileName)") }
         let start = min(Int(offset), file.count)
         let piece = file[start..<min(start + buffer.count, file.count)]
@@ -44,7 +44,7 @@ public final class MemoryRecordingStorage: RecordingStorage {
         return piece.count
     }
 
-    public func remove(_ fileName: String) throws {
+    package func remove(_ fileName: String) throws {
         onRemove?(fileName)
         removals.append(fileName)
         files[fileName] = nil
@@ -52,33 +52,33 @@ public final class MemoryRecordingStorage: RecordingStorage {
     }
 
     /// Keeps `digests` (by default the true ones of the stored file) for `fileName`.
-    public func keepChunkDigests(_ fileName: String, chunkSize: UInt32, digests: [SHA256.Digest]? = nil) {
+    package func keepChunkDigests(_ fileName: String, chunkSize: UInt32, digests: [SHA256.Digest]? = nil) {
         let hasher = SHA256()
         var collector = ChunkDigestCollector(chunkSize: chunkSize)
         (files[fileName] ?? []).withUnsafeBytes { collector.update(hasher, with: $0) }
         keptDigests[fileName] = (chunkSize, digests ?? collector.finished(with: hasher.finalize()) ?? [])
     }
 
-    public func chunkDigests(_ fileName: String, chunkSize: UInt32) -> [SHA256.Digest]? {
+    package func chunkDigests(_ fileName: String, chunkSize: UInt32) -> [SHA256.Digest]? {
         keptDigests[fileName].flatMap { $0.chunkSize == chunkSize ? $0.digests : nil }
     }
 
-    public func forgetChunkDigests(_ fileName: String) { keptDigests[fileName] = nil }
+    package func forgetChunkDigests(_ fileName: String) { keptDigests[fileName] = nil }
 
     /// As on disk, where the file's queue is drained first: chunks waiting for `id` are checked.
-    public func temporarySize(_ id: String) -> UInt64 {
+    package func temporarySize(_ id: String) -> UInt64 {
         judgePendingChunks(of: id)
         return UInt64(temporary[id]?.count ?? 0)
     }
 
-    public func readTemporary(_ id: String, offset: UInt64, count: Int) throws -> [UInt8] {
+    package func readTemporary(_ id: String, offset: UInt64, count: Int) throws -> [UInt8] {
         judgePendingChunks(of: id)
         let file = temporary[id] ?? []
         let start = min(Int(offset), file.count)
         return Array(file[start..<min(start + count, file.count)])
     }
 
-    public func writeTemporary(_ id: String, offset: UInt64, bytes: UnsafeRawBufferPointer) throws {
+    package func writeTemporary(_ id: String, offset: UInt64, bytes: UnsafeRawBufferPointer) throws {
         // Taken out while it changes, so appending does not copy the whole file each time.
         var file = temporary.removeValue(forKey: id) ?? []
         guard used + Int(offset) + bytes.count <= quota else {
@@ -91,21 +91,21 @@ public final class MemoryRecordingStorage: RecordingStorage {
         temporary[id] = file
     }
 
-    public func syncTemporary(_ id: String) throws {}
+    package func syncTemporary(_ id: String) throws {}
 
-    public func promoteTemporary(_ id: String, to fileName: String) throws {
+    package func promoteTemporary(_ id: String, to fileName: String) throws {
         guard let file = temporary.removeValue(forKey: id) else { throw RecordingStorageError("no temporary file for \(id)") }
         files[fileName] = file
     }
 
-    public func discardTemporary(_ id: String) {
+    package func discardTemporary(_ id: String) {
         // What waited for it lands nowhere, and a transfer still going fails (as on disk).
         for writer in liveWriters where writer.id == id { writer.abandon() }
         deferredWriters.removeAll { $0.writer?.id == id }
         temporary[id] = nil
     }
 
-    public func incomingWriter(for id: String, hashedUpTo offset: UInt64, hasher: SHA256) -> IncomingFileWriter {
+    package func incomingWriter(for id: String, hashedUpTo offset: UInt64, hasher: SHA256) -> IncomingFileWriter {
         let immediate = ImmediateFileWriter(storage: self, id: id, hasher: hasher, verified: offset)
         guard defersChecks else { return immediate }
         let writer = DeferredFileWriter(immediate, id: id) { [weak self] in self?.onDeferredCheck?() }
@@ -114,10 +114,10 @@ public final class MemoryRecordingStorage: RecordingStorage {
     }
 
     /// Chunks handed on and not yet checked, in all.
-    public var pendingChecks: Int { liveWriters.reduce(0) { $0 + $1.pending.count } }
+    package var pendingChecks: Int { liveWriters.reduce(0) { $0 + $1.pending.count } }
 
     /// Checks (and writes, if they match) up to `count` waiting chunks, oldest first.
-    public func judgePendingChunks(_ count: Int = .max) {
+    package func judgePendingChunks(_ count: Int = .max) {
         var left = count
         for writer in liveWriters where left > 0 { left -= writer.judge(left) }
     }
@@ -127,10 +127,10 @@ public final class MemoryRecordingStorage: RecordingStorage {
     }
 
     /// The process died: chunks that waited for their check are lost with it.
-    public func dropPendingChecks() { deferredWriters.removeAll() }
+    package func dropPendingChecks() { deferredWriters.removeAll() }
 
     /// Stores a file directly (what `attach` does on disk).
-    public func put(_ fileName: String, _ bytes: [UInt8]) { files[fileName] = bytes }
+    package func put(_ fileName: String, _ bytes: [UInt8]) { files[fileName] = bytes }
 }
 
 /// Holds chunks until judged, then hands them to the immediate writer in order.

@@ -11,8 +11,8 @@ import LifeSync
 /// ```
 /// Steps: add, attach, update, delete, isolate, crash, restart (`node`); block (`from`, `to`); heal;
 /// clock_jump (`node`, `by` seconds, may be negative); unlink (`a`, `b`).
-public enum Scenario {
-    public static func options(from json: JSONValue) throws(ValidationError) -> SimulationOptions {
+package enum Scenario {
+    package static func options(from json: JSONValue) throws(ValidationError) -> SimulationOptions {
         guard case .object = json else { throw ValidationError(field: "", reason: "a scenario is a JSON object") }
         var options = SimulationOptions()
         if let nodes = json["nodes"] {

@@ -2,64 +2,64 @@ import LifeSync
 
 /// What one simulated run does: the nodes, how long, how hostile. Every field has a default
 /// that makes the default scenario of `lifesync simulate`.
-public struct SimulationOptions: Sendable {
+package struct SimulationOptions: Sendable {
     /// Node roles in order; names are `role` plus a number when a role repeats (watch1, watch2).
-    public var roles: [Role] = [.phone, .mac, .watch, .watch]
+    package var roles: [Role] = [.phone, .mac, .watch, .watch]
     /// Simulated length of the safety phase (faults and writes), ms.
-    public var duration: Int64 = 120_000
+    package var duration: Int64 = 120_000
     /// The liveness phase must reach convergence within this long after healing, ms.
-    public var settleLimit: Int64 = 900_000
+    package var settleLimit: Int64 = 900_000
     /// Local writes during the safety phase.
-    public var operations = 120
+    package var operations = 120
     /// Whether to inject faults at all.
-    public var faults = true
+    package var faults = true
     /// Mean fault events during the safety phase.
-    public var faultCount = 12
+    package var faultCount = 12
     /// One-way link latency bounds, ms.
-    public var latency: ClosedRange<Int64> = 1...80
+    package var latency: ClosedRange<Int64> = 1...80
     /// Bytes per ms a link carries (bandwidth).
-    public var bandwidth: Int64 = 2_000
+    package var bandwidth: Int64 = 2_000
     /// Largest clock offset a node starts with, ms (± this).
-    public var clockSkew: Int64 = 120_000
+    package var clockSkew: Int64 = 120_000
     /// Faults on honest links (with `faults`, in the safety phase): now and then a payload (one
     /// frame) delivered twice, or held back until the next one overtakes it, as a buggy
     /// middlebox would.
-    public var duplicationAndReordering = true
+    package var duplicationAndReordering = true
     /// How many payloads in a thousand on an honest link are duplicated, and as many reordered.
-    public var duplicationAndReorderingPerMille = 3
+    package var duplicationAndReorderingPerMille = 3
     /// A hostile node takes part in the safety phase (`HostileNode`): forged and mutated frames,
     /// lying vectors, claimed identities. It holds no replica and is not judged; it falls silent
     /// for the liveness phase. So do strangers (`StrangerNode`), keys nobody trusts, which must
     /// read and write nothing (`InvariantChecker.checkStrangers`).
-    public var hostile = false
+    package var hostile = false
     /// Attacks the hostile node leaves out, by the name it counts them under in the fault counts
     /// (`hostile_forged_vv`, …): to isolate one finding, or to run without a known one.
-    public var hostileExclusions: Set<String> = []
+    package var hostileExclusions: Set<String> = []
     /// Bytes of unfinished frames all sessions of a node may hold together, bounded as the
     /// runtime bounds them (`NodeServer.Limits.maximumBufferedInput`, 64 MiB there; smaller
     /// here, so that the hostile node's parked frames spend it), and how long a frame may stay
     /// unchanged while it is spent, ms (`VirtualNetwork+Budget`). Nil: no total bound.
-    public var maximumBufferedInput: Int? = 4 << 20
-    public var stalledFrameTimeout: Int64 = 10_000
+    package var maximumBufferedInput: Int? = 4 << 20
+    package var stalledFrameTimeout: Int64 = 10_000
     /// Receivers check incoming chunks a few ms after they arrive, a random number at a time, as
     /// the runtime does on a queue of its own (`IncomingFileWriter`): acknowledgements lag and a
     /// corrupt chunk is found after later ones arrived.
-    public var checksLater = true
+    package var checksLater = true
     /// Replicas copied aside (half of them by `lifesync backup`) and later put back, the node
     /// down meanwhile (`Simulator+Restores`). Off by default until the sweeps with it pass: a
     /// restored replica does not yet take back the recording files its folder still holds.
-    public var restores = false
+    package var restores = false
     /// Defects to plant, for the tests that prove the checker can fail.
-    public var plantedBugs: PlantedBugs = []
+    package var plantedBugs: PlantedBugs = []
     /// Scripted events instead of (or on top of) random ones.
-    public var script: [ScriptedEvent] = []
+    package var script: [ScriptedEvent] = []
     /// When true, no random workload or faults: only the script.
-    public var scriptOnly = false
+    package var scriptOnly = false
 
-    public init() {}
+    package init() {}
 
     /// Node names for the roles, e.g. ["phone", "mac", "watch1", "watch2"].
-    public var nodeNames: [String] {
+    package var nodeNames: [String] {
         var counts: [Role: Int] = [:]
         for role in roles { counts[role, default: 0] += 1 }
         var seen: [Role: Int] = [:]
@@ -71,8 +71,8 @@ public struct SimulationOptions: Sendable {
 }
 
 /// One step of a scripted scenario (`--scenario FILE`), at a simulated time in ms.
-public struct ScriptedEvent: Equatable, Sendable {
-    public enum Action: Equatable, Sendable {
+package struct ScriptedEvent: Equatable, Sendable {
+    package enum Action: Equatable, Sendable {
         /// A new entry written on the node.
         case add(node: String)
         /// A new recording (1–60 KB) attached on the node.
@@ -93,10 +93,10 @@ public struct ScriptedEvent: Equatable, Sendable {
         case unlink(a: String, b: String)
     }
 
-    public var time: Int64
-    public var action: Action
+    package var time: Int64
+    package var action: Action
 
-    public init(time: Int64, action: Action) {
+    package init(time: Int64, action: Action) {
         self.time = time
         self.action = action
     }

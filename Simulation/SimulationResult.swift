@@ -1,20 +1,20 @@
 import LifeSync
 
 /// The outcome of one seed.
-public struct SimulationResult: Sendable {
-    public var seed: UInt64
-    public var ok: Bool { violations.isEmpty }
+package struct SimulationResult: Sendable {
+    package var seed: UInt64
+    package var ok: Bool { violations.isEmpty }
     /// Broken invariants, each naming the invariant and the record or node.
-    public var violations: [String]
-    public var traceHash: String
-    public var simulatedMilliseconds: Int64
-    public var events: Int
-    public var faults: [String: Int]
-    public var writes: Int
+    package var violations: [String]
+    package var traceHash: String
+    package var simulatedMilliseconds: Int64
+    package var events: Int
+    package var faults: [String: Int]
+    package var writes: Int
     /// The last trace lines before the end (for failures).
-    public var traceExcerpt: [String]
+    package var traceExcerpt: [String]
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("seed", .number(Double(seed))),
             ("ok", .bool(ok)),

@@ -13,7 +13,7 @@ import LifeSync
 ///
 /// A run has a safety phase (writes and faults) and a liveness phase (everything healed and
 /// restarted, no more writes), after which the invariants of DESIGN.md are checked.
-public final class Simulator {
+package final class Simulator {
     final class Node {
         let name: String
         let role: Role
@@ -41,8 +41,8 @@ public final class Simulator {
         }
     }
 
-    public let seed: UInt64
-    public let options: SimulationOptions
+    package let seed: UInt64
+    package let options: SimulationOptions
     let faultRandom: SeededRandom
     let workload: SeededRandom
     let nodeRandom: SeededRandom
@@ -77,7 +77,7 @@ public final class Simulator {
     /// The recordings' chunk size in the simulation (recordings are 1–60 KB).
     static let chunkSize: UInt32 = 4_096
 
-    public init(seed: UInt64, options: SimulationOptions) {
+    package init(seed: UInt64, options: SimulationOptions) {
         self.seed = seed
         self.options = options
         let root = SeededRandom(seed: seed)
@@ -110,7 +110,7 @@ public final class Simulator {
     }
 
     /// Runs the scenario to the end and checks the invariants.
-    public func run() -> SimulationResult {
+    package func run() -> SimulationResult {
         do {
             try setUp()
             loop(until: options.duration)

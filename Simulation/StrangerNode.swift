@@ -225,7 +225,7 @@ extension SimulationOptions {
     /// What every hostile run's strangers count in the fault counts: each attack, each kind of
     /// refusal, and `stranger_pending_at_limit` (a replica's pending list reached its bound). A
     /// stranger that is never refused, or never tries, shows as a name missing here.
-    public static var strangerCounts: [String] {
+    package static var strangerCounts: [String] {
         StrangerNode.Attack.allCases.map(\.rawValue) + StrangerNode.Refusal.allCases.map(\.rawValue) + ["stranger_pending_at_limit"]
     }
 }

@@ -20,7 +20,7 @@ extension VirtualNetwork {
     static let readPiece = 1 << 20
 
     /// The input budget of `name`'s core as it stands (nil: none is configured, or no such host).
-    public func inputBudget(of name: String) -> InputBudget? { hosts[name]?.inputBudget }
+    package func inputBudget(of name: String) -> InputBudget? { hosts[name]?.inputBudget }
 
     /// A fresh budget for a core that starts (a new process holds nothing).
     func startBudget(of host: Host) {

@@ -29,7 +29,7 @@ extension VirtualNetwork {
     }
 
     /// The connection ends `name` holds, open or closing.
-    public func openConnections(of name: String) -> [Int] {
+    package func openConnections(of name: String) -> [Int] {
         connections.keys.sorted().compactMap { id in
             guard let c = connections[id], c.open, let side = c.side(of: name), !c.closed[side] else { return nil }
             return 2 * id + side
@@ -37,7 +37,7 @@ extension VirtualNetwork {
     }
 
     /// The host at the other end of `end`.
-    public func remote(of end: Int) -> String? { connections[end / 2]?.names[1 - end % 2] }
+    package func remote(of end: Int) -> String? { connections[end / 2]?.names[1 - end % 2] }
 
     func completeDial(from name: String, life: Int, peer: Int, to address: String) {
         guard let host = hosts[name], host.life == life, let core = host.core else { return }
@@ -63,7 +63,7 @@ extension VirtualNetwork {
 
     /// A raw endpoint dials `target` and is connected at once if it can be; returns its end. It
     /// proves its own key, or `key` (a stranger may make a new key for every dial).
-    public func connect(_ name: String, to target: String, key: SHA256.Digest? = nil) -> Int? {
+    package func connect(_ name: String, to target: String, key: SHA256.Digest? = nil) -> Int? {
         precondition(hosts[name]?.endpoint != nil, "\(name) is not a raw endpoint")
         guard let targetCore = hosts[target]?.core, reachable(name, target) else { return nil }
         let id = open(from: name, to: target)
@@ -87,7 +87,7 @@ extension VirtualNetwork {
     }
 
     /// Sends bytes from `end` to the other end, in order, after latency and serialisation.
-    public func send(_ bytes: [UInt8], from end: Int) {
+    package func send(_ bytes: [UInt8], from end: Int) {
         guard let connection = connections[end / 2], connection.open, !connection.closed[end % 2] else { return }
         let direction = end % 2
         let (from, to) = (connection.names[direction], connection.names[1 - direction])
@@ -171,7 +171,7 @@ extension VirtualNetwork {
     }
 
     /// `end` closes its side: it hears of it at once, the other side after the bytes sent before.
-    public func close(_ end: Int) {
+    package func close(_ end: Int) {
         guard let connection = connections[end / 2], connection.open, !connection.closed[end % 2] else { return }
         shut(connection, id: end / 2, from: end % 2)
         queue.push(.closeEnd(end: end), at: now + 1)
@@ -186,7 +186,7 @@ extension VirtualNetwork {
     }
 
     /// A reset: what is in flight is lost, and both ends see the connection die after the latency.
-    public func reset(connection id: Int) {
+    package func reset(connection id: Int) {
         guard let connection = connections[id], connection.open else { return }
         connection.open = false
         count("reset")
@@ -197,7 +197,7 @@ extension VirtualNetwork {
     }
 
     /// Resets every open connection whose two hosts `cut` separates.
-    public func resetConnections(where cut: (String, String) -> Bool) {
+    package func resetConnections(where cut: (String, String) -> Bool) {
         for id in connections.keys.sorted() {
             guard let c = connections[id], c.open else { continue }
             if cut(c.names[0], c.names[1]) { reset(connection: id) }
@@ -205,5 +205,5 @@ extension VirtualNetwork {
     }
 
     /// Open connections, by ID (for a fault that resets one at random).
-    public var openConnectionIDs: [Int] { connections.keys.sorted().filter { connections[$0]!.open } }
+    package var openConnectionIDs: [Int] { connections.keys.sorted().filter { connections[$0]!.open } }
 }

@@ -18,14 +18,14 @@ extension VirtualNetwork {
     }
 
     /// Traffic from `from` to `to` is held (one way).
-    public func block(from: String, to: String) {
+    package func block(from: String, to: String) {
         blocked.insert(Direction(from: from, to: to))
         note("block \(from)->\(to)")
     }
 
     /// `name` is cut off from each of `others`, both ways. Open connections stay (reset them to
     /// model a partition that outlasts TCP's patience).
-    public func isolate(_ name: String, from others: [String]) {
+    package func isolate(_ name: String, from others: [String]) {
         for other in others where other != name {
             blocked.insert(Direction(from: name, to: other))
             blocked.insert(Direction(from: other, to: name))
@@ -34,7 +34,7 @@ extension VirtualNetwork {
     }
 
     /// `half` and the rest of `names` are cut off from each other, both ways.
-    public func partition(_ half: Set<String>, among names: [String]) {
+    package func partition(_ half: Set<String>, among names: [String]) {
         for a in names {
             for b in names where half.contains(a) != half.contains(b) { blocked.insert(Direction(from: a, to: b)) }
         }
@@ -42,7 +42,7 @@ extension VirtualNetwork {
     }
 
     /// Every partition ends; with `name`, only those involving it.
-    public func heal(_ name: String? = nil) {
+    package func heal(_ name: String? = nil) {
         if let name {
             blocked = blocked.filter { $0.from != name && $0.to != name }
         } else {
@@ -52,10 +52,10 @@ extension VirtualNetwork {
     }
 
     /// The link between `a` and `b` goes for good: their connections reset, no dial either way.
-    public func unlink(_ a: String, _ b: String) {
+    package func unlink(_ a: String, _ b: String) {
         unlinked.insert(Pair(a, b))
         resetConnections { Pair($0, $1) == Pair(a, b) }
     }
 
-    public func isLinked(_ a: String, _ b: String) -> Bool { !unlinked.contains(Pair(a, b)) }
+    package func isLinked(_ a: String, _ b: String) -> Bool { !unlinked.contains(Pair(a, b)) }
 }

@@ -6,36 +6,36 @@ import LifeSync
 /// stranger's own word, so a stranger that misparses what it gets cannot hide a leak.
 extension VirtualNetwork {
     /// One frame on a connection with a watched host.
-    public struct WatchedFrame: Sendable {
-        public let time: Int64
-        public let from: String
-        public let to: String
+    package struct WatchedFrame: Sendable {
+        package let time: Int64
+        package let from: String
+        package let to: String
         /// The frame's type byte; `undecodable` when the bytes did not frame.
-        public let type: UInt8
+        package let type: UInt8
         /// The payload's first bytes (enough for an ERROR's code).
-        public let payloadPrefix: [UInt8]
+        package let payloadPrefix: [UInt8]
 
-        public static let undecodable: UInt8 = 0xFF
+        package static let undecodable: UInt8 = 0xFF
 
         /// The code of an ERROR frame, if this is one.
-        public var errorCode: UInt16? {
+        package var errorCode: UInt16? {
             guard type == MessageType.error.rawValue, payloadPrefix.count >= 2 else { return nil }
             return UInt16(payloadPrefix[0]) << 8 | UInt16(payloadPrefix[1])
         }
     }
 
     /// Records every frame sent to or by `name` from now on.
-    public func watch(_ name: String) { watched.insert(name) }
+    package func watch(_ name: String) { watched.insert(name) }
 
     /// Dials to `address` reach the raw endpoint `endpoint` instead of the host there (a stranger
     /// on the address a node dials: a taken-over IP, a spoofed name), until `unsquat`.
-    public func squat(_ address: String, by endpoint: String) {
+    package func squat(_ address: String, by endpoint: String) {
         precondition(hosts[endpoint]?.endpoint != nil, "\(endpoint) is not a raw endpoint")
         squatters[address] = endpoint
         note("squat \(address) by \(endpoint)")
     }
 
-    public func unsquat(_ address: String) {
+    package func unsquat(_ address: String) {
         guard squatters.removeValue(forKey: address) != nil else { return }
         note("unsquat \(address)")
     }

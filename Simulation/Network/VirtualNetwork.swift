@@ -15,30 +15,30 @@ import LifeSync
 /// network.start("mac", key: macKey, core: macCore)   // its configuration dials "phone"
 /// network.run(until: 10_000)
 /// ```
-public final class VirtualNetwork {
-    public struct Configuration: Sendable {
+package final class VirtualNetwork {
+    package struct Configuration: Sendable {
         /// One-way latency of a connection, drawn when it opens, ms.
-        public var latency: ClosedRange<Int64> = 1...80
+        package var latency: ClosedRange<Int64> = 1...80
         /// How long a dial takes to succeed or fail, ms.
-        public var dialDelay: ClosedRange<Int64> = 1...20
+        package var dialDelay: ClosedRange<Int64> = 1...20
         /// Bytes per ms a connection carries.
-        public var bandwidth: Int64 = 2_000
+        package var bandwidth: Int64 = 2_000
         /// Bytes sent into a partition are held (TCP retransmitting) at least this long, ms.
-        public var partitionHold: Int64 = 120_000
+        package var partitionHold: Int64 = 120_000
         /// Wire faults: 3 % of larger CHUNK frames get a flipped bit, 2 % of payloads are late as
         /// if retransmitted, and on links between cores `duplicationPerMille` payloads in a
         /// thousand arrive twice and as many are overtaken by the next.
-        public var faults = false
-        public var duplicationPerMille = 0
+        package var faults = false
+        package var duplicationPerMille = 0
         /// One `run` processing more events than this stops and reports that it did not settle.
-        public var eventLimit = 5_000_000
+        package var eventLimit = 5_000_000
         /// Bytes of unfinished frames all of a core's sessions may hold together, held to as the
         /// runtime holds to `NodeServer.Limits.maximumBufferedInput` (`VirtualNetwork+Budget`);
         /// nil: no total bound. And how long a parked frame may stay while the budget is spent, ms.
-        public var maximumBufferedInput: Int?
-        public var stalledFrameTimeout: Int64 = 10_000
+        package var maximumBufferedInput: Int?
+        package var stalledFrameTimeout: Int64 = 10_000
 
-        public init() {}
+        package init() {}
     }
 
     enum Event {
@@ -68,10 +68,10 @@ public final class VirtualNetwork {
         var budgetRoundDue = false
     }
 
-    public var configuration: Configuration
+    package var configuration: Configuration
     let random: SeededRandom
     var queue = EventQueue<Event>()
-    public internal(set) var now: Int64 = 0
+    package internal(set) var now: Int64 = 0
     var hosts: [String: Host] = [:]
     var connections: [Int: Connection] = [:]
     var nextConnection = 0
@@ -79,28 +79,28 @@ public final class VirtualNetwork {
     var blocked = Set<Direction>()
     var unlinked = Set<Pair>()
     /// Faults injected so far, by kind (the driver counts its own here too).
-    public internal(set) var faultCounts: [String: Int] = [:]
+    package internal(set) var faultCounts: [String: Int] = [:]
     /// Dials that failed: when, who, which of its peers.
-    public internal(set) var failedDials: [(time: Int64, host: String, peer: Int)] = []
+    package internal(set) var failedDials: [(time: Int64, host: String, peer: Int)] = []
     /// What no core may do: dial a peer twice at once, send on a connection it does not own;
     /// and a run that never settles.
-    public internal(set) var violations: [String] = []
+    package internal(set) var violations: [String] = []
     /// Addresses a raw endpoint answers instead of their host (`squat`): address → endpoint.
     var squatters: [String: String] = [:]
     /// Hosts whose every frame, both ways, is recorded (`watch`), and the record.
     var watched = Set<String>()
     var watchDecoders: [Int: FrameDecoder] = [:]
     var watchBroken = Set<Int>()
-    public internal(set) var watchedFrames: [WatchedFrame] = []
+    package internal(set) var watchedFrames: [WatchedFrame] = []
 
     /// Sees every action of every core before the network carries it out.
-    public var observer: ((_ time: Int64, _ host: String, _ action: NodeAction) -> Void)?
+    package var observer: ((_ time: Int64, _ host: String, _ action: NodeAction) -> Void)?
     /// Receives a line (and the bytes delivered, if any) for each thing the network did.
-    public var tracer: ((_ time: Int64, _ line: String, _ bytes: [UInt8]?) -> Void)?
+    package var tracer: ((_ time: Int64, _ line: String, _ bytes: [UInt8]?) -> Void)?
     /// Told each time virtual time moves (drivers set their clocks here).
-    public var onAdvance: ((Int64) -> Void)?
+    package var onAdvance: ((Int64) -> Void)?
 
-    public init(configuration: Configuration = Configuration(), random: SeededRandom) {
+    package init(configuration: Configuration = Configuration(), random: SeededRandom) {
         self.configuration = configuration
         self.random = random
     }
@@ -108,7 +108,7 @@ public final class VirtualNetwork {
     // MARK: - Hosts
 
     /// Brings `name` up with `core` (a fresh process) proving `key`, and carries out its start.
-    public func start(_ name: String, key: SHA256.Digest, core: NodeCore) {
+    package func start(_ name: String, key: SHA256.Digest, core: NodeCore) {
         let host = self.host(name)
         precondition(host.core == nil && host.endpoint == nil, "\(name) is already up")
         host.core = core
@@ -120,7 +120,7 @@ public final class VirtualNetwork {
 
     /// A raw participant (the hostile node): it opens connections with `connect` and is told of
     /// what arrives. Links with it get no middlebox faults.
-    public func attach(_ name: String, endpoint: VirtualEndpoint, key: SHA256.Digest) {
+    package func attach(_ name: String, endpoint: VirtualEndpoint, key: SHA256.Digest) {
         let host = self.host(name)
         precondition(host.core == nil, "\(name) is a core")
         host.endpoint = endpoint
@@ -130,7 +130,7 @@ public final class VirtualNetwork {
     /// The process dies: its core is gone, its dials come to nothing, its connections drop. The
     /// peers notice after the latency; what it had sent is lost with it, or, with
     /// `keepSentBytes`, still arrives first (the kernel's orderly close).
-    public func crash(_ name: String, keepSentBytes: Bool = false) {
+    package func crash(_ name: String, keepSentBytes: Bool = false) {
         guard let host = hosts[name], host.core != nil else { return }
         host.core = nil
         host.scheduledTick = nil
@@ -149,8 +149,8 @@ public final class VirtualNetwork {
         assert(openConnections(of: name).isEmpty)
     }
 
-    public func core(of name: String) -> NodeCore? { hosts[name]?.core }
-    public func isUp(_ name: String) -> Bool { hosts[name]?.core != nil }
+    package func core(of name: String) -> NodeCore? { hosts[name]?.core }
+    package func isUp(_ name: String) -> Bool { hosts[name]?.core != nil }
 
     func host(_ name: String) -> Host {
         if let host = hosts[name] { return host }
@@ -162,17 +162,17 @@ public final class VirtualNetwork {
     // MARK: - Running
 
     /// Runs `job` at virtual time `time` (not before now), in order with everything else due then.
-    public func schedule(at time: Int64, _ job: @escaping () -> Void) {
+    package func schedule(at time: Int64, _ job: @escaping () -> Void) {
         queue.push(.job(job), at: max(time, now))
     }
 
     /// Processes what is due by `end`, then moves the clock to `end`.
-    public func run(until end: Int64) { run(until: end) { false } }
+    package func run(until end: Int64) { run(until: end) { false } }
 
     /// The same, stopping as soon as `stop` holds (checked before and after every event); the
     /// result is whether it holds.
     @discardableResult
-    public func run(until end: Int64, stopWhen stop: () throws -> Bool) rethrows -> Bool {
+    package func run(until end: Int64, stopWhen stop: () throws -> Bool) rethrows -> Bool {
         if try stop() { return true }
         var processed = 0
         while let time = queue.nextTime, time <= end {
@@ -217,7 +217,7 @@ public final class VirtualNetwork {
     }
 
     /// Carries out a core's actions and wakes it again at its next deadline.
-    public func perform(_ actions: [NodeAction], on name: String) {
+    package func perform(_ actions: [NodeAction], on name: String) {
         guard let host = hosts[name] else { return }
         for action in actions {
             observer?(now, name, action)
@@ -267,13 +267,13 @@ public final class VirtualNetwork {
     }
 
     /// Counts a fault (the network's own, or one the driver injects) for the run's report.
-    public func count(_ kind: String) { faultCounts[kind, default: 0] += 1 }
+    package func count(_ kind: String) { faultCounts[kind, default: 0] += 1 }
 }
 
 /// A participant that is not a `NodeCore` (the hostile node, a stranger): told of bytes and
 /// closes on the connections it opened with `VirtualNetwork.connect`, and of the dials it
 /// answers at an address it squats (`VirtualNetwork.squat`).
-public protocol VirtualEndpoint: AnyObject {
+package protocol VirtualEndpoint: AnyObject {
     func received(end: Int, bytes: [UInt8])
     func closed(end: Int)
     /// `dialler` dialled an address this endpoint squats; `end` is this endpoint's side.
@@ -282,5 +282,5 @@ public protocol VirtualEndpoint: AnyObject {
 
 extension VirtualEndpoint {
     /// An endpoint that squats no address is never dialled.
-    public func accepted(end: Int, from dialler: String) {}
+    package func accepted(end: Int, from dialler: String) {}
 }

@@ -41,7 +41,7 @@ struct Command: Sendable {
 }
 
 /// The `lifesync` command line.
-public enum LifeSyncCommandLine {
+package enum LifeSyncCommandLine {
     static var commands: [Command] {
         [initCommand, addCommand, backupCommand, restoreCommand, importCommand, getCommand, updateCommand, deleteCommand, listCommand,
          exportCommand, changesCommand, statsCommand, statusCommand, nameCommand, conflictsCommand, attachCommand, recordingsCommand, serveCommand, waitCommand, keysCommand, idCommand, pairCommand, trustCommand, untrustCommand, peersCommand, demoCommand, simulateCommand, benchCommand, conformanceCommand]
@@ -71,7 +71,7 @@ public enum LifeSyncCommandLine {
 
     /// Runs one command line (without the program name) and returns the exit code:
     /// 0 done, 1 input refused or not found, 2 usage error.
-    public static func run(_ arguments: [String], console: Console, environment: [String: String],
+    package static func run(_ arguments: [String], console: Console, environment: [String: String],
                            clock: WallClock = SystemClock(), random: RandomSource = SystemRandom()) -> Int32 {
         // `lifesync --db x.sqlite list`: the replica named before the command, as every command takes it.
         var arguments = arguments

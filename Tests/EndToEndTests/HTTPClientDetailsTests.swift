@@ -1,7 +1,9 @@
 import Foundation
 import Glibc
-import Testing
+import LifeSync
+import LifeSyncHTTP
 import TestSupport
+import Testing
 
 // The LifeLog document's iOS model (seed 004), as written there.
 private struct LogEntry: Identifiable, Codable {

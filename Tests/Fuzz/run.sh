@@ -21,6 +21,7 @@ work="${FUZZ_WORK:-/tmp/lifesync-fuzz}"
 opt="${FUZZ_OPT:--O}"
 
 defines=()
+modules=(LifeSync)   # the targets under Sources/ a fuzz target is compiled with, as one module
 case "$target" in
     frame)           sources=("$here/Targets/FrameFuzz.swift");   max_len=65536 ;;
     session)         sources=("$here/Targets/SessionFuzz.swift" "$here/Targets/SessionFuzz+Seeds.swift"); max_len=65536 ;;
@@ -28,7 +29,7 @@ case "$target" in
                      defines=(-D FUZZ_NO_HELLO) ;;
     entry)           sources=("$here/Targets/EntryFuzz.swift");   max_len=16384 ;;
     discovery)       sources=("$here/Targets/DiscoveryFuzz.swift"); max_len=256 ;;
-    http)            sources=("$here/Targets/HTTPFuzz.swift");    max_len=8192 ;;
+    http)            sources=("$here/Targets/HTTPFuzz.swift");    max_len=8192; modules=(LifeSync LifeSyncHTTP) ;;
     *) echo "usage: $0 frame|session|session-nohello|entry|discovery|http [SECONDS] [LIBFUZZER_ARGS...]" >&2; exit 2 ;;
 esac
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "SECONDS must be a whole number, got '$seconds'" >&2; exit 2; }
@@ -41,34 +42,28 @@ corpus="$work/corpus-$target"
 crashes="$work/crashes/$target"
 mkdir -p "$build" "$corpus" "$crashes"
 
-# Build when the binary is missing or older than any core source, the target or this script.
-if [[ ! -x "$binary" ]] || [[ -n "$(find "$repo/Sources/LifeSync" "$repo/Sources/CSQLite" "$repo/Sources/CCrypto" "${sources[@]}" "$here/run.sh" -newer "$binary" -print -quit)" ]]; then
+folders=("${modules[@]/#/Sources/}" Sources/CSQLite Sources/CCrypto)
+
+# Build when the binary is missing or older than any source it is built from, the target or this script.
+if [[ ! -x "$binary" ]] || [[ -n "$(find "${folders[@]/#/$repo/}" "${sources[@]}" "$here/run.sh" -newer "$binary" -print -quit)" ]]; then
     # Compile a snapshot: the core may be edited while swiftc runs.
     snapshot="$binary.src"
     rm -rf "$snapshot" && mkdir -p "$snapshot"
     touch "$binary.stamp"
     if [[ "${FUZZ_SOURCE:-worktree}" == head ]]; then   # the committed core (read-only git archive)
-        git -C "$repo" archive HEAD Sources/LifeSync Sources/CSQLite Sources/CCrypto | tar -x -C "$snapshot" --strip-components=1
+        git -C "$repo" archive HEAD "${folders[@]}" | tar -x -C "$snapshot" --strip-components=1
     else
-        cp -rp "$repo/Sources/LifeSync" "$repo/Sources/CSQLite" "$repo/Sources/CCrypto" "$snapshot/"
+        cp -rp "${folders[@]/#/$repo/}" "$snapshot/"
     fi
-    # SwiftPM compiles the dashboard's web files into PackageResources (.embedInCode); swiftc
-    # alone does not. The fuzz build gets the same names, empty: no target serves the page.
-    {
-        echo "enum PackageResources {"
-        for file in "$snapshot/LifeSync/API/Dashboard/"*; do
-            name="$(basename "$file")"
-            echo "    static let ${name//[^A-Za-z0-9]/_}: [UInt8] = []"
-        done
-        echo "}"
-    } > "$snapshot/LifeSync/PackageResources+Fuzz.swift"
+    # The targets become one module here: their imports of each other go.
+    find "${modules[@]/#/$snapshot/}" -name '*.swift' -exec sed -i -E '/^import LifeSync[A-Za-z]*$/d' {} +
     mkdir -p "$snapshot/target"
     cp -p "${sources[@]}" "$snapshot/target/"
-    mapfile -t core < <(find "$snapshot/LifeSync" -name '*.swift' | sort)
+    mapfile -t core < <(find "${modules[@]/#/$snapshot/}" -name '*.swift' | sort)
     mapfile -t target_files < <(find "$snapshot/target" -name '*.swift' | sort)
     echo "building $binary ($opt, ${#core[@]} core files + ${#target_files[@]} target files)…"
     start=$(date +%s)
-    if ! "$swiftc" -sanitize=fuzzer,address -parse-as-library "$opt" -g -num-threads "$(nproc)" -module-name LifeSyncFuzz "${defines[@]}" \
+    if ! "$swiftc" -sanitize=fuzzer,address -parse-as-library "$opt" -g -num-threads "$(nproc)" -module-name LifeSyncFuzz -package-name LifeSyncFuzz "${defines[@]}" \
             -I "$snapshot/CSQLite" -I "$snapshot/CCrypto" \
             -module-cache-path "$build/module-cache" \
             "${core[@]}" "${target_files[@]}" -lsqlite3 -lcrypto -lm -o "$binary.tmp" 2> "$build/build-$target.log"; then

@@ -1,7 +1,8 @@
 import LifeSync
+import LifeSyncAPI
 import LifeSyncRuntime
-import Testing
 import TestSupport
+import Testing
 
 /// The replica's change feed: what a local write, a merge from a peer and a delete put in it,
 /// compaction, the cursor checks, and the SSE body built from it.

@@ -1,6 +1,7 @@
 import LifeSync
-import Testing
+import LifeSyncAPI
 import TestSupport
+import Testing
 
 /// How a key's client reads entries, and which entry the `id` it read addresses.
 @Suite struct EntryPresentationTests {

@@ -1,4 +1,5 @@
 import LifeSync
+import LifeSyncHTTP
 import Testing
 
 /// What real clients meet beyond the routes: `Date`, HTTP/1.0 keep-alive, and an event stream

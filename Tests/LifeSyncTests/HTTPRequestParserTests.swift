@@ -1,4 +1,5 @@
 import LifeSync
+import LifeSyncHTTP
 import Testing
 
 @Suite struct HTTPRequestParserTests {

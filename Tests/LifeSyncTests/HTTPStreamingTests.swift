@@ -1,4 +1,5 @@
 import LifeSync
+import LifeSyncHTTP
 import Testing
 
 /// The streamed-body half of `HTTPConnection`: framing, keepalive, HEAD, HTTP/1.0, a body cut short.

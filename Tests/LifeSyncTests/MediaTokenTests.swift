@@ -1,6 +1,8 @@
 @testable import LifeSync
-import Testing
+import LifeSyncAPI
+import LifeSyncHTTP
 import TestSupport
+import Testing
 
 /// The media tokens browsers put in URLs (LifeLogAPI+MediaToken): scoped, short-lived, and
 /// ended with their key.

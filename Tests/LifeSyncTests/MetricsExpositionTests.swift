@@ -1,6 +1,8 @@
 @testable import LifeSync
-import Testing
+import LifeSyncAPI
+import LifeSyncHTTP
 import TestSupport
+import Testing
 
 @Suite struct MetricsExpositionTests {
     /// A node that has counted some traffic: a committed batch with a conflict, frames sent,

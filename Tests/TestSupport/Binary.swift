@@ -2,9 +2,9 @@ import Foundation
 import LifeSyncRuntime
 
 /// Runs the built `lifesync` binary as a user would, capturing what it prints.
-public enum LifeSyncBinary {
+package enum LifeSyncBinary {
     /// The binary beside the test bundle in the build folder (`.build/debug/lifesync`).
-    public static var path: String {
+    package static var path: String {
         if let override = ProcessInfo.processInfo.environment["LIFESYNC_BINARY"] { return override }
         var url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<4 {
@@ -18,7 +18,7 @@ public enum LifeSyncBinary {
     /// The environment a test runs the binary with: the test's own, less `LIFESYNC_DB`, the
     /// write marks (`FileWriteMarks`) in a folder of the test run's, not the user's state folder,
     /// and UTC for the times the CLI shows and the days it reads (a test of local time sets TZ).
-    public static var environment: [String: String] {
+    package static var environment: [String: String] {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "LIFESYNC_DB")
         env["TZ"] = "UTC"
@@ -26,16 +26,16 @@ public enum LifeSyncBinary {
         return env
     }
 
-    public struct Result: Sendable {
-        public var status: Int32
-        public var stdout: String
-        public var stderr: String
+    package struct Result: Sendable {
+        package var status: Int32
+        package var stdout: String
+        package var stderr: String
     }
 
     /// Runs `lifesync arguments…` with `input` on stdin; kills it after `timeout` seconds (its
     /// status is then that of a SIGKILL, 137).
     @discardableResult
-    public static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:],
+    package static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:],
                            directory: String? = nil, timeout: Double = 60) throws -> Result {
         var env = Self.environment
         for (key, value) in environment { env[key] = value }
@@ -45,8 +45,8 @@ public enum LifeSyncBinary {
 
 /// A child run to its end with its input from, and its output to, temporary files (never pipes,
 /// see `Subprocess`), every wait bounded.
-public enum Captured {
-    public static func run(_ executable: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
+package enum Captured {
+    package static func run(_ executable: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
                            directory: String? = nil, timeout: Double = 60) throws -> LifeSyncBinary.Result {
         let base = NSTemporaryDirectory() + "lifesync-run-\(UUID().uuidString)"
         let inFile = base + ".in", outFile = base + ".out", errFile = base + ".err"

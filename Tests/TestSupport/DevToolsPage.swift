@@ -4,14 +4,14 @@ import LifeSyncRuntime
 /// A headless Chromium driven over the DevTools protocol: started with its own profile folder,
 /// one page attached, commands sent and answered in order. `close()` (also on deinit) ends the
 /// browser whatever state it is in.
-public final class DevToolsPage {
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
+package final class DevToolsPage {
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
         init(_ text: String) { description = text }
     }
 
     /// The browser binary, if one is installed.
-    public static var chromium: String? {
+    package static var chromium: String? {
         ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
@@ -19,11 +19,11 @@ public final class DevToolsPage {
     let socket: WebSocketClient
     private var nextID = 0
     /// Uncaught script errors the page reported (Runtime.exceptionThrown).
-    public private(set) var exceptions: [String] = []
+    package private(set) var exceptions: [String] = []
     /// Console messages of level error.
-    public private(set) var consoleErrors: [String] = []
+    package private(set) var consoleErrors: [String] = []
 
-    public init(profile: String, log: String) throws {
+    package init(profile: String, log: String) throws {
         guard let binary = Self.chromium else { throw Failure("chromium is not installed") }
         process = try Subprocess(binary, ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
                                           "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--user-data-dir=" + profile,
@@ -58,7 +58,7 @@ public final class DevToolsPage {
 
     deinit { close() }
 
-    public func close() {
+    package func close() {
         if process.poll() == nil {
             _ = try? socket.send(text: #"{"id":999999,"method":"Browser.close"}"#)
             process.terminate(grace: 5)
@@ -68,7 +68,7 @@ public final class DevToolsPage {
     /// Sends a command (to the page once attached) and returns its result; events read meanwhile
     /// are noted (script errors), others dropped.
     @discardableResult
-    public func command(_ method: String, _ params: [String: Any] = [:]) throws -> [String: Any] {
+    package func command(_ method: String, _ params: [String: Any] = [:]) throws -> [String: Any] {
         nextID += 1
         var message: [String: Any] = ["id": nextID, "method": method, "params": params]
         if let session { message["sessionId"] = session }
@@ -99,14 +99,14 @@ public final class DevToolsPage {
     }
 
     /// The value of a JavaScript expression (awaited if it is a promise).
-    public func evaluate(_ expression: String) throws -> Any? {
+    package func evaluate(_ expression: String) throws -> Any? {
         let result = try command("Runtime.evaluate", ["expression": expression, "returnByValue": true, "awaitPromise": true])
         if let thrown = result["exceptionDetails"] { throw Failure("\(expression.prefix(80)): \(thrown)") }
         return (result["result"] as? [String: Any])?["value"]
     }
 
     /// Polls `expression` until it is true, at most `timeout` seconds; whether it became true.
-    public func waitUntil(_ expression: String, timeout: Double) throws -> Bool {
+    package func waitUntil(_ expression: String, timeout: Double) throws -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         for _ in 0..<10_000 {
             if try evaluate(expression) as? Bool == true { return true }
@@ -116,16 +116,16 @@ public final class DevToolsPage {
         return false
     }
 
-    public func navigate(_ url: String) throws { try command("Page.navigate", ["url": url]) }
+    package func navigate(_ url: String) throws { try command("Page.navigate", ["url": url]) }
 
     /// Lays the page out as a screen `width` × `height` CSS pixels shows it (`mobile`: as a
     /// phone does, with its viewport meta tag and touch).
-    public func setViewport(width: Int, height: Int, mobile: Bool) throws {
+    package func setViewport(width: Int, height: Int, mobile: Bool) throws {
         _ = try command("Emulation.setDeviceMetricsOverride", ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile])
     }
 
     /// A PNG of the page as it is drawn now: all of it, or (`wholePage` false) what the viewport shows.
-    public func screenshot(to path: String, wholePage: Bool = true) throws {
+    package func screenshot(to path: String, wholePage: Bool = true) throws {
         let shot = try command("Page.captureScreenshot", ["format": "png", "captureBeyondViewport": wholePage])
         guard let base64 = shot["data"] as? String, let data = Data(base64Encoded: base64) else { throw Failure("no screenshot data") }
         try data.write(to: URL(fileURLWithPath: path))

@@ -4,22 +4,22 @@ import LifeSyncRuntime
 
 /// Nodes on loopback in this process, each on its own thread with its own replica file, plus
 /// separate connections to those files for the test to write and read (as the CLI would).
-public final class LoopbackCluster: @unchecked Sendable {
-    public let directory = TemporaryDirectory("lifesync-cluster")
-    public private(set) var nodes: [String: NodeThread] = [:]
-    public private(set) var logs: [String: [String]] = [:]
+package final class LoopbackCluster: @unchecked Sendable {
+    package let directory = TemporaryDirectory("lifesync-cluster")
+    package private(set) var nodes: [String: NodeThread] = [:]
+    package private(set) var logs: [String: [String]] = [:]
     private let logLock = NSLock()
 
-    public init() {}
+    package init() {}
 
-    public func path(_ name: String) -> String { directory.file("\(name).sqlite") }
+    package func path(_ name: String) -> String { directory.file("\(name).sqlite") }
 
     private var created: [String] = []
 
     /// Creates the replica `name` with `role` and its key, paired with every node created before
     /// (each trusts the other), as `lifesync id` and `lifesync trust` would.
     @discardableResult
-    public func create(_ name: String, role: Role) throws -> Replica {
+    package func create(_ name: String, role: Role) throws -> Replica {
         let replica = try Replica.create(path: path(name), role: role, clock: SystemClock(), random: SystemRandom())
         for other in created { try LocalPairing.pair([replica, try open(other)]) }
         created.append(name)
@@ -27,13 +27,13 @@ public final class LoopbackCluster: @unchecked Sendable {
     }
 
     /// A fresh connection to `name`'s replica.
-    public func open(_ name: String) throws -> Replica {
+    package func open(_ name: String) throws -> Replica {
         try Replica(path: path(name), clock: SystemClock(), random: SystemRandom())
     }
 
     /// Starts node `name` listening on `listen` (port 0 picks one) and dialling `peers`.
     @discardableResult
-    public func start(_ name: String, listen: String? = "127.0.0.1:0", peers: [String] = [],
+    package func start(_ name: String, listen: String? = "127.0.0.1:0", peers: [String] = [],
                       limits: NodeServer.Limits = NodeServer.Limits(),
                       configure: (inout NodeConfiguration) -> Void = { _ in }) throws -> NodeThread {
         var configuration = NodeConfiguration(peers: peers)
@@ -49,21 +49,21 @@ public final class LoopbackCluster: @unchecked Sendable {
         return node
     }
 
-    public func stop(_ name: String) {
+    package func stop(_ name: String) {
         nodes.removeValue(forKey: name)?.stop()
     }
 
-    public func log(_ name: String) -> [String] {
+    package func log(_ name: String) -> [String] {
         logLock.lock(); defer { logLock.unlock() }
         return logs[name] ?? []
     }
 
     /// The port node `name` listens on.
-    public func port(_ name: String) -> UInt16 {
+    package func port(_ name: String) -> UInt16 {
         UInt16(nodes[name]!.listeningAddress!.split(separator: ":").last!)!
     }
 
-    public func address(_ name: String) -> String { nodes[name]!.listeningAddress! }
+    package func address(_ name: String) -> String { nodes[name]!.listeningAddress! }
 
     deinit { for node in nodes.values { node.stop() } }
 }

@@ -12,15 +12,15 @@ import LifeSync
 /// Conventions: u64 values are JSON numbers up to 2^53 − 1 and decimal strings above; an HLC is
 /// `{"ms": …, "counter": …}`; a vector is an object from origin to sequence; digests and raw
 /// bytes are lowercase hex strings.
-public enum MessageJSON {
+package enum MessageJSON {
     /// A JSON value that does not describe a message.
-    public struct FormatError: Error, CustomStringConvertible, Sendable {
-        public var description: String
-        public init(_ description: String) { self.description = description }
+    package struct FormatError: Error, CustomStringConvertible, Sendable {
+        package var description: String
+        package init(_ description: String) { self.description = description }
     }
 
     /// The name of each message type in the vectors (`"type"` member, and the vector file name).
-    public static func name(of type: MessageType) -> String {
+    package static func name(of type: MessageType) -> String {
         switch type {
         case .hello: return "hello"
         case .batch: return "batch"
@@ -38,18 +38,18 @@ public enum MessageJSON {
         }
     }
 
-    public static func type(named name: String) -> MessageType? {
+    package static func type(named name: String) -> MessageType? {
         MessageType.allCases.first { self.name(of: $0) == name }
     }
 
     /// The name of an error code (`malformed`, `frame_too_large`, …), nil for codes the table lacks.
-    public static func errorName(_ code: UInt16) -> String? {
+    package static func errorName(_ code: UInt16) -> String? {
         ErrorCode(rawValue: code)?.description
     }
 
     // MARK: - Message → JSON
 
-    public static func json(_ message: Message) -> JSONValue {
+    package static func json(_ message: Message) -> JSONValue {
         var members: [(String, JSONValue)] = [("type", .string(name(of: message.type)))]
         switch message {
         case .hello(let hello):
@@ -128,7 +128,7 @@ public enum MessageJSON {
 
     /// The origin table a BATCH carries on the wire: every origin its changes, their vectors and
     /// its `through` vector name, each once, ascending.
-    public static func originTable(of batch: Batch) -> [String] {
+    package static func originTable(of batch: Batch) -> [String] {
         var names = Set<String>()
         for change in batch.changes {
             names.insert(change.stamp.origin)
@@ -185,7 +185,7 @@ public enum MessageJSON {
 
     // MARK: - JSON → Message
 
-    public static func message(from json: JSONValue) throws -> Message {
+    package static func message(from json: JSONValue) throws -> Message {
         let object = try Object(json, "message")
         guard let type = type(named: try object.string("type")) else {
             throw FormatError("unknown message type \(json["type"].map { "\($0)" } ?? "nil")")

@@ -9,10 +9,10 @@ import Glibc
 /// stopped state first; `stopProcess` does, by polling `/proc/PID/stat` (not `waitpid` with
 /// `WUNTRACED`: `Subprocess` reaps its own children, and a second waiter could take
 /// the exit status from under it).
-public enum ProcessControl {
+package enum ProcessControl {
     /// The one-letter state of `pid` from `/proc/PID/stat` (`R`, `S`, `D`, `T`, `t`, `Z`…), or
     /// nil when there is no such process.
-    public static func state(of pid: pid_t) -> Character? { state(statFile: "/proc/\(pid)/stat") }
+    package static func state(of pid: pid_t) -> Character? { state(statFile: "/proc/\(pid)/stat") }
 
     /// The state letter in a `/proc/…/stat` file.
     static func state(statFile: String) -> Character? {
@@ -23,7 +23,7 @@ public enum ProcessControl {
     }
 
     /// Whether `pid` is in a stopped state (`T`: by a signal; `t`: by a tracer).
-    public static func isStopped(_ pid: pid_t) -> Bool {
+    package static func isStopped(_ pid: pid_t) -> Bool {
         guard let state = state(of: pid) else { return false }
         return state == "T" || state == "t"
     }
@@ -32,14 +32,14 @@ public enum ProcessControl {
     /// (polled every 1 ms, at most 100,000 times). Returns whether it stopped; false also when the
     /// process is gone.
     @discardableResult
-    public static func stopProcess(_ pid: pid_t, timeout: Double = 10) -> Bool {
+    package static func stopProcess(_ pid: pid_t, timeout: Double = 10) -> Bool {
         guard kill(pid, SIGSTOP) == 0 else { return false }
         return waitUntilStopped(pid, timeout: timeout)
     }
 
     /// Waits until `pid` is stopped, at most `timeout` seconds.
     @discardableResult
-    public static func waitUntilStopped(_ pid: pid_t, timeout: Double = 10) -> Bool {
+    package static func waitUntilStopped(_ pid: pid_t, timeout: Double = 10) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         for _ in 0..<100_000 {
             let current = state(of: pid)
@@ -61,12 +61,12 @@ public enum ProcessControl {
     }
 
     /// Sends SIGCONT (a stopped process runs on; a running one is unaffected).
-    public static func continueProcess(_ pid: pid_t) {
+    package static func continueProcess(_ pid: pid_t) {
         kill(pid, SIGCONT)
     }
 
     /// The file descriptors `pid` has open, by number (from `/proc/PID/fd`).
-    public static func openDescriptors(of pid: pid_t) -> [Int32] {
+    package static func openDescriptors(of pid: pid_t) -> [Int32] {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).compactMap { Int32($0) }.sorted()
     }
 
@@ -74,7 +74,7 @@ public enum ProcessControl {
     /// limit it had; nil when that fails. (Glibc's `prlimit` is not imported into Swift, so it
     /// is looked up by name.)
     @discardableResult
-    public static func setOpenFileLimit(of pid: pid_t, soft: UInt64) -> UInt64? {
+    package static func setOpenFileLimit(of pid: pid_t, soft: UInt64) -> UInt64? {
         typealias Prlimit = @convention(c) (pid_t, Int32, UnsafePointer<rlimit>?, UnsafeMutablePointer<rlimit>?) -> Int32
         guard let symbol = dlsym(nil, "prlimit") else { return nil }
         let call = unsafeBitCast(symbol, to: Prlimit.self)

@@ -3,15 +3,15 @@ import Foundation
 /// Reads a Prometheus text exposition (format 0.0.4) line by line and names every rule it
 /// breaks: what `GET /metrics` tests hold the node's output to. Independent of the writer
 /// (`PrometheusText`), so a mistake there cannot hide itself here.
-public enum PrometheusCheck {
-    public struct Sample: Equatable, Sendable {
-        public var name: String
-        public var labels: [String: String]
-        public var value: Double
+package enum PrometheusCheck {
+    package struct Sample: Equatable, Sendable {
+        package var name: String
+        package var labels: [String: String]
+        package var value: Double
     }
 
     /// The problems found (empty: the text follows the format) and the samples read.
-    public static func check(_ text: String) -> (problems: [String], samples: [Sample]) {
+    package static func check(_ text: String) -> (problems: [String], samples: [Sample]) {
         var problems: [String] = []
         var samples: [Sample] = []
         var types: [String: String] = [:]

@@ -8,14 +8,14 @@ import LifeSyncRuntime
 /// frame. Every loop bounded in count and time.
 extension RawPeer {
     /// A valid HELLO from a fresh mac identity.
-    public static func macHello() -> Hello {
+    package static func macHello() -> Hello {
         let random = SystemRandom()
         return Hello(nodeID: Identifier.make(role: .mac, random: random), role: .mac, incarnation: Identifier.uuidV4(random: random),
                      capabilities: [.seals, .receivesEntries], clock: HLCTimestamp(milliseconds: 1_795_305_600_000, counter: 0), vector: VersionVector())
     }
 
     /// A raw peer that `replica` (the node's) trusts, past its HELLO (a fresh mac's).
-    public static func helloed(trustedBy replica: Replica, port: UInt16, from source: String? = nil) throws -> RawPeer {
+    package static func helloed(trustedBy replica: Replica, port: UInt16, from source: String? = nil) throws -> RawPeer {
         let hello = macHello()
         let peer = try RawPeer.trusted(as: hello.nodeID, by: replica, port: port, from: source)
         peer.send(Message.hello(hello).encoded())
@@ -23,7 +23,7 @@ extension RawPeer {
     }
 
     /// The header of a frame of `length` bytes (type byte included) of type `type`, with no payload.
-    public static func frameHeader(length: Int, type: MessageType) -> [UInt8] {
+    package static func frameHeader(length: Int, type: MessageType) -> [UInt8] {
         [UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF), type.rawValue]
     }
 
@@ -31,7 +31,7 @@ extension RawPeer {
     /// connection failed, or the node took nothing from any of them for a second (it stopped
     /// reading); `seconds` at most. The kernel's socket buffers take a few MiB of PINGs and
     /// PONGs: only beyond those does the node have to queue. Returns the bytes each sent.
-    public static func floodPings(_ flooders: [RawPeer], bytesEach: Int, seconds: Double = 30) -> [Int] {
+    package static func floodPings(_ flooders: [RawPeer], bytesEach: Int, seconds: Double = 30) -> [Int] {
         let burst = Array([[UInt8]](repeating: Message.ping(nonce: 7).encoded(), count: 4096).joined())
         return sendUntilStalled(flooders, bytesEach: bytesEach, seconds: seconds) { sent in burst[(sent % burst.count)...] }
     }
@@ -39,7 +39,7 @@ extension RawPeer {
     /// Each of `peers` announces a BATCH of `frameLength` bytes and sends all of it but the last
     /// `withheld` bytes, or until the node took nothing from any of them for a second; 30 s at
     /// most. Returns the bytes each sent (the header included).
-    public static func parkFrames(_ peers: [RawPeer], frameLength: Int, withheld: Int) -> [Int] {
+    package static func parkFrames(_ peers: [RawPeer], frameLength: Int, withheld: Int) -> [Int] {
         let header = frameHeader(length: frameLength, type: .batch)
         let filler = [UInt8](repeating: 0, count: 256 << 10)
         return sendUntilStalled(peers, bytesEach: Framing.headerSize + frameLength - withheld, seconds: 30) { sent in

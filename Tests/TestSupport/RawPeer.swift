@@ -6,18 +6,18 @@ import LifeSyncRuntime
 /// A hand-driven peer for protocol tests: connects to a node over loopback, completes the TLS
 /// handshake with a key of its own, and sends whatever bytes a test wants, well-formed or not.
 /// With `tls: false` it speaks plain TCP (to check that a node refuses it). Every wait is bounded.
-public final class RawPeer {
-    public let fd: Int32
+package final class RawPeer {
+    package let fd: Int32
     private let stream: TLSStream?
     /// This peer's key (one per test process unless given).
-    public let key: NodeKey
+    package let key: NodeKey
     private var closedBySend = false
 
-    public static let sharedKey = Result { try NodeKey.generate(nodeID: "mac_7c9e6679-7425-40de-944b-e07fc1f90ae7") }
+    package static let sharedKey = Result { try NodeKey.generate(nodeID: "mac_7c9e6679-7425-40de-944b-e07fc1f90ae7") }
 
     /// Connects to `127.0.0.1:port` (from the loopback address `source`, if given: a node caps
     /// connections per address) and, with `tls`, completes the handshake (5 s at most).
-    public init(port: UInt16, tls: Bool = true, key: NodeKey? = nil, from source: String? = nil) throws {
+    package init(port: UInt16, tls: Bool = true, key: NodeKey? = nil, from source: String? = nil) throws {
         self.key = try key ?? Self.sharedKey.get()
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.fd = fd
@@ -63,14 +63,14 @@ public final class RawPeer {
 
     /// A peer with a fresh key that `replica` (the node's, on disk) trusts as `nodeID`: what a
     /// paired but buggy or hostile implementation looks like to the node.
-    public static func trusted(as nodeID: String, by replica: Replica, port: UInt16, from source: String? = nil) throws -> RawPeer {
+    package static func trusted(as nodeID: String, by replica: Replica, port: UInt16, from source: String? = nil) throws -> RawPeer {
         let key = try NodeKey.generate(nodeID: nodeID)
         try replica.trust(TrustedPeer(nodeID: nodeID, role: Identifier.role(of: nodeID)!, fingerprint: key.fingerprint, trustedAt: replica.now))
         return try RawPeer(port: port, key: key, from: source)
     }
 
     /// The fingerprint of the key the node proved it holds (nil without TLS).
-    public var nodeFingerprint: SHA256.Digest? { stream?.peerFingerprint }
+    package var nodeFingerprint: SHA256.Digest? { stream?.peerFingerprint }
 
     private func wait(for events: Int16, milliseconds: Int32) {
         var entry = pollfd(fd: fd, events: events, revents: 0)
@@ -78,7 +78,7 @@ public final class RawPeer {
     }
 
     /// Sends all of `bytes` (5 s at most; a peer that closed ends it early).
-    public func send(_ bytes: [UInt8]) {
+    package func send(_ bytes: [UInt8]) {
         var sent = 0
         let deadline = MonotonicClock.seconds() + 5
         while sent < bytes.count && !closedBySend && MonotonicClock.seconds() < deadline {
@@ -92,7 +92,7 @@ public final class RawPeer {
 
     /// One non-blocking write of what `bytes` the connection takes now: the count (0 when it
     /// takes nothing now), or nil once it failed.
-    public func trySend(_ bytes: ArraySlice<UInt8>) -> Int? {
+    package func trySend(_ bytes: ArraySlice<UInt8>) -> Int? {
         let outcome: StreamWrite = bytes.withUnsafeBytes { rest in
             if let stream { return stream.write(rest) }
             let n = Glibc.send(fd, rest.baseAddress, rest.count, Int32(MSG_NOSIGNAL))
@@ -107,7 +107,7 @@ public final class RawPeer {
 
     /// Reads frames until the peer closes or `seconds` pass. Returns the decoded messages and
     /// whether the connection was closed by the node.
-    public func readUntilClosed(seconds: Double = 5) -> (messages: [Message], closed: Bool) {
+    package func readUntilClosed(seconds: Double = 5) -> (messages: [Message], closed: Bool) {
         let (bytes, closed) = readBytes(seconds: seconds)
         var decoder = FrameDecoder()
         var messages: [Message] = []
@@ -118,7 +118,7 @@ public final class RawPeer {
     }
 
     /// Reads bytes until the peer closes, `enough` says so, or `seconds` pass; and whether it closed.
-    public func readBytes(seconds: Double, until enough: ([UInt8]) -> Bool = { _ in false }) -> (bytes: [UInt8], closed: Bool) {
+    package func readBytes(seconds: Double, until enough: ([UInt8]) -> Bool = { _ in false }) -> (bytes: [UInt8], closed: Bool) {
         var received: [UInt8] = []
         let deadline = MonotonicClock.seconds() + seconds
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -138,10 +138,10 @@ public final class RawPeer {
     }
 
     /// Reads for `seconds` and returns what arrived, without waiting for a close.
-    public func read(seconds: Double) -> [Message] { readUntilClosed(seconds: seconds).messages }
+    package func read(seconds: Double) -> [Message] { readUntilClosed(seconds: seconds).messages }
 }
 
-public struct RawPeerError: Error, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
+package struct RawPeerError: Error, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -1,24 +1,24 @@
 import Foundation
 
 /// The repository's README.md, read by the tests that run its examples as written.
-public enum Readme {
+package enum Readme {
     /// The repository root (this file is Tests/TestSupport/Readme.swift).
-    public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    package static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
-    public struct MissingSection: Error, CustomStringConvertible {
-        public var title: String
-        public var description: String { "README.md has no code block under \"\(title)\"" }
+    package struct MissingSection: Error, CustomStringConvertible {
+        package var title: String
+        package var description: String { "README.md has no code block under \"\(title)\"" }
     }
 
     /// The text of README.md.
-    public static func text() throws -> String {
+    package static func text() throws -> String {
         try String(contentsOfFile: root + "/README.md", encoding: .utf8)
     }
 
     /// The fenced code blocks (their text without the fences) between the heading `title` and the
     /// next heading of the same or a higher level, in order.
-    public static func codeBlocks(under title: String) throws -> [String] {
+    package static func codeBlocks(under title: String) throws -> [String] {
         let lines = try text().components(separatedBy: "\n")
         guard let start = lines.firstIndex(where: { $0.hasPrefix("#") && $0.drop { $0 == "#" }.trimmingCharacters(in: .whitespaces) == title })
         else { throw MissingSection(title: title) }

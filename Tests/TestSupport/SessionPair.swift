@@ -11,35 +11,35 @@ import LifeSyncRuntime
 ///     let pair = SessionPair(phone, mac)
 ///     pair.start()
 ///     #expect(pair.run())
-public final class SessionPair {
-    public enum Side: Equatable, Sendable, CustomStringConvertible {
+package final class SessionPair {
+    package enum Side: Equatable, Sendable, CustomStringConvertible {
         case a, b
-        public var other: Side { self == .a ? .b : .a }
-        public var description: String { self == .a ? "a" : "b" }
+        package var other: Side { self == .a ? .b : .a }
+        package var description: String { self == .a ? "a" : "b" }
     }
 
-    public let a: SyncSession
-    public let b: SyncSession
-    public var now: Int64
+    package let a: SyncSession
+    package let b: SyncSession
+    package var now: Int64
     private var toA: [[UInt8]] = []
     private var toB: [[UInt8]] = []
     /// Every message sent, by sender, in order (before any `transform`).
-    public private(set) var sent: [(from: Side, message: Message)] = []
+    package private(set) var sent: [(from: Side, message: Message)] = []
     /// Every message delivered, by receiver, in order (after `transform`).
-    public private(set) var delivered: [(to: Side, message: Message)] = []
-    public private(set) var events: [(side: Side, event: SessionEvent)] = []
-    public private(set) var closed: [(side: Side, reason: String)] = []
+    package private(set) var delivered: [(to: Side, message: Message)] = []
+    package private(set) var events: [(side: Side, event: SessionEvent)] = []
+    package private(set) var closed: [(side: Side, reason: String)] = []
     /// Alters a frame on its way to `Side`; nil drops it.
-    public var transform: ((Side, Message, [UInt8]) -> [UInt8]?)?
+    package var transform: ((Side, Message, [UInt8]) -> [UInt8]?)?
     /// Called for each frame a side sends.
-    public var onSend: ((Side, Message) -> Void)?
+    package var onSend: ((Side, Message) -> Void)?
     /// Called after each frame was delivered to (and handled by) a side.
-    public var observe: ((Side, Message) -> Void)?
+    package var observe: ((Side, Message) -> Void)?
 
     /// Frames a side sent that were not one whole decodable frame (a defect of the sender).
-    public private(set) var undecodable: [(from: Side, bytes: [UInt8])] = []
+    package private(set) var undecodable: [(from: Side, bytes: [UInt8])] = []
 
-    public init(a: SyncSession, b: SyncSession, now: Int64 = 0) {
+    package init(a: SyncSession, b: SyncSession, now: Int64 = 0) {
         TestKeys.adopt(a.replica)
         TestKeys.adopt(b.replica)
         self.a = a
@@ -48,22 +48,22 @@ public final class SessionPair {
     }
 
     /// Sessions over two replicas (no recording storage), `configurationB` for `b` if given.
-    public convenience init(_ a: Replica, _ b: Replica, configuration: SessionConfiguration = .init(),
+    package convenience init(_ a: Replica, _ b: Replica, configuration: SessionConfiguration = .init(),
                             configurationB: SessionConfiguration? = nil, now: Int64 = 0) {
         self.init(a: SyncSession(replica: a, configuration: configuration, now: now),
                   b: SyncSession(replica: b, configuration: configurationB ?? configuration, now: now), now: now)
     }
 
-    public func session(_ side: Side) -> SyncSession { side == .a ? a : b }
+    package func session(_ side: Side) -> SyncSession { side == .a ? a : b }
 
     /// Both sides send their HELLO; nothing is delivered yet.
-    public func start() {
+    package func start() {
         enqueue(a.start(now: now), from: .a)
         enqueue(b.start(now: now), from: .b)
     }
 
     /// Queues what `side`'s session asked to send, keeping its events and closes.
-    public func enqueue(_ actions: [SessionAction], from side: Side) {
+    package func enqueue(_ actions: [SessionAction], from side: Side) {
         for action in actions {
             switch action {
             case .send(let bytes):
@@ -81,7 +81,7 @@ public final class SessionPair {
     }
 
     /// A frame made by the test, queued for `side`.
-    public func inject(_ bytes: [UInt8], to side: Side) {
+    package func inject(_ bytes: [UInt8], to side: Side) {
         if side == .a { toA.append(bytes) } else { toB.append(bytes) }
     }
 
@@ -90,7 +90,7 @@ public final class SessionPair {
     /// after a delivery. Returns false when `maximumFrames` ran out first, or a side sent bytes
     /// that are not one whole frame (`undecodable`).
     @discardableResult
-    public func run(maximumFrames: Int = 200_000, stop: (Side, Message) -> Bool = { _, _ in false }) -> Bool {
+    package func run(maximumFrames: Int = 200_000, stop: (Side, Message) -> Bool = { _, _ in false }) -> Bool {
         var frames = 0
         var next: Side = .b
         while true {
@@ -126,21 +126,21 @@ public final class SessionPair {
 
     /// Tells both sides their replica changed and delivers until quiet.
     @discardableResult
-    public func replicaChanged() -> Bool {
+    package func replicaChanged() -> Bool {
         enqueue(a.replicaChanged(now: now), from: .a)
         enqueue(b.replicaChanged(now: now), from: .b)
         return run()
     }
 
     /// The connection drops: what is in transit is lost, both sessions learn it closed.
-    public func drop() {
+    package func drop() {
         toA.removeAll()
         toB.removeAll()
         a.transportClosed()
         b.transportClosed()
     }
 
-    public static func decode(_ frame: [UInt8]) -> Message? {
+    package static func decode(_ frame: [UInt8]) -> Message? {
         var decoder = FrameDecoder()
         guard let frames = try? decoder.feed(frame), frames.count == 1, decoder.bufferedCount == 0 else { return nil }
         return try? Message.decode(type: frames[0].type, payload: frames[0].payload)
@@ -148,29 +148,29 @@ public final class SessionPair {
 
     // What was said, by kind.
 
-    public func offers(from side: Side) -> [Offer] {
+    package func offers(from side: Side) -> [Offer] {
         sent.compactMap { $0.from == side ? { if case .offer(let o) = $0 { return o }; return nil }($0.message) : nil }
     }
 
-    public func chunks(from side: Side) -> [Chunk] {
+    package func chunks(from side: Side) -> [Chunk] {
         sent.compactMap { $0.from == side ? { if case .chunk(let c) = $0 { return c }; return nil }($0.message) : nil }
     }
 
-    public func accepts(from side: Side) -> [(id: String, offset: UInt64)] {
+    package func accepts(from side: Side) -> [(id: String, offset: UInt64)] {
         sent.compactMap {
             guard $0.from == side, case .accept(let id, let offset) = $0.message else { return nil }
             return (id, offset)
         }
     }
 
-    public func confirms(from side: Side) -> [(id: String, sha256: SHA256.Digest)] {
+    package func confirms(from side: Side) -> [(id: String, sha256: SHA256.Digest)] {
         sent.compactMap {
             guard $0.from == side, case .confirm(let id, let digest) = $0.message else { return nil }
             return (id, digest)
         }
     }
 
-    public func failures(from side: Side) -> [(id: String, code: UInt16, message: String)] {
+    package func failures(from side: Side) -> [(id: String, code: UInt16, message: String)] {
         sent.compactMap {
             guard $0.from == side, case .failure(let id, let code, let text) = $0.message else { return nil }
             return (id, code, text)

@@ -4,9 +4,9 @@ import Glibc
 /// A minimal WebSocket client (RFC 6455) over a blocking loopback socket: the opening handshake,
 /// masked text frames out, text frames in (fragments joined; pings answered; close ends it).
 /// Enough to drive a browser's DevTools protocol in tests; every read is bounded by a timeout.
-public final class WebSocketClient {
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
+package final class WebSocketClient {
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
         init(_ text: String) { description = text }
     }
 
@@ -16,7 +16,7 @@ public final class WebSocketClient {
     static let maximumMessage = 64 << 20
 
     /// Connects to `ws://127.0.0.1:port/path`.
-    public init(port: UInt16, path: String, timeout: Double = 10) throws {
+    package init(port: UInt16, path: String, timeout: Double = 10) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure("socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()
@@ -43,17 +43,17 @@ public final class WebSocketClient {
     deinit { close(fd) }
 
     /// How long one read may wait.
-    public func setTimeout(_ seconds: Double) {
+    package func setTimeout(_ seconds: Double) {
         var value = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1e6))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    public func send(text: String) throws {
+    package func send(text: String) throws {
         try sendFrame(opcode: 1, payload: Array(text.utf8))
     }
 
     /// The next text message.
-    public func receive() throws -> String {
+    package func receive() throws -> String {
         var message: [UInt8] = []
         while true {
             let first = try readByte(), second = try readByte()

@@ -28,10 +28,10 @@ extension RandomSource {
 }
 
 /// xoshiro256** seeded through SplitMix64: small, fast, and the same stream on every platform.
-public final class SeededRandom: RandomSource {
+package final class SeededRandom: RandomSource {
     private var state: (UInt64, UInt64, UInt64, UInt64)
 
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         var sm = seed
         func splitMix() -> UInt64 {
             sm &+= 0x9E37_79B9_7F4A_7C15
@@ -43,7 +43,7 @@ public final class SeededRandom: RandomSource {
         state = (splitMix(), splitMix(), splitMix(), splitMix())
     }
 
-    public func nextUInt64() -> UInt64 {
+    package func nextUInt64() -> UInt64 {
         let result = rotl(state.1 &* 5, 7) &* 9
         let t = state.1 << 17
         state.2 ^= state.0
@@ -57,7 +57,7 @@ public final class SeededRandom: RandomSource {
 
     /// A generator for one subsystem, derived so that drawing more in one subsystem does not
     /// shift the numbers another sees.
-    public func derive(_ label: String) -> SeededRandom {
+    package func derive(_ label: String) -> SeededRandom {
         var h: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in label.utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01B3 }
         return SeededRandom(seed: nextUInt64() ^ h)
@@ -67,12 +67,12 @@ public final class SeededRandom: RandomSource {
 }
 
 /// A clock that reads a fixed value until told otherwise: for tests and the simulator.
-public final class ManualClock: WallClock {
-    public var milliseconds: Int64
+package final class ManualClock: WallClock {
+    package var milliseconds: Int64
 
-    public init(milliseconds: Int64) { self.milliseconds = milliseconds }
+    package init(milliseconds: Int64) { self.milliseconds = milliseconds }
 
-    public func nowMilliseconds() -> Int64 { milliseconds }
+    package func nowMilliseconds() -> Int64 { milliseconds }
 
-    public func advance(by ms: Int64) { milliseconds += ms }
+    package func advance(by ms: Int64) { milliseconds += ms }
 }

@@ -9,32 +9,32 @@
 /// v["a"] = 3
 /// v.dominates(VersionVector([("a", 2)]))   // true
 /// ```
-public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
-    public private(set) var entries: [(origin: String, sequence: UInt64)]
+package struct VersionVector: Hashable, Sendable, CustomStringConvertible {
+    package private(set) var entries: [(origin: String, sequence: UInt64)]
 
-    public init() { entries = [] }
+    package init() { entries = [] }
 
-    public init(_ pairs: [(String, UInt64)]) {
+    package init(_ pairs: [(String, UInt64)]) {
         entries = []
         for (origin, sequence) in pairs { self[origin] = max(self[origin], sequence) }
     }
 
-    public static func == (a: VersionVector, b: VersionVector) -> Bool {
+    package static func == (a: VersionVector, b: VersionVector) -> Bool {
         a.entries.count == b.entries.count
             && zip(a.entries, b.entries).allSatisfy { $0.origin == $1.origin && $0.sequence == $1.sequence }
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         for entry in entries {
             hasher.combine(entry.origin)
             hasher.combine(entry.sequence)
         }
     }
 
-    public var isEmpty: Bool { entries.isEmpty }
+    package var isEmpty: Bool { entries.isEmpty }
 
     /// The sequence for `origin`, 0 when absent. Setting 0 removes the origin.
-    public subscript(origin: String) -> UInt64 {
+    package subscript(origin: String) -> UInt64 {
         get {
             guard let i = position(of: origin) else { return 0 }
             return entries[i].sequence
@@ -50,7 +50,7 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Element-wise maximum.
-    public func joined(with other: VersionVector) -> VersionVector {
+    package func joined(with other: VersionVector) -> VersionVector {
         var result = self
         for entry in other.entries where entry.sequence > result[entry.origin] {
             result[entry.origin] = entry.sequence
@@ -59,17 +59,17 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// True when every origin in `other` is at or below this vector.
-    public func dominates(_ other: VersionVector) -> Bool {
+    package func dominates(_ other: VersionVector) -> Bool {
         other.entries.allSatisfy { self[$0.origin] >= $0.sequence }
     }
 
     /// Neither vector has seen everything the other has.
-    public func isConcurrent(with other: VersionVector) -> Bool {
+    package func isConcurrent(with other: VersionVector) -> Bool {
         !dominates(other) && !other.dominates(self)
     }
 
     /// `origin=seq,origin=seq`, sorted: the form stored in the replica.
-    public var description: String {
+    package var description: String {
         var out: [UInt8] = []
         out.reserveCapacity(entries.count * 48)
         write(to: &out)
@@ -94,7 +94,7 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses the stored form. Returns nil on malformed text. Runs for every row a sync reads,
     /// so it scans bytes rather than splitting strings.
-    public init?(storedText text: String) {
+    package init?(storedText text: String) {
         var copy = text
         guard let parsed = copy.withUTF8({ VersionVector(storedText: $0) }) else { return nil }
         self = parsed

@@ -25,13 +25,13 @@ public struct Announcement: Equatable, Sendable {
     public static let maximumSize = headerSize + maximumNodeIDLength
 
     public var nodeID: String
-    public var fingerprint: SHA256.Digest
+    package var fingerprint: SHA256.Digest
     /// The TCP port the announcer accepts peers on (1–65535); its address is the datagram's source.
     public var port: UInt16
     /// Drawn at random when the node starts: a new value means the announcer restarted.
     public var instance: UInt64
 
-    public init(nodeID: String, fingerprint: SHA256.Digest, port: UInt16, instance: UInt64) {
+    package init(nodeID: String, fingerprint: SHA256.Digest, port: UInt16, instance: UInt64) {
         precondition(Identifier.isValid(nodeID) && nodeID.utf8.count <= Self.maximumNodeIDLength, "an announcement names a valid node ID")
         precondition(port > 0, "an announcement names the port the node listens on")
         self.nodeID = nodeID

@@ -18,19 +18,19 @@ extension Identifier {
     static let boundMark: [UInt8] = [0x15, 0x1F, 0xE5, 0x1C]
 
     /// A fresh incarnation bound to `nodeID`.
-    public static func incarnation(boundTo nodeID: String, random: RandomSource) -> String {
+    package static func incarnation(boundTo nodeID: String, random: RandomSource) -> String {
         let draw = random.nextUInt64()
         return boundIncarnation(nodeID, nonce: (0..<3).map { UInt8(truncatingIfNeeded: draw >> (8 * UInt64($0))) })
     }
 
     /// True when `incarnation` carries the mark of a bound incarnation: only the node it names
     /// may seal its writes.
-    public static func isBound(_ incarnation: String) -> Bool {
+    package static func isBound(_ incarnation: String) -> Bool {
         uuidBytes(incarnation)?.prefix(4).elementsEqual(boundMark) ?? false
     }
 
     /// True when `incarnation` is bound to `nodeID`.
-    public static func incarnation(_ incarnation: String, isBoundTo nodeID: String) -> Bool {
+    package static func incarnation(_ incarnation: String, isBoundTo nodeID: String) -> Bool {
         guard let bytes = uuidBytes(incarnation), bytes.prefix(4).elementsEqual(boundMark) else { return false }
         return boundIncarnation(nodeID, nonce: Array(bytes[4..<7])) == incarnation
     }

@@ -1,24 +1,24 @@
 /// What kind of record a change is about (its code on the wire).
-public enum ChangeKind: UInt8, Sendable {
+package enum ChangeKind: UInt8, Sendable {
     case entry = 1
     case recording = 2
 }
 
 /// One replicated version of a record: what a replica reads from its log and a peer applies.
 /// A delete travels as a change with `stamp.deleted` and no content.
-public struct Change: Equatable, Sendable {
-    public var id: String
-    public var kind: ChangeKind
-    public var stamp: VersionStamp
+package struct Change: Equatable, Sendable {
+    package var id: String
+    package var kind: ChangeKind
+    package var stamp: VersionStamp
     /// The entry's content (entry changes that are not deletes).
-    public var entry: LogEntry?
+    package var entry: LogEntry?
     /// The recording's metadata (recording changes that are not deletes).
-    public var recording: Recording?
+    package var recording: Recording?
     /// The fields of the entry this write changed (PROTOCOL.md §8): `.all` for a new entry, a
     /// delete, and every recording change.
-    public var fields: FieldMask
+    package var fields: FieldMask
 
-    public init(id: String, stamp: VersionStamp, entry: LogEntry?, fields: FieldMask = .all) {
+    package init(id: String, stamp: VersionStamp, entry: LogEntry?, fields: FieldMask = .all) {
         precondition(stamp.deleted == (entry == nil), "a change carries an entry exactly when it is not a delete")
         self.id = id
         self.kind = .entry
@@ -27,7 +27,7 @@ public struct Change: Equatable, Sendable {
         self.fields = entry == nil ? .all : fields
     }
 
-    public init(id: String, stamp: VersionStamp, recording: Recording?) {
+    package init(id: String, stamp: VersionStamp, recording: Recording?) {
         precondition(stamp.deleted == (recording == nil), "a change carries metadata exactly when it is not a delete")
         self.id = id
         self.kind = .recording
@@ -49,18 +49,18 @@ public struct Change: Equatable, Sendable {
 
 /// A change ready for the wire: its content already as canonical JSON bytes (empty for a
 /// delete). The sync path reads these straight from the replica's columns, without parsing.
-public struct EncodedChange: Equatable, Sendable {
-    public var id: String
-    public var kind: ChangeKind
-    public var stamp: VersionStamp
-    public var payload: [UInt8]
+package struct EncodedChange: Equatable, Sendable {
+    package var id: String
+    package var kind: ChangeKind
+    package var stamp: VersionStamp
+    package var payload: [UInt8]
     /// The fields the write changed (`Change.fields`).
-    public var fields: FieldMask = .all
+    package var fields: FieldMask = .all
     /// A stored row that does not read back as a valid change (see `Replica.encodedChanges`):
     /// it keeps its place in its origin's log, and is never sent.
-    public var isDamaged = false
+    package var isDamaged = false
 
-    public init(id: String, kind: ChangeKind = .entry, stamp: VersionStamp, payload: [UInt8], fields: FieldMask = .all) {
+    package init(id: String, kind: ChangeKind = .entry, stamp: VersionStamp, payload: [UInt8], fields: FieldMask = .all) {
         self.id = id
         self.kind = kind
         self.stamp = stamp
@@ -78,5 +78,5 @@ public struct EncodedChange: Equatable, Sendable {
 }
 
 extension Change {
-    public var encoded: EncodedChange { EncodedChange(id: id, kind: kind, stamp: stamp, payload: payload, fields: fields) }
+    package var encoded: EncodedChange { EncodedChange(id: id, kind: kind, stamp: stamp, payload: payload, fields: fields) }
 }

@@ -2,12 +2,12 @@
 ///
 /// Fields are named as a user edits them: a top-level member (`category`, `timestamp`,
 /// `source`, …) or a member of `data` (`data.text`, `data.tags`, …). `nil` is "absent".
-public struct FieldDifference: Equatable, Sendable {
-    public var field: String
-    public var winner: JSONValue?
-    public var loser: JSONValue?
+package struct FieldDifference: Equatable, Sendable {
+    package var field: String
+    package var winner: JSONValue?
+    package var loser: JSONValue?
 
-    public init(field: String, winner: JSONValue?, loser: JSONValue?) {
+    package init(field: String, winner: JSONValue?, loser: JSONValue?) {
         self.field = field
         self.winner = winner
         self.loser = loser
@@ -35,7 +35,7 @@ extension LogEntry {
 
     /// The fields on which `winner` and `loser` differ, in a stable order (by name). A side that
     /// is a delete (nil) has no fields: every field of the other side differs.
-    public static func differences(winner: LogEntry?, loser: LogEntry?) -> [FieldDifference] {
+    package static func differences(winner: LogEntry?, loser: LogEntry?) -> [FieldDifference] {
         var byField: [String: FieldDifference] = [:]
         for (field, value) in winner?.editableFields ?? [] { byField[field] = FieldDifference(field: field, winner: value, loser: nil) }
         for (field, value) in loser?.editableFields ?? [] { byField[field, default: FieldDifference(field: field, winner: nil, loser: nil)].loser = value }

@@ -1,21 +1,21 @@
 /// A concurrent version that lost a merge and is kept instead of dropped
 /// ("keep the local copy as backup").
-public struct Conflict: Equatable, Sendable {
-    public var entryID: String
-    public var loser: VersionStamp
+package struct Conflict: Equatable, Sendable {
+    package var entryID: String
+    package var loser: VersionStamp
     /// The losing content; nil when the loser was a delete.
-    public var loserEntry: LogEntry?
-    public var winner: VersionStamp
+    package var loserEntry: LogEntry?
+    package var winner: VersionStamp
     /// When this replica detected the conflict (its own clock).
-    public var detectedAt: Timestamp
+    package var detectedAt: Timestamp
     /// The entry as it stands on this replica now (nil: deleted): what keeping the winner keeps.
     /// It is the winner's content unless a later version replaced it since.
-    public var current: LogEntry?
+    package var current: LogEntry?
     /// The fields the loser lost when it lost only some (a concurrent edit of the same fields,
     /// PROTOCOL.md §8); nil when it lost whole (a delete on either side, or a whole-entry write).
-    public var lostFields: FieldMask?
+    package var lostFields: FieldMask?
 
-    public init(entryID: String, loser: VersionStamp, loserEntry: LogEntry?, winner: VersionStamp, detectedAt: Timestamp,
+    package init(entryID: String, loser: VersionStamp, loserEntry: LogEntry?, winner: VersionStamp, detectedAt: Timestamp,
                 current: LogEntry? = nil, lostFields: FieldMask? = nil) {
         self.entryID = entryID
         self.loser = loser
@@ -28,7 +28,7 @@ public struct Conflict: Equatable, Sendable {
 
     /// The fields on which the loser differs from what stands now (only those it lost, when it
     /// lost only some).
-    public var fields: [FieldDifference] {
+    package var fields: [FieldDifference] {
         let differences = LogEntry.differences(winner: current, loser: loserEntry)
         guard let lostFields else { return differences }
         let names = Set(lostFields.fields.map(\.name))
@@ -36,7 +36,7 @@ public struct Conflict: Equatable, Sendable {
     }
 
     /// The conflict as JSON; `device` names the node behind an origin (incarnation) when known.
-    public func json(device: (String) -> Device? = { _ in nil }) -> JSONValue {
+    package func json(device: (String) -> Device? = { _ in nil }) -> JSONValue {
         func side(_ stamp: VersionStamp) -> [(String, JSONValue)] {
             var members: [(String, JSONValue)] = [("hlc", .string(stamp.hlc.description)), ("origin", .string(stamp.origin)),
                                                   ("sequence", .number(Double(stamp.sequence))), ("deleted", .bool(stamp.deleted))]
@@ -64,13 +64,13 @@ public struct Conflict: Equatable, Sendable {
     }
 
     /// The node an origin (one incarnation of a replica) belongs to, as a user knows it.
-    public struct Device: Equatable, Sendable {
-        public var nodeID: String
-        public var role: Role?
+    package struct Device: Equatable, Sendable {
+        package var nodeID: String
+        package var role: Role?
         /// Its device name (Replica+DeviceNames), if it has one.
-        public var name: String?
+        package var name: String?
 
-        public init(nodeID: String, role: Role?, name: String? = nil) {
+        package init(nodeID: String, role: Role?, name: String? = nil) {
             self.nodeID = nodeID
             self.role = role
             self.name = name
@@ -79,7 +79,7 @@ public struct Conflict: Equatable, Sendable {
 }
 
 /// Which side of a conflict a resolution keeps.
-public enum ConflictSide: String, Sendable, CaseIterable {
+package enum ConflictSide: String, Sendable, CaseIterable {
     /// What stands now (the winner, or what later replaced it).
     case winner
     /// The kept losing version (or, with a field, that field of it).

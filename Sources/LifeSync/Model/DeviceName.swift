@@ -1,13 +1,13 @@
 /// A person's name for a device ("Kitchen iPad", "Running watch"), shown wherever the device is
 /// shown instead of its node ID.
-public enum DeviceName {
+package enum DeviceName {
     /// The most characters a name may have: it has to fit a line beside other columns.
-    public static let maximumLength = 64
+    package static let maximumLength = 64
 
     /// `text` trimmed of surrounding spaces, or the problem with it: empty, longer than
     /// `maximumLength` characters, or holding a control character (a tab, a newline, an escape).
     /// `field` names the input in the error (`--name`, `name`).
-    public static func validated(_ text: String, field: String = "name") throws(ValidationError) -> String {
+    package static func validated(_ text: String, field: String = "name") throws(ValidationError) -> String {
         let name = String(text.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
         guard !name.isEmpty else { throw ValidationError(field: field, reason: "a device name must not be empty") }
         guard name.count <= maximumLength else {

@@ -3,11 +3,11 @@
 /// write; neither is a field.
 ///
 /// Each field has a bit in a write's `FieldMask`, in the order below (PROTOCOL.md §5.2.1).
-public enum EntryField: Int, CaseIterable, Sendable {
+package enum EntryField: Int, CaseIterable, Sendable {
     case timestamp, source, deviceId, category, text, metric, location, tags
 
     /// The name a user edits it by (`conflicts resolve --field`), as `editableFields` lists it.
-    public var name: String {
+    package var name: String {
         switch self {
         case .timestamp: "timestamp"
         case .source: "source"
@@ -20,7 +20,7 @@ public enum EntryField: Int, CaseIterable, Sendable {
         }
     }
 
-    public init?(name: String) {
+    package init?(name: String) {
         guard let field = EntryField.allCases.first(where: { $0.name == name }) else { return nil }
         self = field
     }
@@ -30,40 +30,40 @@ public enum EntryField: Int, CaseIterable, Sendable {
 /// what differs from the version its writer saw, so a concurrent edit of another field survives.
 ///
 ///     FieldMask.changed(from: before, to: after)   // [.text] after a text edit
-public struct FieldMask: Equatable, Hashable, Sendable {
-    public var rawValue: UInt8
+package struct FieldMask: Equatable, Hashable, Sendable {
+    package var rawValue: UInt8
 
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
 
-    public init(_ fields: [EntryField]) {
+    package init(_ fields: [EntryField]) {
         rawValue = fields.reduce(0) { $0 | (1 << UInt8($1.rawValue)) }
     }
 
     /// Every field: a new entry, and every change of protocol revisions before fields.
-    public static let all = FieldMask(EntryField.allCases)
-    public static let none = FieldMask(rawValue: 0)
+    package static let all = FieldMask(EntryField.allCases)
+    package static let none = FieldMask(rawValue: 0)
 
     /// Bits above the last field; a mask with any of them set is malformed.
-    public static let unknownBits: UInt8 = ~all.rawValue
+    package static let unknownBits: UInt8 = ~all.rawValue
 
-    public func contains(_ field: EntryField) -> Bool { rawValue & (1 << UInt8(field.rawValue)) != 0 }
-    public var fields: [EntryField] { EntryField.allCases.filter(contains) }
-    public var isEmpty: Bool { rawValue == 0 }
-    public func isSubset(of other: FieldMask) -> Bool { rawValue & ~other.rawValue == 0 }
-    public func intersects(_ other: FieldMask) -> Bool { rawValue & other.rawValue != 0 }
-    public func union(_ other: FieldMask) -> FieldMask { FieldMask(rawValue: rawValue | other.rawValue) }
-    public func removing(_ other: FieldMask) -> FieldMask { FieldMask(rawValue: rawValue & ~other.rawValue) }
-    public mutating func insert(_ field: EntryField) { self = union(FieldMask([field])) }
+    package func contains(_ field: EntryField) -> Bool { rawValue & (1 << UInt8(field.rawValue)) != 0 }
+    package var fields: [EntryField] { EntryField.allCases.filter(contains) }
+    package var isEmpty: Bool { rawValue == 0 }
+    package func isSubset(of other: FieldMask) -> Bool { rawValue & ~other.rawValue == 0 }
+    package func intersects(_ other: FieldMask) -> Bool { rawValue & other.rawValue != 0 }
+    package func union(_ other: FieldMask) -> FieldMask { FieldMask(rawValue: rawValue | other.rawValue) }
+    package func removing(_ other: FieldMask) -> FieldMask { FieldMask(rawValue: rawValue & ~other.rawValue) }
+    package mutating func insert(_ field: EntryField) { self = union(FieldMask([field])) }
 
     /// The fields on which `after` differs from `before`.
-    public static func changed(from before: LogEntry, to after: LogEntry) -> FieldMask {
+    package static func changed(from before: LogEntry, to after: LogEntry) -> FieldMask {
         FieldMask(EntryField.allCases.filter { !before.hasSameValue(as: after, in: $0) })
     }
 }
 
 extension LogEntry {
     /// Whether the two entries hold the same value in `field`.
-    public func hasSameValue(as other: LogEntry, in field: EntryField) -> Bool {
+    package func hasSameValue(as other: LogEntry, in field: EntryField) -> Bool {
         switch field {
         case .timestamp: timestamp == other.timestamp
         case .source: source == other.source
@@ -77,7 +77,7 @@ extension LogEntry {
     }
 
     /// Sets `field` to `other`'s value of it (absent there: absent here).
-    public mutating func take(_ field: EntryField, from other: LogEntry) {
+    package mutating func take(_ field: EntryField, from other: LogEntry) {
         switch field {
         case .timestamp: timestamp = other.timestamp
         case .source: source = other.source

@@ -1,22 +1,22 @@
 /// The dashboard aggregations of the LifeLog document over the live entries.
-public struct EntryStats: Equatable, Sendable {
-    public struct MetricSummary: Equatable, Sendable {
-        public var name: String
-        public var count: Int
-        public var average: Double
-        public var minimum: Double
-        public var maximum: Double
+package struct EntryStats: Equatable, Sendable {
+    package struct MetricSummary: Equatable, Sendable {
+        package var name: String
+        package var count: Int
+        package var average: Double
+        package var minimum: Double
+        package var maximum: Double
     }
 
-    public var total: Int
+    package var total: Int
     /// Sorted by key; uncategorised entries count under "(none)".
-    public var byCategory: [(key: String, count: Int)]
-    public var bySource: [(key: String, count: Int)]
+    package var byCategory: [(key: String, count: Int)]
+    package var bySource: [(key: String, count: Int)]
     /// UTC days, `YYYY-MM-DD`.
-    public var byDay: [(key: String, count: Int)]
-    public var metrics: [MetricSummary]
+    package var byDay: [(key: String, count: Int)]
+    package var metrics: [MetricSummary]
 
-    public static func == (a: EntryStats, b: EntryStats) -> Bool {
+    package static func == (a: EntryStats, b: EntryStats) -> Bool {
         func same(_ x: [(key: String, count: Int)], _ y: [(key: String, count: Int)]) -> Bool {
             x.count == y.count && zip(x, y).allSatisfy { $0.key == $1.key && $0.count == $1.count }
         }
@@ -24,7 +24,7 @@ public struct EntryStats: Equatable, Sendable {
             && same(a.byDay, b.byDay) && a.metrics == b.metrics
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         func counts(_ list: [(key: String, count: Int)]) -> JSONValue {
             .object(list.map { ($0.key, .number(Double($0.count))) })
         }

@@ -1,11 +1,11 @@
 /// One write of an entry as the per-field merge sees it: its stamp, the fields it changed, and
 /// the whole entry as its writer left it (nil for a delete).
-public struct EntryWrite: Equatable, Sendable {
-    public var stamp: VersionStamp
-    public var fields: FieldMask
-    public var entry: LogEntry?
+package struct EntryWrite: Equatable, Sendable {
+    package var stamp: VersionStamp
+    package var fields: FieldMask
+    package var entry: LogEntry?
 
-    public init(stamp: VersionStamp, fields: FieldMask = .all, entry: LogEntry?) {
+    package init(stamp: VersionStamp, fields: FieldMask = .all, entry: LogEntry?) {
         precondition(stamp.deleted == (entry == nil), "a write carries an entry exactly when it is not a delete")
         self.stamp = stamp
         self.fields = entry == nil ? .all : fields
@@ -15,10 +15,10 @@ public struct EntryWrite: Equatable, Sendable {
 
 /// A write that lost, for the conflicts table: `fields` are the fields it lost to a concurrent
 /// write that had not seen it (nil: it lost whole, to or against a delete).
-public struct FieldLoss: Equatable, Sendable {
-    public var loser: EntryWrite
-    public var fields: FieldMask?
-    public var winner: VersionStamp
+package struct FieldLoss: Equatable, Sendable {
+    package var loser: EntryWrite
+    package var fields: FieldMask?
+    package var winner: VersionStamp
 }
 
 extension FieldLoss {
@@ -32,35 +32,35 @@ extension FieldLoss {
 }
 
 /// What a set of writes of one entry makes of it.
-public struct FieldMergeResult: Equatable, Sendable {
+package struct FieldMergeResult: Equatable, Sendable {
     /// The write the record's row carries: the greatest live write, or when the entry is
     /// deleted, the greatest delete.
-    public var latest: EntryWrite
+    package var latest: EntryWrite
     /// The entry as it reads (nil: deleted).
-    public var content: LogEntry?
+    package var content: LogEntry?
     /// The other writes that still decide part of it, ascending: each earlier write that wins a
     /// field, and the greatest delete the entry outlived (the floor). Everything else can never
     /// matter again and is dropped.
-    public var kept: [EntryWrite]
-    public var losses: [FieldLoss]
+    package var kept: [EntryWrite]
+    package var losses: [FieldLoss]
     /// The fields together passed the size an entry may take, so `content` is the latest write's
     /// own entry whole (the kept writes still decide the fields once a later write allows).
-    public var standsWhole = false
+    package var standsWhole = false
 
     /// The greatest delete the entry outlived (nil when it is deleted, or never was): the writes
     /// below it count for nothing but their conflicts.
-    public var floor: EntryWrite? {
+    package var floor: EntryWrite? {
         content == nil ? nil : kept.last { $0.entry == nil }
     }
 
     /// Whether `write` is part of the result (as the latest or kept).
-    public func holds(_ stamp: VersionStamp) -> Bool {
+    package func holds(_ stamp: VersionStamp) -> Bool {
         latest.stamp.isSameWrite(as: stamp) || kept.contains { $0.stamp.isSameWrite(as: stamp) }
     }
 
     /// The write whose value of `field` stands (nil when the entry is deleted): the greatest
     /// held write that changed it, or the latest when none did.
-    public func winner(of field: EntryField) -> VersionStamp? {
+    package func winner(of field: EntryField) -> VersionStamp? {
         guard content != nil else { return nil }
         guard !standsWhole else { return latest.stamp }
         let floor = self.floor
@@ -87,8 +87,8 @@ public struct FieldMergeResult: Equatable, Sendable {
 ///     let result = FieldMerge.merge([create, textEditOnPhone, tagEditOnMac])
 ///     result.content?.data.text   // the phone's text
 ///     result.content?.data.tags   // the mac's tags
-public enum FieldMerge {
-    public static func merge(_ writes: [EntryWrite]) -> FieldMergeResult {
+package enum FieldMerge {
+    package static func merge(_ writes: [EntryWrite]) -> FieldMergeResult {
         precondition(!writes.isEmpty, "a merge of no writes")
         var ordered: [EntryWrite] = []
         for write in writes.sorted(by: { $0.stamp.precedes($1.stamp) }) {

@@ -3,14 +3,14 @@
 ///
 /// The prefix says which kind of device created the thing (for people reading logs); the UUID's
 /// 122 random bits make collisions between offline devices negligible (LifeAdmin §1.2).
-public enum Identifier {
+package enum Identifier {
     /// A new identifier for something created on a device of `role`.
-    public static func make(role: Role, random: RandomSource) -> String {
+    package static func make(role: Role, random: RandomSource) -> String {
         role.rawValue + "_" + uuidV4(random: random)
     }
 
     /// A lowercase RFC 4122 version-4 UUID drawn from `random`.
-    public static func uuidV4(random: RandomSource) -> String {
+    package static func uuidV4(random: RandomSource) -> String {
         var bytes = [UInt8](repeating: 0, count: 16)
         let a = random.nextUInt64(), b = random.nextUInt64()
         for i in 0..<8 {
@@ -39,7 +39,7 @@ public enum Identifier {
     }
 
     /// True for a lowercase `8-4-4-4-12` hex UUID with version 4 and the RFC 4122 variant.
-    public static func isUUIDv4(_ text: Substring) -> Bool {
+    package static func isUUIDv4(_ text: Substring) -> Bool {
         var copy = text
         return copy.withUTF8 { isUUIDv4($0) }
     }
@@ -65,17 +65,17 @@ public enum Identifier {
     }
 
     /// The role of a well-formed identifier, or nil when `text` is not `{role}_{uuid-v4}`.
-    public static func role(of text: String) -> Role? {
+    package static func role(of text: String) -> Role? {
         guard let underscore = text.firstIndex(of: "_"),
               let role = Role(rawValue: String(text[..<underscore])),
               isUUIDv4(text[text.index(after: underscore)...]) else { return nil }
         return role
     }
 
-    public static func isValid(_ text: String) -> Bool { role(of: text) != nil }
+    package static func isValid(_ text: String) -> Bool { role(of: text) != nil }
 
     /// `phone_ce2c2334-37fe-…` → `phone_ce2c2334`: enough to tell a household's devices apart.
-    public static func short(_ nodeID: String) -> String {
+    package static func short(_ nodeID: String) -> String {
         guard let underscore = nodeID.firstIndex(of: "_") else { return String(nodeID.prefix(16)) }
         return String(nodeID[...underscore]) + nodeID[nodeID.index(after: underscore)...].prefix(8)
     }

@@ -24,10 +24,10 @@
 ///   giving both spellings of a field is refused. What is stored and sent stays snake_case.
 extension Identifier {
     /// The prefix of IDs made from LifeLog input.
-    public static let lifeLogPrefix = "lifelog"
+    package static let lifeLogPrefix = "lifelog"
 
     /// `given` mapped to an entry ID by the rules above, or nil when no rule applies.
-    public static func normalisedEntryID(_ given: String) -> String? {
+    package static func normalisedEntryID(_ given: String) -> String? {
         guard given.utf8.count <= 64 else { return nil }
         let lower = given.lowercased()
         if (try? LogEntry.validateEntryID(lower, field: "id")) != nil { return lower }
@@ -41,12 +41,12 @@ extension Identifier {
     /// own form in any case addresses itself lowercased. An entry whose own ID carries another
     /// prefix with the same UUID (`phone_550e8400-…`) is a different entry, addressed by its full
     /// ID. A text no rule applies to is returned as given (and is not found).
-    public static func addressedEntryID(_ given: String) -> String {
+    package static func addressedEntryID(_ given: String) -> String {
         normalisedEntryID(given) ?? given
     }
 
     /// `8-4-4-4-12` lowercase hex digits, whatever the version and variant.
-    static func isUUIDShaped(_ text: String) -> Bool {
+    package static func isUUIDShaped(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         guard bytes.count == 36 else { return false }
         for (i, b) in bytes.enumerated() {

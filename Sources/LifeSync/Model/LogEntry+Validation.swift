@@ -12,24 +12,24 @@ public struct ValidationError: Error, Equatable, Sendable, CustomStringConvertib
 }
 
 /// What fills the fields an input may leave out.
-public struct EntryDefaults {
+package struct EntryDefaults {
     /// Creates the `id` when absent.
-    public var makeID: () -> String
+    package var makeID: () -> String
     /// `recorded_at` when absent (now).
-    public var recordedAt: Timestamp
+    package var recordedAt: Timestamp
     /// `timestamp` when absent; nil makes `timestamp` required.
-    public var timestamp: Timestamp?
-    public var source: String
-    public var deviceId: String
+    package var timestamp: Timestamp?
+    package var source: String
+    package var deviceId: String
     /// A user's input as the LifeLog document writes it: a bare UUID `id`, `created_at`,
     /// `synced` and the app's camelCase field names are taken (LogEntry+LifeLogInput.swift).
     /// Never set for what a peer sends.
-    public var acceptsLifeLogForm: Bool
+    package var acceptsLifeLogForm: Bool
     /// An absent `id` is derived from the entry's content instead of made by `makeID`, so an
     /// import recognises the entries it took before.
-    public var derivesAbsentID: Bool
+    package var derivesAbsentID: Bool
 
-    public init(makeID: @escaping () -> String, recordedAt: Timestamp, timestamp: Timestamp?, source: String, deviceId: String,
+    package init(makeID: @escaping () -> String, recordedAt: Timestamp, timestamp: Timestamp?, source: String, deviceId: String,
                 acceptsLifeLogForm: Bool = false, derivesAbsentID: Bool = false) {
         self.makeID = makeID
         self.recordedAt = recordedAt
@@ -44,23 +44,23 @@ public struct EntryDefaults {
 /// The limits every way in enforces (CLI, library, network, and later HTTP): characters for
 /// what a person reads, bytes for what a machine stores and sends. A character can be a base
 /// letter with any number of combining marks, so a bound in characters alone bounds nothing.
-public enum EntryLimits {
-    public static let categoryCharacters = 64
-    public static let textBytes = 64 * 1024
-    public static let shortStringCharacters = 256
+package enum EntryLimits {
+    package static let categoryCharacters = 64
+    package static let textBytes = 64 * 1024
+    package static let shortStringCharacters = 256
     /// Every short string (source, device, category, metric name and unit, place, each tag).
-    public static let shortStringBytes = 1024
-    public static let tagCount = 64
+    package static let shortStringBytes = 1024
+    package static let tagCount = 64
     /// The whole entry as canonical JSON (PROTOCOL.md §5.2.2), which is what peers receive:
     /// 64 KiB of text made of control characters escapes to 384 KiB, so the text rule alone
     /// does not keep an entry under the wire's bound. One number for validation and the wire.
-    public static let encodedBytes = 256 * 1024
+    package static let encodedBytes = 256 * 1024
 }
 
 extension LogEntry {
     /// Builds an entry from untrusted JSON, filling absent fields from `defaults`. Unknown
     /// fields are refused, so a typo (`"catgory"`) is not silently dropped.
-    public static func validated(from json: JSONValue, defaults: EntryDefaults) throws(ValidationError) -> LogEntry {
+    package static func validated(from json: JSONValue, defaults: EntryDefaults) throws(ValidationError) -> LogEntry {
         var fields = try FieldReader(defaults.acceptsLifeLogForm ? lifeLogSpellingsNormalised(json) : json, path: "")
         let givenID = try fields.optionalString("id")
         if let givenID, !defaults.acceptsLifeLogForm { try validateEntryID(givenID, field: "id") }

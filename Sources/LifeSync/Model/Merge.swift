@@ -1,15 +1,15 @@
 /// The replication metadata of one version of a record.
 public struct VersionStamp: Equatable, Sendable {
     /// The HLC of the write that produced this version.
-    public var hlc: HLCTimestamp
+    package var hlc: HLCTimestamp
     /// The incarnation that made the write, and its place in that incarnation's sequence.
     public var origin: String
     public var sequence: UInt64
     /// The causal context of the write: every write its writer had seen, by origin (its own included).
-    public var vector: VersionVector
+    package var vector: VersionVector
     public var deleted: Bool
 
-    public init(hlc: HLCTimestamp, origin: String, sequence: UInt64, vector: VersionVector, deleted: Bool) {
+    package init(hlc: HLCTimestamp, origin: String, sequence: UInt64, vector: VersionVector, deleted: Bool) {
         self.hlc = hlc
         self.origin = origin
         self.sequence = sequence
@@ -38,7 +38,7 @@ public struct VersionStamp: Equatable, Sendable {
 }
 
 /// What merging a remote version into the local one decides.
-public enum MergeDecision: Equatable, Sendable {
+package enum MergeDecision: Equatable, Sendable {
     /// The remote version is the same write as the local one: nothing to do.
     case identical
     /// The local version stays. `conflict`: the remote write had not seen it (they are concurrent),
@@ -64,8 +64,8 @@ public enum MergeDecision: Equatable, Sendable {
 /// delivery order and win in another), and a joined vector forgets which writes the winning
 /// content had really seen, so conflicts go unrecorded on the losing side or are recorded for
 /// writes that were superseded.
-public enum Merge {
-    public static func decide(local: VersionStamp, remote: VersionStamp) -> MergeDecision {
+package enum Merge {
+    package static func decide(local: VersionStamp, remote: VersionStamp) -> MergeDecision {
         if local.isSameWrite(as: remote) { return .identical }
         return local.precedes(remote)
             ? .takeRemote(conflict: !remote.hasSeen(local))

@@ -1,7 +1,7 @@
 /// JSON Merge Patch (RFC 7396): members of the patch replace the target's, `null` removes one,
 /// objects merge recursively, anything else replaces the target whole.
-public enum MergePatch {
-    public static func apply(_ patch: JSONValue, to target: JSONValue) -> JSONValue {
+package enum MergePatch {
+    package static func apply(_ patch: JSONValue, to target: JSONValue) -> JSONValue {
         guard case .object(let patchMembers) = patch else { return patch }
         var members: [(String, JSONValue)]
         if case .object(let existing) = target { members = existing } else { members = [] }

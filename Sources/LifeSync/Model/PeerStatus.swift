@@ -20,11 +20,11 @@ public struct PeerStatus: Equatable, Sendable {
     /// Changes we hold that the peer is not known to have (in what policy lets us send it).
     public var pending: Int
     /// The peer's replica vector as last known.
-    public var vector: VersionVector
+    package var vector: VersionVector
     /// When the serving node last wrote this row (as stored; nil before it is).
     public var lastSeen: Timestamp?
 
-    public init(nodeID: String, role: Role, address: String, direction: String, state: State, lastConnected: Timestamp? = nil,
+    package init(nodeID: String, role: Role, address: String, direction: String, state: State, lastConnected: Timestamp? = nil,
                 lastSync: Timestamp? = nil, entriesSent: Int = 0, entriesReceived: Int = 0, pending: Int = 0, vector: VersionVector = VersionVector()) {
         self.nodeID = nodeID
         self.role = role

@@ -5,26 +5,30 @@
 /// {"id": "watch_550e…", "file_name": "voice note.m4a", "size": 48213, "sha256": "9f86…",
 ///  "media_type": "audio/mp4", "entry_id": null, "origin_node": "watch_1b4e…", "created_at": "…"}
 /// ```
-public struct Recording: Equatable, Sendable {
-    public var id: String
+package struct Recording: Equatable, Sendable {
+    package var id: String
     /// The name the user's file had when it was attached (its base name; older recordings
     /// carry `{id}.{ext}` here). Shown, never used as a path: see `storageName`.
-    public var fileName: String
-    public var size: UInt64
+    package var fileName: String
+    package var size: UInt64
     /// Lowercase hex SHA-256 of the whole file.
-    public var sha256: SHA256.Digest
-    public var mediaType: String
+    package var sha256: SHA256.Digest
+    package var mediaType: String
     /// The entry this recording belongs to, if any.
-    public var entryID: String?
+    package var entryID: String?
     /// The node that attached it.
-    public var originNode: String
-    public var createdAt: Timestamp
+    package var originNode: String
+    package var createdAt: Timestamp
     /// The origin's public key (DER SPKI) and its signature over the signed fields
     /// (`RecordingSignature`); nil only in rows stored before protocol version 2.
-    public var originKey: [UInt8]?
-    public var signature: [UInt8]?
+    package var originKey: [UInt8]?
+    package var signature: [UInt8]?
+    /// The lengths those two always have (`RecordingSignature` makes and checks them): a DER
+    /// SubjectPublicKeyInfo of a P-256 key with an uncompressed point; r then s, 32 bytes each.
+    package static let originKeyLength = 91
+    package static let signatureLength = 64
 
-    public init(id: String, fileName: String, size: UInt64, sha256: SHA256.Digest, mediaType: String, entryID: String?,
+    package init(id: String, fileName: String, size: UInt64, sha256: SHA256.Digest, mediaType: String, entryID: String?,
                 originNode: String, createdAt: Timestamp, originKey: [UInt8]? = nil, signature: [UInt8]? = nil) {
         self.id = id
         self.fileName = fileName
@@ -38,7 +42,7 @@ public struct Recording: Equatable, Sendable {
         self.signature = signature
     }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("id", .string(id)), ("file_name", .string(fileName)), ("size", .number(Double(size))),
             ("sha256", .string(sha256.hex)), ("media_type", .string(mediaType)), ("origin_node", .string(originNode)),
@@ -54,7 +58,7 @@ public struct Recording: Equatable, Sendable {
     static let maximumSize: Double = 9_007_199_254_740_992
 
     /// Validates recording metadata from a peer or the store; every rule names its field.
-    public static func validated(from json: JSONValue) throws(ValidationError) -> Recording {
+    package static func validated(from json: JSONValue) throws(ValidationError) -> Recording {
         var fields = try FieldReader(json, path: "")
         guard let id = try fields.optionalString("id") else { throw ValidationError(field: "id", reason: "is required") }
         guard Identifier.isValid(id) else { throw ValidationError(field: "id", reason: "must be {role}_{uuid-v4} in lowercase") }
@@ -76,9 +80,9 @@ public struct Recording: Equatable, Sendable {
             throw ValidationError(field: "origin_node", reason: "must be a node ID {role}_{uuid-v4}")
         }
         guard let created = try fields.optionalTimestamp("created_at") else { throw ValidationError(field: "created_at", reason: "is required") }
-        let key = try strictHex(fields.optionalString("origin_key"), field: "origin_key", bytes: RecordingSignature.publicKeyLength,
+        let key = try strictHex(fields.optionalString("origin_key"), field: "origin_key", bytes: Recording.originKeyLength,
                                 meaning: "the origin's P-256 public key (DER SubjectPublicKeyInfo)")
-        let signature = try strictHex(fields.optionalString("signature"), field: "signature", bytes: RecordingSignature.signatureLength,
+        let signature = try strictHex(fields.optionalString("signature"), field: "signature", bytes: Recording.signatureLength,
                                       meaning: "the origin's ECDSA signature (r || s)")
         try fields.refuseUnknown()
         return Recording(id: id, fileName: fileName, size: UInt64(size), sha256: sha, mediaType: mediaType, entryID: entryID,
@@ -97,11 +101,11 @@ public struct Recording: Equatable, Sendable {
     }
 
     /// The longest `file_name`, in bytes of UTF-8 (a file name's limit on common file systems).
-    public static let maximumFileNameBytes = 255
+    package static let maximumFileNameBytes = 255
 
     /// What is wrong with `name` as a recording's `file_name`, or nil: a base name (no '/'),
     /// without NUL or other control characters, not "." or "..", 1…255 bytes of UTF-8.
-    public static func fileNameProblem(_ name: String) -> String? {
+    package static func fileNameProblem(_ name: String) -> String? {
         let shown = "\"\(name.unicodeScalars.prefix(80).map { $0.value < 0x20 || $0.value == 0x7F ? "?" : String($0) }.joined())\""
         if name.isEmpty || name == "." || name == ".." { return "must be a file's name, got \(shown)" }
         if name.utf8.count > maximumFileNameBytes { return "must be at most \(maximumFileNameBytes) bytes of UTF-8, got \(name.utf8.count)" }
@@ -113,12 +117,12 @@ public struct Recording: Equatable, Sendable {
     /// `{id}.{ext}`, the extension from `file_name` (1–10 lowercase letters or digits, else
     /// "bin"): the only name the file ever has in storage, whatever name a peer sends (the ID
     /// is checked on every way in, and storage refuses any name that is not one plain component).
-    public static func storageName(id: String, fileName: String) -> String { id + "." + fileExtension(for: fileName) }
+    package static func storageName(id: String, fileName: String) -> String { id + "." + fileExtension(for: fileName) }
 
-    public var storageName: String { Recording.storageName(id: id, fileName: fileName) }
+    package var storageName: String { Recording.storageName(id: id, fileName: fileName) }
 
     /// The extension for a user's file name: its lowercase letters and digits, else "bin".
-    public static func fileExtension(for path: String) -> String {
+    package static func fileExtension(for path: String) -> String {
         guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return "bin" }
         let ext = String(path[path.index(after: dot)...]).lowercased().filter { ($0.isLetter || $0.isNumber) && $0.isASCII }
         return ext.isEmpty ? "bin" : String(ext.prefix(10))

@@ -5,11 +5,11 @@
 /// ```swift
 /// TextSearch(query: "grocery").matches("Buy groceries")   // true
 /// ```
-public struct TextSearch: Sendable {
+package struct TextSearch: Sendable {
     /// Each query word with the forms that count as a match, longest first.
     let words: [[String]]
 
-    public init(query: String) {
+    package init(query: String) {
         words = query.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }).map { word in
             let word = String(word)
             let stem = TextSearch.stem(word)
@@ -17,9 +17,9 @@ public struct TextSearch: Sendable {
         }
     }
 
-    public var isEmpty: Bool { words.isEmpty }
+    package var isEmpty: Bool { words.isEmpty }
 
-    public func matches(_ text: String) -> Bool {
+    package func matches(_ text: String) -> Bool {
         let folded = text.lowercased()
         return words.allSatisfy { forms in forms.contains { folded.contains($0) } }
     }

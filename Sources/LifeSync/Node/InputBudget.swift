@@ -19,7 +19,7 @@
 ///     var budget = InputBudget(limit: 64 << 20, stalledTimeout: 10_000)
 ///     budget.chooseFinishing(now: now)               // once a round; wake by `turnEnds`
 ///     if !budget.waits(id) { read; budget.note(id, held: held, remaining: remaining, now: now) }
-public struct InputBudget: Sendable {
+package struct InputBudget: Sendable {
     /// One connection's unfinished frame: bytes held, bytes it still lacks, since when unchanged,
     /// and how many of its turns ended without growth since it last grew.
     struct Held: Sendable {
@@ -37,46 +37,46 @@ public struct InputBudget: Sendable {
         var since: Int64
     }
 
-    public let limit: Int
+    package let limit: Int
     /// Ms an unfinished frame may stay unchanged while the budget is spent (and it had turns).
-    public let stalledTimeout: Int64
+    package let stalledTimeout: Int64
     /// Bytes past `limit` that turns may take the sum to: one frame of the largest size.
-    public let overdraft: Int
+    package let overdraft: Int
     /// Ms a turn lasts without its frame growing before it passes on.
-    public let minimumTurn: Int64
+    package let minimumTurn: Int64
     /// Bytes held by all connections now, and the most ever held.
-    public private(set) var total = 0
-    public private(set) var largest = 0
+    package private(set) var total = 0
+    package private(set) var largest = 0
     private var held: [Int: Held] = [:]
     private var turn: Turn?
     /// Frames whose turn passed without growth, skipped until every other had its turn.
     private var passed = Set<Int>()
 
-    public init(limit: Int, stalledTimeout: Int64, overdraft: Int = Framing.headerSize + Framing.maximumFrameLength, minimumTurn: Int64 = 50) {
+    package init(limit: Int, stalledTimeout: Int64, overdraft: Int = Framing.headerSize + Framing.maximumFrameLength, minimumTurn: Int64 = 50) {
         self.limit = limit
         self.stalledTimeout = stalledTimeout
         self.overdraft = overdraft
         self.minimumTurn = minimumTurn
     }
 
-    public var isSpent: Bool { total >= limit }
+    package var isSpent: Bool { total >= limit }
 
     /// The one connection holding a frame that is read while the budget is spent.
-    public var finishing: Int? { isSpent ? turn?.connection : nil }
+    package var finishing: Int? { isSpent ? turn?.connection : nil }
 
     /// When the current turn ends if its frame does not grow: the driver chooses again then
     /// (nil while no other frame waits for a turn).
-    public var turnEnds: Int64? {
+    package var turnEnds: Int64? {
         guard isSpent, let turn, held.count > 1 else { return nil }
         return turn.since + minimumTurn
     }
 
     /// Bytes of an unfinished frame `connection` holds.
-    public func holds(_ connection: Int) -> Int { held[connection]?.bytes ?? 0 }
+    package func holds(_ connection: Int) -> Int { held[connection]?.bytes ?? 0 }
 
     /// After a read: the session of `connection` holds `bytes` of an unfinished frame that still
     /// lacks `remaining` (nil: its header is not in yet).
-    public mutating func note(_ connection: Int, held bytes: Int, remaining: Int?, now: Int64) {
+    package mutating func note(_ connection: Int, held bytes: Int, remaining: Int?, now: Int64) {
         let before = held[connection]
         total += bytes - (before?.bytes ?? 0)
         largest = max(largest, total)
@@ -90,14 +90,14 @@ public struct InputBudget: Sendable {
     }
 
     /// The connection went: its share is free.
-    public mutating func release(_ connection: Int) {
+    package mutating func release(_ connection: Int) {
         total -= held[connection]?.bytes ?? 0
         forget(connection)
     }
 
     /// Whether `connection` is not read now: the budget is spent, it holds an unfinished frame,
     /// and it is not its turn.
-    public func waits(_ connection: Int) -> Bool {
+    package func waits(_ connection: Int) -> Bool {
         isSpent && holds(connection) > 0 && finishing != connection
     }
 
@@ -105,7 +105,7 @@ public struct InputBudget: Sendable {
     /// frame closest to complete (fewest bytes lacking, then the lowest ID) that fits in the
     /// overdraft and has not been passed over since every such frame last had a turn. No turns
     /// while the budget is not spent.
-    public mutating func chooseFinishing(now: Int64) {
+    package mutating func chooseFinishing(now: Int64) {
         guard isSpent else {
             turn = nil
             passed = []
@@ -135,7 +135,7 @@ public struct InputBudget: Sendable {
     /// While the budget is spent, the connections whose frame has not grown for longer than
     /// `stalledTimeout` and whose last two turns passed without growth, in ID order, with the
     /// bytes each holds and for how long (ms).
-    public func stalled(now: Int64) -> [(connection: Int, bytes: Int, heldFor: Int64)] {
+    package func stalled(now: Int64) -> [(connection: Int, bytes: Int, heldFor: Int64)] {
         guard isSpent else { return [] }
         return held.filter { now - $0.value.since > stalledTimeout && $0.value.idleTurns >= 2 }.sorted { $0.key < $1.key }
             .map { ($0.key, $0.value.bytes, now - $0.value.since) }

@@ -37,7 +37,7 @@ public final class NodeCore {
     public let configuration: NodeConfiguration
     let random: RandomSource
     /// Where recording bytes live; nil: this node transfers no recordings.
-    let storage: RecordingStorage?
+    package let storage: RecordingStorage?
     /// Each transfer's rate in its current session, and when it last logged its progress.
     var progressLogged: [String: TransferRate] = [:]
     /// Recordings being received, shared by the sessions.

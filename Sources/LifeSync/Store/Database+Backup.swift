@@ -6,7 +6,7 @@ extension Database {
     /// writing this database meanwhile: the copy is the state of one instant, never a mix.
     ///
     /// - Throws: `SQLiteError` when the target cannot take the copy (locked, full, read-only).
-    public func copy(into target: Database) throws(SQLiteError) {
+    package func copy(into target: Database) throws(SQLiteError) {
         guard let backup = sqlite3_backup_init(target.handle, "main", handle, "main") else {
             throw target.error(sqlite3_errcode(target.handle), sql: "backup")
         }

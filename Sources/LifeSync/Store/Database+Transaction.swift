@@ -3,7 +3,7 @@ extension Database {
     ///
     /// `BEGIN IMMEDIATE` takes the write lock up front, so two processes writing the same
     /// replica queue on the busy timeout instead of failing half-way with SQLITE_BUSY.
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
+    package func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()

@@ -10,15 +10,15 @@ import CSQLite
 /// ```
 ///
 /// A connection is used from one thread at a time; the runtime gives each its own.
-public final class Database {
+package final class Database {
     let handle: OpaquePointer
-    public let path: String
+    package let path: String
     private var cache: [String: Statement] = [:]
 
     /// Opens (or, with `create`, creates) the database at `path`; ":memory:" for a private one.
     /// WAL journaling lets a daemon read while a CLI writes; the busy timeout makes two writers
     /// queue instead of failing.
-    public init(path: String, create: Bool = true, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5_000) throws(SQLiteError) {
+    package init(path: String, create: Bool = true, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5_000) throws(SQLiteError) {
         _ = Database.configured
         var db: OpaquePointer?
         var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
@@ -54,13 +54,13 @@ public final class Database {
     }
 
     /// Runs one or more statements that take no parameters and return no rows.
-    public func execute(_ sql: String) throws(SQLiteError) {
+    package func execute(_ sql: String) throws(SQLiteError) {
         let rc = sqlite3_exec(handle, sql, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc, sql: sql) }
     }
 
     /// A prepared statement for `sql`, compiled once per connection and reset for reuse.
-    public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+    package func prepare(_ sql: String) throws(SQLiteError) -> Statement {
         if let cached = cache[sql] {
             cached.reset()
             return cached
@@ -71,7 +71,7 @@ public final class Database {
     }
 
     /// Runs a statement with `values` bound to its parameters, discarding rows.
-    public func run(_ sql: String, _ values: [SQLValue] = []) throws(SQLiteError) {
+    package func run(_ sql: String, _ values: [SQLValue] = []) throws(SQLiteError) {
         let statement = try prepare(sql)
         try statement.bind(values)
         while try statement.step() {}
@@ -79,7 +79,7 @@ public final class Database {
     }
 
     /// Runs a query and maps each row.
-    public func rows<T>(_ sql: String, _ values: [SQLValue] = [], _ map: (Statement) throws -> T) throws -> [T] {
+    package func rows<T>(_ sql: String, _ values: [SQLValue] = [], _ map: (Statement) throws -> T) throws -> [T] {
         let statement = try prepare(sql)
         try statement.bind(values)
         defer { statement.reset() }
@@ -89,7 +89,7 @@ public final class Database {
     }
 
     /// Each row of a query in turn, without collecting them: memory does not grow with the result.
-    public func forEachRow(_ sql: String, _ values: [SQLValue] = [], _ body: (Statement) throws -> Void) throws {
+    package func forEachRow(_ sql: String, _ values: [SQLValue] = [], _ body: (Statement) throws -> Void) throws {
         let statement = try prepare(sql)
         try statement.bind(values)
         defer { statement.reset() }
@@ -97,7 +97,7 @@ public final class Database {
     }
 
     /// The first row of a query, mapped, or nil when there is none.
-    public func firstRow<T>(_ sql: String, _ values: [SQLValue] = [], _ map: (Statement) throws -> T) throws -> T? {
+    package func firstRow<T>(_ sql: String, _ values: [SQLValue] = [], _ map: (Statement) throws -> T) throws -> T? {
         let statement = try prepare(sql)
         try statement.bind(values)
         defer { statement.reset() }
@@ -111,10 +111,10 @@ public final class Database {
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
-    public var changes: Int { Int(sqlite3_changes(handle)) }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// The schema version kept in the file header (`PRAGMA user_version`).
-    public var userVersion: Int {
+    package var userVersion: Int {
         get throws(SQLiteError) {
             let statement = try prepare("PRAGMA user_version")
             defer { statement.reset() }
@@ -123,13 +123,13 @@ public final class Database {
         }
     }
 
-    public func setUserVersion(_ version: Int) throws(SQLiteError) {
+    package func setUserVersion(_ version: Int) throws(SQLiteError) {
         try execute("PRAGMA user_version = \(version)")
     }
 
     /// Changes whenever another connection commits to the file: how a daemon notices that the
     /// CLI wrote to the replica it serves.
-    public var dataVersion: Int64 {
+    package var dataVersion: Int64 {
         get throws(SQLiteError) {
             let statement = try prepare("PRAGMA data_version")
             defer { statement.reset() }

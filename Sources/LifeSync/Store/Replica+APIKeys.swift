@@ -1,17 +1,17 @@
 /// One key of the HTTP API as `lifesync keys list` shows it: never the key itself, which is
 /// printed once when made and stored only as its SHA-256.
-public struct APIKeyRecord: Equatable, Sendable {
-    public var name: String
+package struct APIKeyRecord: Equatable, Sendable {
+    package var name: String
     /// The first hex digits of the key's SHA-256, to tell keys apart.
-    public var hashPrefix: String
-    public var createdAt: Timestamp
-    public var lastUsed: Timestamp?
+    package var hashPrefix: String
+    package var createdAt: Timestamp
+    package var lastUsed: Timestamp?
     /// How its client reads entries.
-    public var presentation: EntryPresentation
+    package var presentation: EntryPresentation
     /// Whether it may create, list and revoke keys over HTTP (`keys create NAME --admin`).
-    public var admin: Bool = false
+    package var admin: Bool = false
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([("name", .string(name)), ("key_sha256_prefix", .string(hashPrefix)), ("created_at", .string(createdAt.iso8601)),
                  ("last_used", lastUsed.map { .string($0.iso8601) } ?? .null), ("presentation", .string(presentation.rawValue)),
                  ("admin", .bool(admin))])
@@ -26,7 +26,7 @@ extension Replica {
 
     /// Makes a key called `name` whose client reads entries in `presentation` (and, `admin`, may
     /// manage keys over HTTP), and returns it: the only time it is ever seen.
-    public func createAPIKey(name: String, presentation: EntryPresentation = .lifeSync, admin: Bool = false) throws -> String {
+    package func createAPIKey(name: String, presentation: EntryPresentation = .lifeSync, admin: Bool = false) throws -> String {
         try Replica.validateKeyName(name)
         let key = Replica.apiKeyPrefix + (0..<4).map { _ in
             let value = random.nextUInt64()
@@ -43,7 +43,7 @@ extension Replica {
         return key
     }
 
-    public func apiKeys() throws -> [APIKeyRecord] {
+    package func apiKeys() throws -> [APIKeyRecord] {
         try database.rows("SELECT name, key_hash, created_at, last_used, presentation, admin FROM api_keys ORDER BY name") { row in
             APIKeyRecord(name: row.string(0), hashPrefix: String(row.string(1).prefix(12)),
                          createdAt: try Timestamp(iso8601: row.string(2)),
@@ -54,7 +54,7 @@ extension Replica {
 
     /// Changes how the client of the key called `name` reads entries, from its next request on
     /// (the key itself stays, so the app holding it needs no change).
-    public func setPresentation(_ presentation: EntryPresentation, forAPIKey name: String) throws {
+    package func setPresentation(_ presentation: EntryPresentation, forAPIKey name: String) throws {
         guard try database.firstRow("UPDATE api_keys SET presentation = ? WHERE name = ? RETURNING name",
                                     [.text(presentation.rawValue), .text(name)], { $0.string(0) }) != nil else {
             throw ReplicaError.invalid(ValidationError(field: "name", reason: "no key called \"\(name)\" (lifesync keys list shows them)"))
@@ -70,7 +70,7 @@ extension Replica {
 
     /// The name of the key `presented` is and how its client reads entries, or nil. Its
     /// `last_used` is set to now, at most once a minute (a request is not a write transaction each).
-    public func authenticateAPIKey(_ presented: String) throws -> (name: String, presentation: EntryPresentation)? {
+    package func authenticateAPIKey(_ presented: String) throws -> (name: String, presentation: EntryPresentation)? {
         guard presented.hasPrefix(Replica.apiKeyPrefix), presented.utf8.count <= 128 else { return nil }
         let hash = SHA256.hash(Array(presented.utf8)).hex
         guard let (name, lastUsed, presentation) = try database.firstRow(

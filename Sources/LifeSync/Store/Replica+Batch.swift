@@ -1,5 +1,5 @@
 /// What became of one entry of a batch (the HTTP API's POST of an array).
-public enum BatchOutcome: Equatable, Sendable {
+package enum BatchOutcome: Equatable, Sendable {
     case created
     /// The replica holds an entry with this ID and the same content: nothing to do, so a client
     /// retrying a batch it is unsure went through does no harm.
@@ -16,7 +16,7 @@ extension Replica {
     ///
     /// New entries take the bulk path of `importEntries`: sequence numbers counted in the
     /// transaction and written back once, one held INSERT per entry.
-    public func addBatch(_ items: [Result<LogEntry, ValidationError>], atomic: Bool) throws -> [BatchOutcome] {
+    package func addBatch(_ items: [Result<LogEntry, ValidationError>], atomic: Bool) throws -> [BatchOutcome] {
         struct Refused: Error { var outcomes: [BatchOutcome] }
         do {
             return try writeTransaction {

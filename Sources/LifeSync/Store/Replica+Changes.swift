@@ -19,7 +19,7 @@ extension Replica {
     /// The changes of `origin` after `sequence`, in ascending sequence, at most `limit`:
     /// the rows (live and deleted) whose latest write came from that origin. Writes that were
     /// superseded since are not listed: their successors are listed under their own origin.
-    public func changes(origin: String, after sequence: UInt64, limit: Int) throws -> [Change] {
+    package func changes(origin: String, after sequence: UInt64, limit: Int) throws -> [Change] {
         let entries = try database.rows(Replica.entryLogSQL, [.text(origin), .counter(sequence), .integer(Int64(limit))]) { row in
             let deleted = row.int64(4) != 0
             let stamp = try Replica.stamp(from: row, deleted: deleted, origin: origin)
@@ -69,7 +69,7 @@ extension Replica {
     /// range: a file damaged on disk or edited by hand) comes back marked `isDamaged`, in its
     /// place: the batch builder leaves it out and reports it, so the rest keeps flowing (every
     /// peer would refuse a batch that carried it).
-    public func encodedChanges(origin: String, after sequence: UInt64, limit: Int) throws -> [EncodedChange] {
+    package func encodedChanges(origin: String, after sequence: UInt64, limit: Int) throws -> [EncodedChange] {
         let entries = try database.rows(Replica.entryLogSQL, [.text(origin), .counter(sequence), .integer(Int64(limit))]) { row -> EncodedChange in
             // Every row is `origin`'s: sharing its string also lets the BATCH encoder compare
             // origins by identity.
@@ -147,7 +147,7 @@ extension Replica {
 
     /// Every change the replica holds that `vector` lacks, origin by origin: for tests and the
     /// simulator's direct delivery. The sync session reads the same log in bounded batches.
-    public func changes(after vector: VersionVector) throws -> [Change] {
+    package func changes(after vector: VersionVector) throws -> [Change] {
         var result: [Change] = []
         for entry in try replicaVector().entries where entry.sequence > vector[entry.origin] {
             result += try changes(origin: entry.origin, after: vector[entry.origin], limit: Int.max)

@@ -51,7 +51,7 @@ extension Replica {
     }
 
     /// The kept losing versions, newest detection first; `entryID` narrows them to one entry.
-    public func conflicts(entryID: String? = nil) throws -> [Conflict] {
+    package func conflicts(entryID: String? = nil) throws -> [Conflict] {
         var conflicts = try database.rows("""
             SELECT entry_id, loser_origin, loser_seq, loser_hlc, loser_deleted, loser_entry,
                    winner_origin, winner_seq, winner_hlc, winner_deleted, detected_at, fields
@@ -78,7 +78,7 @@ extension Replica {
     }
 
     /// The node and role behind each origin this replica knows, to name the devices of a conflict.
-    public func devices() throws -> [String: Conflict.Device] {
+    package func devices() throws -> [String: Conflict.Device] {
         var devices: [String: Conflict.Device] = [:]
         for known in try knownOrigins() {
             if let nodeID = known.nodeID { devices[known.origin] = Conflict.Device(nodeID: nodeID, role: known.role, name: try peerName(for: nodeID)) }
@@ -92,7 +92,7 @@ extension Replica {
     /// entry has several (an origin, or the node ID behind it). The version replicates, and it
     /// clears the records here and wherever it arrives. Returns its stamp.
     @discardableResult
-    public func resolveConflict(entryID: String, keep side: ConflictSide, field: String? = nil, loserOrigin: String? = nil) throws -> VersionStamp {
+    package func resolveConflict(entryID: String, keep side: ConflictSide, field: String? = nil, loserOrigin: String? = nil) throws -> VersionStamp {
         try writeTransaction {
             let records = try conflicts(entryID: entryID)
             guard !records.isEmpty else { throw ReplicaError.invalid(ValidationError(field: "ENTRY", reason: "no conflict is recorded for \(entryID)")) }

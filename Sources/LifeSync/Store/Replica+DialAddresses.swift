@@ -20,14 +20,14 @@ extension Replica {
     /// A trusted peer was heard announcing itself at `address`: first in its dial order. Only
     /// while `nodeID` is still trusted with `fingerprint`; false when nothing changed.
     @discardableResult
-    public func putDiscoveredAddressFirst(nodeID: String, fingerprint: SHA256.Digest, address: String) throws -> Bool {
+    package func putDiscoveredAddressFirst(nodeID: String, fingerprint: SHA256.Digest, address: String) throws -> Bool {
         try remember(address, as: "heard_addresses", limit: Self.heardLimit, nodeID: nodeID, fingerprint: fingerprint)
     }
 
     /// Our dial of `nodeID` at `address` completed a handshake with its pinned `fingerprint`: an
     /// address that reaches it, kept against anything heard. False when nothing changed.
     @discardableResult
-    public func noteVerifiedAddress(nodeID: String, fingerprint: SHA256.Digest, address: String) throws -> Bool {
+    package func noteVerifiedAddress(nodeID: String, fingerprint: SHA256.Digest, address: String) throws -> Bool {
         try remember(address, as: "verified_addresses", limit: Self.verifiedLimit, nodeID: nodeID, fingerprint: fingerprint)
     }
 

@@ -25,7 +25,7 @@ extension Replica {
 
     /// The untrusted nodes heard on the local network, most recently heard first (a node trusted
     /// since is left out).
-    public func discoveredPeers() throws -> [DiscoveredPeer] {
+    package func discoveredPeers() throws -> [DiscoveredPeer] {
         try database.rows("""
             SELECT node_id, role, fingerprint, address, first_seen, last_seen FROM discovered_peers
             WHERE node_id NOT IN (SELECT node_id FROM trusted_peers) ORDER BY last_seen DESC, node_id

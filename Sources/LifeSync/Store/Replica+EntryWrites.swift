@@ -95,7 +95,7 @@ extension Replica {
     ///
     ///     let result = FieldMerge.merge(try replica.entryWrites(id: id))
     ///     result.winner(of: .tags)   // the write whose tags stand
-    public func entryWrites(id: String) throws -> [EntryWrite] {
+    package func entryWrites(id: String) throws -> [EntryWrite] {
         try storedWrites(id: id)?.all ?? []
     }
 }

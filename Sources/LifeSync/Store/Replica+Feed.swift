@@ -45,7 +45,7 @@ extension Replica {
     /// The changes after `cursor` (nil: from the first), at most `limit` (1…`maximumFeedPage`).
     /// A row that does not read back is passed over (it is reported by the commands that list
     /// entries), so one damaged row does not stop the feed.
-    public func changes(since cursor: ChangeCursor?, limit: Int) throws -> FeedPage {
+    package func changes(since cursor: ChangeCursor?, limit: Int) throws -> FeedPage {
         precondition((1...Replica.maximumFeedPage).contains(limit), "a feed page holds 1…\(Replica.maximumFeedPage) changes")
         let tag = feedTag
         precondition(cursor.map { $0.tag == tag } ?? true, "a cursor of this replica (checked by cursor(parsing:))")

@@ -52,7 +52,7 @@ extension Replica {
     }
 
     /// The HLC as it stands (for the HELLO).
-    public var currentClock: HLCTimestamp { hlc.last }
+    package var currentClock: HLCTimestamp { hlc.last }
 
     /// Catches up with the identity and clock another process may have changed (rotation).
     public func reloadIdentity() throws {

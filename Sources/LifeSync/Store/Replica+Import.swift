@@ -1,23 +1,23 @@
 /// What an import did with its entries.
-public struct ImportSummary: Equatable, Sendable {
+package struct ImportSummary: Equatable, Sendable {
     /// New entries written.
-    public var written = 0
+    package var written = 0
     /// Already here with the same content (`recorded_at` aside): skipped.
-    public var unchanged = 0
+    package var unchanged = 0
     /// Already here with other content (changed here, or by a peer, since): left as the replica
     /// has it. An import adds entries; it never overwrites one.
-    public var keptAsHere: [String] = []
+    package var keptAsHere: [String] = []
     /// Deleted here: deletes stick, an import does not bring an entry back.
-    public var deletedHere: [String] = []
+    package var deletedHere: [String] = []
 
-    public init() {}
+    package init() {}
 }
 
 extension Replica {
     /// Defaults for records being imported: `timestamp` required, LifeLog's own forms taken,
     /// and an absent `id` derived from the content, so re-importing finds the same entries
     /// (LogEntry+LifeLogInput.swift).
-    public func importDefaults() -> EntryDefaults {
+    package func importDefaults() -> EntryDefaults {
         var defaults = addDefaults()
         defaults.timestamp = nil
         defaults.derivesAbsentID = true
@@ -29,7 +29,7 @@ extension Replica {
     /// re-importing any input is harmless. Only the input contradicting itself (one ID, two
     /// contents) is refused, naming both positions.
     @discardableResult
-    public func importEntries(_ entries: [LogEntry], positionName: (Int) -> String = { "entry \($0 + 1)" }) throws -> ImportSummary {
+    package func importEntries(_ entries: [LogEntry], positionName: (Int) -> String = { "entry \($0 + 1)" }) throws -> ImportSummary {
         var iterator = entries.enumerated().makeIterator()
         return try importEntries(positionName: positionName) { iterator.next().map { ($0.offset, $0.element) } }
     }
@@ -44,7 +44,7 @@ extension Replica {
     /// This is the bulk path: sequence numbers are taken in one step and each new entry costs one
     /// INSERT; only an ID that is already taken costs a second look.
     @discardableResult
-    public func importEntries(positionName: (Int) -> String, _ next: () throws -> (position: Int, entry: LogEntry)?) throws -> ImportSummary {
+    package func importEntries(positionName: (Int) -> String, _ next: () throws -> (position: Int, entry: LogEntry)?) throws -> ImportSummary {
         try writeTransaction {
             let mayHaveTombstones = try tombstoneCount() > 0
             var sequence = try currentSequence()

@@ -1,7 +1,7 @@
 extension Replica {
     /// What fills an input's absent fields on this node: a new ID of this node's role, now,
     /// and this node as source and device.
-    public func entryDefaults(requireTimestamp: Bool = false) -> EntryDefaults {
+    package func entryDefaults(requireTimestamp: Bool = false) -> EntryDefaults {
         let now = self.now
         return EntryDefaults(makeID: { [random, identity] in Identifier.make(role: identity.role, random: random) },
                              recordedAt: now, timestamp: requireTimestamp ? nil : now,
@@ -11,7 +11,7 @@ extension Replica {
     /// Defaults for a new entry a user writes: those of `entryDefaults()`, and LifeLog's own
     /// forms taken (a bare UUID `id`, `created_at`, `synced`; LogEntry+LifeLogInput.swift), so a
     /// Drafts action's object goes in as it is.
-    public func addDefaults() -> EntryDefaults {
+    package func addDefaults() -> EntryDefaults {
         var defaults = entryDefaults()
         defaults.acceptsLifeLogForm = true
         return defaults

@@ -58,7 +58,7 @@ extension Replica {
     /// during the stream was tried: it slowed the batches more than the stalls it saved.) Local
     /// writes checkpoint at the default again.
     @discardableResult
-    public func apply(_ changes: [Change], through: VersionVector) throws -> ApplyOutcome {
+    package func apply(_ changes: [Change], through: VersionVector) throws -> ApplyOutcome {
         try apply([(changes, through)])[0]
     }
 
@@ -75,7 +75,7 @@ extension Replica {
     /// (`ReplicaError.forgedWrite`), and the seals are kept for relaying. Without them (a local
     /// caller applying changes it vouches for itself) nothing is checked and the writes of other
     /// origins cannot be relayed.
-    public func apply(_ batches: [(changes: [Change], through: VersionVector)],
+    package func apply(_ batches: [(changes: [Change], through: VersionVector)],
                       origins: [(origin: String, nodeID: String, role: Role)] = [],
                       seals: [ReceivedSeals]? = nil) throws -> [ApplyOutcome] {
         precondition(seals == nil || seals!.count == batches.count, "one set of seals per batch")

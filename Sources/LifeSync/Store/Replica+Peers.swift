@@ -1,6 +1,6 @@
 extension Replica {
     /// Saves what the node knows of a peer (one row per peer node).
-    public func savePeer(_ peer: PeerStatus) throws {
+    package func savePeer(_ peer: PeerStatus) throws {
         try database.run("""
             INSERT INTO peers(node_id, role, address, direction, state, last_connected, last_sync, entries_sent,
                               entries_received, pending, vector, updated_at)
@@ -20,7 +20,7 @@ extension Replica {
     }
 
     /// Every peer this node has met, by node ID.
-    public func peers() throws -> [PeerStatus] {
+    package func peers() throws -> [PeerStatus] {
         try database.rows("""
             SELECT node_id, role, address, direction, state, last_connected, last_sync, entries_sent, entries_received, pending, vector, updated_at
             FROM peers ORDER BY node_id
@@ -39,7 +39,7 @@ extension Replica {
     /// Changes this replica holds above `vector` in the origins `allowed` admits: what a peer with
     /// that vector still lacks. Counting stops at `limit` (`limit: 1` asks whether anything is
     /// pending, which takes one index probe per origin rather than a walk over all of it).
-    public func pendingCount(above vector: VersionVector, allowed: (String) -> Bool = { _ in true }, limit: Int = .max) throws -> Int {
+    package func pendingCount(above vector: VersionVector, allowed: (String) -> Bool = { _ in true }, limit: Int = .max) throws -> Int {
         var total = 0
         for entry in try replicaVector().entries where entry.sequence > vector[entry.origin] && allowed(entry.origin) {
             guard total < limit else { break }

@@ -14,7 +14,7 @@ extension Replica {
     /// that claimed a node ID, `anonymousPendingLimit` that claimed none, and `pendingPerHost`
     /// from one host — so knocks without a claim, or a flood from one machine, cannot push out
     /// a device waiting to be paired.
-    public func notePending(fingerprint: SHA256.Digest, claimedNodeID: String?, claimedRole: Role?, address: String) throws {
+    package func notePending(fingerprint: SHA256.Digest, claimedNodeID: String?, claimedRole: Role?, address: String) throws {
         precondition(address.utf8.count <= 300, "an address is a host:port")
         let claimed = claimedNodeID.flatMap { Identifier.isValid($0) ? $0 : nil }
         try database.transaction {
@@ -47,7 +47,7 @@ extension Replica {
     }
 
     /// The untrusted keys that tried, most recently seen first.
-    public func pendingPeers() throws -> [PendingPeer] {
+    package func pendingPeers() throws -> [PendingPeer] {
         try database.rows("""
             SELECT fingerprint, node_id, role, address, first_seen, last_seen, attempts, wrong_codes FROM pending_peers
             ORDER BY last_seen DESC, fingerprint
@@ -64,7 +64,7 @@ extension Replica {
     /// compared its pairing code or fingerprint), by the rules of `trust`. Nil when no such
     /// pending key claimed it.
     @discardableResult
-    public func acceptPending(nodeID: String, fingerprint: SHA256.Digest, again: Bool = false, replacing: Bool = false,
+    package func acceptPending(nodeID: String, fingerprint: SHA256.Digest, again: Bool = false, replacing: Bool = false,
                               ownKey: SHA256.Digest? = nil) throws -> TrustedPeer? {
         guard let pending = try pendingPeers().first(where: { $0.claimedNodeID == nodeID && $0.fingerprint == fingerprint }),
               let role = Identifier.role(of: nodeID) else { return nil }

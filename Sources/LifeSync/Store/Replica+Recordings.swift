@@ -1,5 +1,5 @@
 /// What this replica holds of a recording's bytes.
-public enum RecordingFileState: String, Sendable {
+package enum RecordingFileState: String, Sendable {
     /// The verified file is in permanent storage.
     case present
     /// Part of it has arrived (in a temporary file) and been checked chunk by chunk.
@@ -9,26 +9,26 @@ public enum RecordingFileState: String, Sendable {
 }
 
 /// A recording as `lifesync recordings` lists it: metadata, local state, confirmations.
-public struct RecordingStatus: Equatable, Sendable {
-    public var recording: Recording
-    public var deleted: Bool
-    public var file: RecordingFileState?
-    public var received: UInt64
+package struct RecordingStatus: Equatable, Sendable {
+    package var recording: Recording
+    package var deleted: Bool
+    package var file: RecordingFileState?
+    package var received: UInt64
     /// Peers that proved, by a CONFIRM after bytes this node sent them, that they hold it.
-    public var confirmedBy: [(nodeID: String, role: Role)]
+    package var confirmedBy: [(nodeID: String, role: Role)]
     /// The peer this node received the verified bytes from (no confirmation: it sent them).
-    public var receivedFrom: String?
+    package var receivedFrom: String?
     /// Why the local copy is not sent (it no longer matches its checksum, or is missing).
-    public var damage: String?
+    package var damage: String?
 
-    public static func == (a: RecordingStatus, b: RecordingStatus) -> Bool {
+    package static func == (a: RecordingStatus, b: RecordingStatus) -> Bool {
         a.recording == b.recording && a.deleted == b.deleted && a.file == b.file && a.received == b.received
             && a.confirmedBy.map(\.nodeID) == b.confirmedBy.map(\.nodeID) && a.receivedFrom == b.receivedFrom && a.damage == b.damage
     }
 
     /// In words: pending until a peer confirmed it, synced after (or once received here and
     /// verified); damaged with the reason; what a receiver still awaits.
-    public var state: String {
+    package var state: String {
         if deleted { return "deleted" }
         if let damage, file == .present { return "damaged: " + damage }
         switch file {
@@ -43,7 +43,7 @@ public struct RecordingStatus: Equatable, Sendable {
 extension Replica {
     /// Registers a recording whose verified file is already in this node's storage: a local write
     /// that replicates, signed by this node (`signer`, its node key), and the file marked present.
-    public func addRecording(_ recording: Recording, signedBy signer: RecordingSigner) throws {
+    package func addRecording(_ recording: Recording, signedBy signer: RecordingSigner) throws {
         guard recording.originNode == identity.nodeID else {
             throw ReplicaError.invalid(ValidationError(field: "origin_node", reason: "a recording attached here has this node (\(identity.nodeID)) as its origin"))
         }
@@ -75,7 +75,7 @@ extension Replica {
 
     /// An explicit user delete with the bytes that go with it: the tombstone replicates, and this
     /// node's file and any partial download are removed.
-    public func deleteRecording(id: String, from storage: RecordingStorage) throws {
+    package func deleteRecording(id: String, from storage: RecordingStorage) throws {
         let fileName = try deleteRecording(id: id)
         if let file = try recordingFile(id: id) {
             try setRecordingFile(id: id, state: .removed, sha256: file.sha256, received: 0)
@@ -88,7 +88,7 @@ extension Replica {
     public func isRecording(id: String) throws -> Bool { try storedRecording(id: id) != nil }
 
     /// The recording's metadata, live or deleted, or nil.
-    public func recording(id: String) throws -> (recording: Recording, deleted: Bool)? {
+    package func recording(id: String) throws -> (recording: Recording, deleted: Bool)? {
         guard let stored = try storedRecording(id: id), let recording = stored.recording else { return nil }
         return (recording, stored.stamp.deleted)
     }
@@ -103,7 +103,7 @@ extension Replica {
     }
 
     /// Every recording this replica knows, oldest first, with what it holds of the bytes.
-    public func recordingStatuses() throws -> [RecordingStatus] {
+    package func recordingStatuses() throws -> [RecordingStatus] {
         let rows = try database.rows("""
             SELECT \(Replica.recordingColumns(prefix: "r.")), r.deleted, f.state, f.received, f.received_from, f.damage
             FROM recordings r LEFT JOIN recording_files f ON f.id = r.id ORDER BY r.created_at, r.id
@@ -124,7 +124,7 @@ extension Replica {
     /// The stamp of the recording's metadata as this replica holds it.
     public func recordingStamp(id: String) throws -> VersionStamp? { try storedRecording(id: id)?.stamp }
 
-    public func recordingFile(id: String) throws -> (state: RecordingFileState, sha256: SHA256.Digest, received: UInt64)? {
+    package func recordingFile(id: String) throws -> (state: RecordingFileState, sha256: SHA256.Digest, received: UInt64)? {
         try database.firstRow("SELECT state, sha256, received FROM recording_files WHERE id = ?", [.text(id)]) { row in
             (RecordingFileState(rawValue: row.string(0)) ?? .removed, try row.digest(1, "recording_files.sha256 of \(id)"), try row.counter(2, upTo: .max, "received of \(id)"))
         }
@@ -133,7 +133,7 @@ extension Replica {
     /// Records what this replica holds of a recording's bytes (not replicated); `receivedFrom`,
     /// the peer verified bytes came from, is kept until another is named. A new state clears
     /// any damage noted of the file before.
-    public func setRecordingFile(id: String, state: RecordingFileState, sha256: SHA256.Digest, received: UInt64, receivedFrom: String? = nil,
+    package func setRecordingFile(id: String, state: RecordingFileState, sha256: SHA256.Digest, received: UInt64, receivedFrom: String? = nil,
                                  receivedFromIncarnation: String? = nil) throws {
         try database.run("""
             INSERT INTO recording_files(id, state, sha256, received, removed_at, updated_at, received_from, received_from_incarnation)
@@ -168,7 +168,7 @@ extension Replica {
     }
 
     /// The recordings whose local copy was found damaged, with their metadata (to check again).
-    public func damagedRecordings() throws -> [Recording] {
+    package func damagedRecordings() throws -> [Recording] {
         try database.rows("""
             SELECT \(Replica.recordingColumns(prefix: "r.")) FROM recordings r JOIN recording_files f ON f.id = r.id
             WHERE f.damage IS NOT NULL AND f.state = 'present' AND r.deleted = 0 ORDER BY r.id
@@ -185,7 +185,7 @@ extension Replica {
     }
 
     /// Live recordings this replica counts as held in its storage.
-    public func presentRecordings() throws -> [Recording] {
+    package func presentRecordings() throws -> [Recording] {
         try database.rows("""
             SELECT \(Replica.recordingColumns(prefix: "r.")) FROM recordings r JOIN recording_files f ON f.id = r.id
             WHERE f.state = 'present' AND r.deleted = 0 ORDER BY r.id
@@ -204,14 +204,14 @@ extension Replica {
 
     /// A peer proved, by checksum, that it holds the recording (under `incarnation`, its history
     /// then: a restored peer starts another, see `recordingsToOffer`).
-    public func recordConfirmation(id: String, nodeID: String, role: Role, sha256: SHA256.Digest, incarnation: String? = nil) throws {
+    package func recordConfirmation(id: String, nodeID: String, role: Role, sha256: SHA256.Digest, incarnation: String? = nil) throws {
         try database.run("""
             INSERT INTO recording_confirmations(id, node_id, role, sha256, confirmed_at, incarnation) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT(id, node_id) DO UPDATE SET sha256 = excluded.sha256, confirmed_at = excluded.confirmed_at, incarnation = excluded.incarnation
             """, [.text(id), .text(nodeID), .text(role.rawValue), .text(sha256.hex), .text(now.iso8601), incarnation.map { .text($0) } ?? .null])
     }
 
-    public func confirmations(id: String) throws -> [(nodeID: String, role: Role, sha256: SHA256.Digest)] {
+    package func confirmations(id: String) throws -> [(nodeID: String, role: Role, sha256: SHA256.Digest)] {
         try database.rows("SELECT node_id, role, sha256 FROM recording_confirmations WHERE id = ? ORDER BY node_id", [.text(id)]) {
             ($0.string(0), Role(rawValue: $0.string(1)) ?? .phone, try $0.digest(2, "recording_confirmations.sha256"))
         }
@@ -222,7 +222,7 @@ extension Replica {
     /// under another incarnation than `peerIncarnation` does not count: the peer's replica was put back from an
     /// older copy, or started afresh, since, and may have lost the file. The role policy (who
     /// sends to whom) is the caller's.
-    public func recordingsToOffer(peerNodeID: String, peerIncarnation: String? = nil) throws -> [Recording] {
+    package func recordingsToOffer(peerNodeID: String, peerIncarnation: String? = nil) throws -> [Recording] {
         try database.rows("""
             SELECT \(Replica.recordingColumns(prefix: "r."))
             FROM recordings r JOIN recording_files f ON f.id = r.id

@@ -1,20 +1,20 @@
 /// Where a record currently lives in the replica.
-enum StoredPlace {
+package enum StoredPlace {
     case live
     case tombstone
 }
 
 /// The current version of one record, as stored.
-struct StoredVersion {
-    var stamp: VersionStamp
-    var place: StoredPlace
+package struct StoredVersion {
+    package var stamp: VersionStamp
+    package var place: StoredPlace
 }
 
 extension Replica {
     static let entryColumns = "id, timestamp, recorded_at, source, device_id, category, data"
 
     /// The stored version of record `id`, live or deleted, or nil when the replica never saw it.
-    func storedVersion(id: String) throws -> StoredVersion? {
+    package func storedVersion(id: String) throws -> StoredVersion? {
         try database.firstRow("""
             SELECT hlc, origin, origin_seq, vv, 0 FROM entries WHERE id = ?1
             UNION ALL SELECT hlc, origin, origin_seq, vv, 1 FROM tombstones WHERE id = ?1

@@ -11,10 +11,10 @@ extension Replica {
     /// The seals of one received batch and what each change's digest was as received (empty:
     /// only the canonical form is tried).
     public struct ReceivedSeals: Sendable {
-        public var seals: [Seal]
-        public var receivedDigests: [SHA256.Digest]
+        package var seals: [Seal]
+        package var receivedDigests: [SHA256.Digest]
 
-        public init(seals: [Seal], receivedDigests: [SHA256.Digest] = []) {
+        package init(seals: [Seal], receivedDigests: [SHA256.Digest] = []) {
             self.seals = seals
             self.receivedDigests = receivedDigests
         }

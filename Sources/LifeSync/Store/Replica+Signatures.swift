@@ -63,7 +63,7 @@ extension Replica {
     /// many it signed. A replica of an earlier version moves to a bound incarnation here
     /// (`bindIncarnation`). The runtime calls it whenever a node starts serving.
     @discardableResult
-    public func adoptSigningKey(_ signer: RecordingSigner) throws -> Int {
+    package func adoptSigningKey(_ signer: RecordingSigner) throws -> Int {
         self.signer = signer
         return try writeTransaction {
             try bindOriginKey(nodeID: identity.nodeID, publicKey: signer.publicKey)

@@ -1,12 +1,12 @@
 /// Whose days `stats` counts by: UTC's, the process's local zone's (`TZ`, daylight saving
 /// included: the CLI's), or a fixed offset east of UTC in minutes (a browser's, sent to the API).
-public enum StatsDays: Equatable, Sendable {
+package enum StatsDays: Equatable, Sendable {
     case utc
     case local
     case offset(minutes: Int)
 
     /// The offsets a zone on Earth has: UTC−12:00 … UTC+14:00.
-    public static let offsetRange = -720...840
+    package static let offsetRange = -720...840
 
     /// The SQL expression of an entry's day (`YYYY-MM-DD`) from its UTC `timestamp` column.
     var dayExpression: String {
@@ -21,7 +21,7 @@ public enum StatsDays: Equatable, Sendable {
 extension Replica {
     /// Counts by category, source and day (`days`' days), and per-metric averages, over the
     /// live entries `filter` selects (its `limit` and `offset` do not apply).
-    public func stats(matching filter: EntryQuery = EntryQuery(), days: StatsDays = .utc) throws -> EntryStats {
+    package func stats(matching filter: EntryQuery = EntryQuery(), days: StatsDays = .utc) throws -> EntryStats {
         let (clause, values) = try self.filter(filter)
         func counts(_ expression: String) throws -> [(key: String, count: Int)] {
             try database.rows("SELECT \(expression) AS k, count(*) FROM entries \(clause) GROUP BY k ORDER BY k", values) {
@@ -44,7 +44,7 @@ extension Replica {
 
     /// Each metric's summary per day (`days`' days) over the entries `filter` selects, by name
     /// then day: what a chart of a month draws, in a row per day however many entries it holds.
-    public func metricsByDay(matching filter: EntryQuery = EntryQuery(), days: StatsDays = .utc) throws
+    package func metricsByDay(matching filter: EntryQuery = EntryQuery(), days: StatsDays = .utc) throws
         -> [(day: String, metric: EntryStats.MetricSummary)] {
         let (clause, values) = try self.filter(filter)
         return try database.rows("""

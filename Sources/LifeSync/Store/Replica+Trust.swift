@@ -15,7 +15,7 @@ extension Replica {
     /// must not silently lock the real device out — and the key replaced is then untrusted. A key
     /// the user untrusted is refused unless `again`: an old pairing string pasted (or slipped
     /// into a script) must not quietly undo an `untrust`.
-    public func trust(_ peer: TrustedPeer, again: Bool = false, replacing: Bool = false, ownKey: SHA256.Digest? = nil) throws {
+    package func trust(_ peer: TrustedPeer, again: Bool = false, replacing: Bool = false, ownKey: SHA256.Digest? = nil) throws {
         precondition(peer.addresses.count <= PairingString.maximumAddresses, "addresses are bounded by the pairing string")
         if let ownKey, ownKey == peer.fingerprint {
             throw ReplicaError.invalid(ValidationError(field: "fingerprint", reason: "that is this node's own key (\(ownKey.hex.prefix(16))…); "
@@ -77,19 +77,19 @@ extension Replica {
     }
 
     /// When the user stopped trusting `fingerprint`, and as which node; nil if never.
-    public func revocation(of fingerprint: SHA256.Digest) throws -> (nodeID: String, at: String)? {
+    package func revocation(of fingerprint: SHA256.Digest) throws -> (nodeID: String, at: String)? {
         try database.firstRow("SELECT node_id, revoked_at FROM revoked_keys WHERE fingerprint = ?", [.text(fingerprint.hex)]) {
             ($0.string(0), $0.string(1))
         }
     }
 
     /// Every trusted node, by node ID.
-    public func trustedPeers() throws -> [TrustedPeer] {
+    package func trustedPeers() throws -> [TrustedPeer] {
         try database.rows("SELECT node_id, role, fingerprint, addresses, trusted_at FROM trusted_peers ORDER BY node_id") { try Self.trustedPeer($0) }
     }
 
     /// The trusted node holding the key `fingerprint`, if any.
-    public func trustedPeer(fingerprint: SHA256.Digest) throws -> TrustedPeer? {
+    package func trustedPeer(fingerprint: SHA256.Digest) throws -> TrustedPeer? {
         try database.firstRow("SELECT node_id, role, fingerprint, addresses, trusted_at FROM trusted_peers WHERE fingerprint = ?",
                               [.text(fingerprint.hex)]) { try Self.trustedPeer($0) }
     }

@@ -25,26 +25,26 @@ public struct ReplicaIdentity: Equatable, Sendable {
 /// ones. One `Replica` is used from one thread at a time; other processes may write the same file
 /// (every write re-reads the sequence counter and clock inside its transaction).
 public final class Replica {
-    public let database: Database
+    package let database: Database
     public let path: String
     public internal(set) var identity: ReplicaIdentity
     let clock: WallClock
     let random: RandomSource
     var hlc: HybridLogicalClock
     /// Deliberate defects, for the simulator's planted-bug tests only.
-    public var plantedBugs: PlantedBugs = []
+    package var plantedBugs: PlantedBugs = []
     /// Checks the origin signatures of recording metadata from peers: ECDSA P-256 for real
     /// nodes; the simulator models it without the crypto.
-    public var signatureVerifier: SignatureVerifier = ECDSAP256Verifier()
+    package var signatureVerifier: SignatureVerifier = ECDSAP256Verifier()
     /// This node's key, which seals the writes of its own origins as they are sent (PROTOCOL.md
     /// §5.2.5). Set by `adoptSigningKey`; without it, this node's own writes cannot be sent.
-    public internal(set) var signer: RecordingSigner?
+    package internal(set) var signer: RecordingSigner?
     /// Where this node notes how far its own writes went, outside the replica (nil: nowhere,
     /// and a replica put back from an older copy is noticed only through its peers).
-    public var writeMarks: WriteMarkStore?
+    package var writeMarks: WriteMarkStore?
     /// Told when a write found the replica restored from an older copy and started a new
     /// incarnation (the evidence, the old incarnation, the new one), to tell the user.
-    public var onRestoreNoticed: ((RestoreEvidence, _ old: String, _ new: String) -> Void)?
+    package var onRestoreNoticed: ((RestoreEvidence, _ old: String, _ new: String) -> Void)?
     /// The text index's bookkeeping (`deferringTextIndex`): how deep write transactions are
     /// nested now, and whether the outermost leaves its rows for the next catch-up.
     var textIndexDepth = 0
@@ -185,7 +185,7 @@ public final class Replica {
     public var now: Timestamp { Timestamp(millisecondsSince1970: clock.nowMilliseconds()) }
 
     /// The highest sequence applied from each origin: what a peer compares to send the delta.
-    public func replicaVector() throws -> VersionVector {
+    package func replicaVector() throws -> VersionVector {
         VersionVector(try database.rows("SELECT origin, seq FROM replica_vector WHERE seq <> 0") {
             ($0.string(0), try $0.counter(1, upTo: Message.Limits.maximumSequence, "replica_vector.seq of \($0.string(0))"))
         })

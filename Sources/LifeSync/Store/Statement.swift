@@ -1,7 +1,7 @@
 import CSQLite
 
 /// A value bound to, or read from, SQLite.
-public enum SQLValue: Equatable, Sendable {
+package enum SQLValue: Equatable, Sendable {
     case null
     case integer(Int64)
     case real(Double)
@@ -12,16 +12,16 @@ public enum SQLValue: Equatable, Sendable {
     /// bounded where it enters (the decoder, local writes: at most 2^53 − 1), so clamping never
     /// changes a stored value; for a query bound ("after `n`") a larger `n` still means "after
     /// everything", where a plain `Int64(n)` would trap.
-    public static func counter(_ value: UInt64) -> SQLValue {
+    package static func counter(_ value: UInt64) -> SQLValue {
         .integer(Int64(clamping: value))
     }
 }
 
 /// A compiled SQL statement. Obtain one from ``Database/prepare(_:)``, which caches it.
-public final class Statement {
+package final class Statement {
     let handle: OpaquePointer
     unowned let database: Database
-    public let sql: String
+    package let sql: String
 
     init(database: Database, sql: String) throws(SQLiteError) {
         var statement: OpaquePointer?
@@ -37,16 +37,16 @@ public final class Statement {
     /// Makes SQLite copy bound text and blobs, since Swift's buffers are temporary.
     private static var transient: sqlite3_destructor_type { unsafeBitCast(-1, to: sqlite3_destructor_type.self) }
 
-    public func reset() {
+    package func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
 
-    public func bind(_ values: [SQLValue]) throws(SQLiteError) {
+    package func bind(_ values: [SQLValue]) throws(SQLiteError) {
         for (i, value) in values.enumerated() { try bind(value, at: Int32(i + 1)) }
     }
 
-    public func bind(_ value: SQLValue, at index: Int32) throws(SQLiteError) {
+    package func bind(_ value: SQLValue, at index: Int32) throws(SQLiteError) {
         let rc: Int32
         switch value {
         case .null: rc = sqlite3_bind_null(handle, index)
@@ -61,9 +61,9 @@ public final class Statement {
         guard rc == SQLITE_OK else { throw database.error(rc, sql: sql) }
     }
 
-    public func bind(_ value: Int64, at index: Int32) { sqlite3_bind_int64(handle, index, value) }
+    package func bind(_ value: Int64, at index: Int32) { sqlite3_bind_int64(handle, index, value) }
 
-    public func bind(_ value: String?, at index: Int32) {
+    package func bind(_ value: String?, at index: Int32) {
         guard let value else { sqlite3_bind_null(handle, index); return }
         _ = bindText(value, at: index)
     }
@@ -84,10 +84,10 @@ public final class Statement {
         sqlite3_bind_text(handle, index, pointer.assumingMemoryBound(to: CChar.self), Int32(text.count), nil)
     }
 
-    public func clearBindings() { sqlite3_clear_bindings(handle) }
+    package func clearBindings() { sqlite3_clear_bindings(handle) }
 
     /// Advances to the next row; false when the statement is done.
-    public func step() throws(SQLiteError) -> Bool {
+    package func step() throws(SQLiteError) -> Bool {
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -100,24 +100,24 @@ public final class Statement {
     }
 
     /// Steps a statement that returns no rows, then resets it for reuse.
-    public func execute() throws(SQLiteError) {
+    package func execute() throws(SQLiteError) {
         defer { sqlite3_reset(handle) }
         while try step() {}
     }
 
-    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
-    public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    package func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 
-    public func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+    package func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
 
-    public func string(_ column: Int32) -> String {
+    package func string(_ column: Int32) -> String {
         guard let text = sqlite3_column_text(handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
-    public func optionalString(_ column: Int32) -> String? { isNull(column) ? nil : string(column) }
+    package func optionalString(_ column: Int32) -> String? { isNull(column) ? nil : string(column) }
 
     /// The column's text as SQLite holds it, without making a `String`: valid only inside `body`.
     func withText<T>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
@@ -125,7 +125,7 @@ public final class Statement {
         return try body(UnsafeBufferPointer(start: text, count: text == nil ? 0 : Int(sqlite3_column_bytes(handle, column))))
     }
 
-    public func blob(_ column: Int32) -> [UInt8] {
+    package func blob(_ column: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))

@@ -1,10 +1,10 @@
 /// How far a node's own writes went, noted outside its replica: the incarnation and the last
 /// sequence number it used.
-public struct WriteMark: Equatable, Sendable {
-    public var incarnation: String
-    public var sequence: UInt64
+package struct WriteMark: Equatable, Sendable {
+    package var incarnation: String
+    package var sequence: UInt64
 
-    public init(incarnation: String, sequence: UInt64) {
+    package init(incarnation: String, sequence: UInt64) {
         self.incarnation = incarnation
         self.sequence = sequence
     }
@@ -17,7 +17,7 @@ public struct WriteMark: Equatable, Sendable {
 ///
 /// A store that loses a mark, or cannot keep one, only loses that protection; it never fails a
 /// write. Implementations are called from the replica's thread.
-public protocol WriteMarkStore: AnyObject {
+package protocol WriteMarkStore: AnyObject {
     /// The last mark recorded for `nodeID`, or nil when there is none (or it cannot be read).
     func mark(nodeID: String) -> WriteMark?
     /// Records `mark` for `nodeID`, replacing the one before.
@@ -25,7 +25,7 @@ public protocol WriteMarkStore: AnyObject {
 }
 
 /// Why a replica starts a new incarnation before its next write (see `Replica.startsFresh`).
-public enum RestoreEvidence: Equatable, Sendable {
+package enum RestoreEvidence: Equatable, Sendable {
     /// The replica is a copy `lifesync backup` made: whatever happened since the copy, its next
     /// write must not reuse a number the original may have used after it.
     case backupCopy
@@ -37,7 +37,7 @@ public enum RestoreEvidence: Equatable, Sendable {
 }
 
 extension RestoreEvidence: CustomStringConvertible {
-    public var description: String {
+    package var description: String {
         switch self {
         case .backupCopy: return "it is a copy made by `lifesync backup`"
         case .behindMark(let mark, let holds):
@@ -84,7 +84,7 @@ extension Replica {
     /// in its first HELLO (and offer again what it confirmed under the old one). Returns the
     /// evidence acted on, or nil.
     @discardableResult
-    public func startFreshIfRestoredNow() throws -> RestoreEvidence? {
+    package func startFreshIfRestoredNow() throws -> RestoreEvidence? {
         try database.transaction { try startFreshIfRestored() }
     }
 
@@ -97,7 +97,7 @@ extension Replica {
 
     /// Marks this database — a copy just made of a replica — as a backup: the replica restored
     /// from it starts a new incarnation before its first write.
-    public static func markAsBackupCopy(_ database: Database, of nodeID: String, at time: Timestamp) throws {
+    package static func markAsBackupCopy(_ database: Database, of nodeID: String, at time: Timestamp) throws {
         try database.run("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [.text(backupCopyKey), .text("\(nodeID) \(time.iso8601)")])
     }
 }

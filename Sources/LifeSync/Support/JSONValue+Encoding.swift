@@ -15,7 +15,7 @@ extension JSONValue {
         return String(decoding: out, as: UTF8.self)
     }
 
-    func write(to out: inout [UInt8], pretty: Bool, indent: Int) {
+    package func write(to out: inout [UInt8], pretty: Bool, indent: Int) {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)

@@ -47,7 +47,7 @@ public enum JSONValue: Equatable, Sendable {
     }
 
     /// A short name of the value's JSON type, for error messages.
-    var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: return "null"
         case .bool: return "a boolean"

@@ -1,35 +1,35 @@
 /// Deliberate defects for the simulator's planted-bug tests (issue: a checker that cannot fail
 /// is a defect). Each one breaks one invariant; tests assert the simulator notices.
-public struct PlantedBugs: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+package struct PlantedBugs: OptionSet, Sendable, Hashable {
+    package let rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Acknowledge and advance the replica vector before the batch's rows are committed.
-    public static let ackBeforeCommit = PlantedBugs(rawValue: 1 << 0)
+    package static let ackBeforeCommit = PlantedBugs(rawValue: 1 << 0)
     /// A relay forwards only the changes it originated, dropping its peers' changes.
-    public static let relayDropsForeignChanges = PlantedBugs(rawValue: 1 << 1)
+    package static let relayDropsForeignChanges = PlantedBugs(rawValue: 1 << 1)
     /// Local writes are stamped from the wall clock alone, not above the version they replace.
-    public static let stampIgnoresCausality = PlantedBugs(rawValue: 1 << 2)
+    package static let stampIgnoresCausality = PlantedBugs(rawValue: 1 << 2)
     /// A watch removes a recording before the phone confirmed it.
-    public static let watchRemovesBeforeConfirmation = PlantedBugs(rawValue: 1 << 3)
+    package static let watchRemovesBeforeConfirmation = PlantedBugs(rawValue: 1 << 3)
     /// A sender deletes a recording everywhere (a replicated tombstone, its file removed) when a
     /// receiver's FAILURE says `deleted`: a peer's word taken as a user delete.
-    public static let trustsFailureDeleted = PlantedBugs(rawValue: 1 << 4)
+    package static let trustsFailureDeleted = PlantedBugs(rawValue: 1 << 4)
     /// A PONG carries the PING's nonce plus one. For the conformance runner's proof that it can
     /// fail (`LIFESYNC_PLANTED_BUGS`, test-only), as are the two below.
-    public static let pongWrongNonce = PlantedBugs(rawValue: 1 << 5)
+    package static let pongWrongNonce = PlantedBugs(rawValue: 1 << 5)
     /// At equal HLCs and vector weights the smaller origin wins the merge, not the greater.
-    public static let reversedOriginTieBreak = PlantedBugs(rawValue: 1 << 6)
+    package static let reversedOriginTieBreak = PlantedBugs(rawValue: 1 << 6)
     /// A frame of an unknown type is refused as `malformed` instead of `unknown_type`.
-    public static let unknownTypeAsMalformed = PlantedBugs(rawValue: 1 << 7)
+    package static let unknownTypeAsMalformed = PlantedBugs(rawValue: 1 << 7)
     /// Every CHUNK sent carries a running digest with its last byte flipped.
-    public static let wrongChunkDigest = PlantedBugs(rawValue: 1 << 8)
+    package static let wrongChunkDigest = PlantedBugs(rawValue: 1 << 8)
     /// A receiver forgets the verified prefix of an interrupted transfer and ACCEPTs from 0.
-    public static let resumeFromZero = PlantedBugs(rawValue: 1 << 9)
+    package static let resumeFromZero = PlantedBugs(rawValue: 1 << 9)
     /// A merge keeps only an entry's latest write, dropping the earlier writes that still win a
     /// field: a concurrent edit of another field is lost where it met the later one.
-    public static let dropsFieldWinners = PlantedBugs(rawValue: 1 << 10)
+    package static let dropsFieldWinners = PlantedBugs(rawValue: 1 << 10)
     /// A receiver stores a change whatever seals came with it: a peer's write under another
     /// node's origin is taken as that node's.
-    public static let ignoresSeals = PlantedBugs(rawValue: 1 << 11)
+    package static let ignoresSeals = PlantedBugs(rawValue: 1 << 11)
 }

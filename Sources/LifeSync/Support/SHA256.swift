@@ -112,8 +112,8 @@ public final class SHA256 {
     }
 }
 
-public enum Hex {
-    public static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+package enum Hex {
+    package static func encode<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count * 2)
@@ -125,7 +125,7 @@ public enum Hex {
     }
 
     /// Parses hex digits (whitespace ignored); nil on an odd count or a non-hex character.
-    public static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         var out: [UInt8] = []
         var high: UInt8?
         for byte in text.utf8 {

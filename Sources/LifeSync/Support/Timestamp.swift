@@ -155,7 +155,7 @@ public struct Timestamp: Comparable, Hashable, Sendable {
         return era * 146_097 + dayOfEra - 719_468
     }
 
-    static func civil(fromDays days: Int) -> (Int, Int, Int) {
+    package static func civil(fromDays days: Int) -> (Int, Int, Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097

@@ -7,19 +7,19 @@
 /// policy.capabilities(transfersRecordings: true)   // [.recordings]: wants nothing
 /// policy.mayForward(origin: o, own: mine, to: phoneCapabilities)   // only o ∈ mine
 /// ```
-public struct RolePolicy: Sendable, Equatable {
+package struct RolePolicy: Sendable, Equatable {
     /// This node's role.
-    public var role: Role
+    package var role: Role
     /// A watch takes entries only when configured to (`--receive-entries`).
-    public var watchReceivesEntries = false
+    package var watchReceivesEntries = false
 
-    public init(role: Role, watchReceivesEntries: Bool = false) {
+    package init(role: Role, watchReceivesEntries: Bool = false) {
         self.role = role
         self.watchReceivesEntries = watchReceivesEntries
     }
 
     /// What this node announces in its HELLO.
-    public func capabilities(transfersRecordings: Bool) -> Capabilities {
+    package func capabilities(transfersRecordings: Bool) -> Capabilities {
         var capabilities: Capabilities = role.isFullReplica || watchReceivesEntries ? [.receivesEntries, .seals] : [.seals]
         if transfersRecordings {
             capabilities.insert(.recordings)
@@ -31,18 +31,18 @@ public struct RolePolicy: Sendable, Equatable {
 
     /// Whether this node sends `origin`'s changes to a peer with `peerCapabilities`: nothing to
     /// a peer that takes no entries; a watch only its own writes; full replicas relay everything.
-    public func mayForward(origin: String, own: Set<String>, to peerCapabilities: Capabilities) -> Bool {
+    package func mayForward(origin: String, own: Set<String>, to peerCapabilities: Capabilities) -> Bool {
         guard peerCapabilities.contains(.receivesEntries) else { return false }
         return role == .watch ? own.contains(origin) : true
     }
 
     /// Whether recording metadata goes to a peer of `peerRole` (never to a watch; its rows count
     /// as covered by `through` all the same).
-    public func sendsRecordingMetadata(to peerRole: Role) -> Bool { peerRole != .watch }
+    package func sendsRecordingMetadata(to peerRole: Role) -> Bool { peerRole != .watch }
 
     /// Whether this node offers recording bytes to `peer`: watches and macs send to phones,
     /// phones mirror to macs, nothing goes to a watch.
-    public func offersRecordings(to peer: Hello) -> Bool {
+    package func offersRecordings(to peer: Hello) -> Bool {
         guard peer.capabilities.contains(.recordings), peer.capabilities.contains(.receivesRecordings) else { return false }
         return Self.recordingBytesFlow(from: role, to: peer.role)
     }
@@ -58,25 +58,25 @@ public struct RolePolicy: Sendable, Equatable {
     /// Whether anything can move between this node and a peer of `peerRole`, either way:
     /// entries to whichever side takes them, recording bytes where roles allow. Two watches that
     /// take no entries have nothing to exchange, however often they meet.
-    public func exchangesAnything(withPeer peerRole: Role, peerReceivesEntries: Bool) -> Bool {
+    package func exchangesAnything(withPeer peerRole: Role, peerReceivesEntries: Bool) -> Bool {
         capabilities(transfersRecordings: false).contains(.receivesEntries) || peerReceivesEntries
             || Self.recordingBytesFlow(from: role, to: peerRole) || Self.recordingBytesFlow(from: peerRole, to: role)
     }
 
     /// Whether this node takes recording bytes at all.
-    public func receivesRecordings(transfersRecordings: Bool) -> Bool {
+    package func receivesRecordings(transfersRecordings: Bool) -> Bool {
         capabilities(transfersRecordings: transfersRecordings).contains(.receivesRecordings)
     }
 
     /// Whether a confirmation from a peer of `peerRole` lets this node drop its own copy: only a
     /// watch, only for a phone (the source of truth), unless told to keep its recordings.
-    public func dropsCopy(confirmedBy peerRole: Role, keepRecordings: Bool) -> Bool {
+    package func dropsCopy(confirmedBy peerRole: Role, keepRecordings: Bool) -> Bool {
         role == .watch && peerRole == .phone && !keepRecordings
     }
 
     /// Whether a dialled peer that is away is owed `origin`'s changes (pending counts): the same
     /// rule as `mayForward`, judged from what the peer last announced.
-    public func owes(origin: String, own: Set<String>, peerReceivesEntries: Bool?) -> Bool {
+    package func owes(origin: String, own: Set<String>, peerReceivesEntries: Bool?) -> Bool {
         guard peerReceivesEntries != false else { return false }
         return role == .watch ? own.contains(origin) : true
     }

@@ -1,5 +1,5 @@
 /// What a session asks its driver (the TCP runtime or the simulator) to do.
-public enum SessionAction: Equatable, Sendable {
+package enum SessionAction: Equatable, Sendable {
     /// Write these bytes to the connection, in order.
     case send([UInt8])
     /// Close the connection once the bytes before this action are written.

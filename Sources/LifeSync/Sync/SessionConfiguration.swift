@@ -15,10 +15,10 @@ public struct SessionConfiguration: Sendable {
     /// A watch receives entries only when configured to (`--receive-entries`); full replicas always.
     public var watchReceivesEntries = false
     /// Recording transfers: chunk size, window, size limit, whether a watch keeps its copies.
-    public var transfer = TransferConfiguration()
+    package var transfer = TransferConfiguration()
     /// Bugs that the simulator plants on purpose to prove its checker can fail. Never set in
     /// production code.
-    public var plantedBugs: PlantedBugs = []
+    package var plantedBugs: PlantedBugs = []
 
     public init() {}
 }

@@ -12,10 +12,10 @@ extension SyncSession {
     }
 
     /// Lets recordings that failed in this session be tried again (the fallback timer's retry).
-    public func forgetFailedRecordings() { open?.failedRecordings.removeAll() }
+    package func forgetFailedRecordings() { open?.failedRecordings.removeAll() }
 
     /// Recordings this node holds that the peer should get and has not confirmed.
-    public func pendingRecordingCount() -> Int {
+    package func pendingRecordingCount() -> Int {
         guard state == .open, mayOfferRecordings, let peer else { return 0 }
         return (try? replica.recordingsToOffer(peerNodeID: peer.nodeID, peerIncarnation: peer.incarnation).count) ?? 0
     }

@@ -15,15 +15,15 @@
 /// transaction and only then acknowledges it. What the peer has is tracked as `peerHas` (its
 /// HELLO vector, what it acknowledged, what it sent us), so nothing is sent twice and nothing
 /// received is echoed back.
-public final class SyncSession {
-    public enum State: Equatable, Sendable {
+package final class SyncSession {
+    package enum State: Equatable, Sendable {
         case awaitingHello
         case open
         case closed
     }
 
-    public let replica: Replica
-    public let configuration: SessionConfiguration
+    package let replica: Replica
+    package let configuration: SessionConfiguration
     /// Where recording bytes live; nil for a node that does not transfer recordings.
     let storage: RecordingStorage?
     /// Shared by the node's sessions (see `IncomingTransfers`).
@@ -35,11 +35,11 @@ public final class SyncSession {
             if let old = oldValue.open?.incoming?.id, old != stage.open?.incoming?.id { incomingTransfers.release(old) }
         }
     }
-    public var state: State { stage.state }
+    package var state: State { stage.state }
     /// The peer's HELLO, once the session is open.
-    public var peer: Hello? { stage.last?.peer }
+    package var peer: Hello? { stage.last?.peer }
     /// What the peer is known to hold.
-    public var peerHas: VersionVector { stage.last?.delta.peerHas ?? VersionVector() }
+    package var peerHas: VersionVector { stage.last?.delta.peerHas ?? VersionVector() }
     var decoder = FrameDecoder(firstFrameMaximum: Message.Limits.maximumHandshakeFrameLength)
     var startedAt: Int64
     var lastReceived: Int64
@@ -48,12 +48,12 @@ public final class SyncSession {
     let credential: PeerCredential?
     /// Only with the planted bug `ackBeforeCommit`: rows acknowledged but not yet written.
     var deferredChanges: [Change] = []
-    public internal(set) var changesSent = 0
-    public internal(set) var changesReceived = 0
+    package internal(set) var changesSent = 0
+    package internal(set) var changesReceived = 0
 
     /// `credential` is what the transport proved of the peer (`NodeCore` always gives one); nil
     /// means the caller vouches for the peer by other means (session-level tests and tools).
-    public init(replica: Replica, configuration: SessionConfiguration, now: Int64, storage: RecordingStorage? = nil,
+    package init(replica: Replica, configuration: SessionConfiguration, now: Int64, storage: RecordingStorage? = nil,
                 incomingTransfers: IncomingTransfers = IncomingTransfers(), credential: PeerCredential? = nil) {
         self.credential = credential
         if case .untrusted = credential {
@@ -77,7 +77,7 @@ public final class SyncSession {
     var capabilities: Capabilities { policy.capabilities(transfersRecordings: storage != nil) }
 
     /// The connection is up: send our HELLO.
-    public func start(now: Int64) -> [SessionAction] {
+    package func start(now: Int64) -> [SessionAction] {
         guard !helloSent, state != .closed else { return [] }
         if case .untrusted(let fingerprint) = credential {
             // We dialled a key we do not trust: not even our HELLO (it carries our vector) goes.
@@ -93,14 +93,14 @@ public final class SyncSession {
     }
 
     /// Bytes arrived from the peer.
-    public func receive(_ bytes: [UInt8], now: Int64) -> [SessionAction] { receive(bytes[...], now: now) }
+    package func receive(_ bytes: [UInt8], now: Int64) -> [SessionAction] { receive(bytes[...], now: now) }
 
     /// Bytes arrived from the peer, as a slice of the transport's read buffer.
     ///
     /// Every complete frame is decoded before any is handled, so that batches which arrived
     /// together are committed together (`receiveBatches`). A frame that does not decode ends
     /// the session after the frames before it were handled, as if they had come alone.
-    public func receive(_ bytes: ArraySlice<UInt8>, now: Int64) -> [SessionAction] {
+    package func receive(_ bytes: ArraySlice<UInt8>, now: Int64) -> [SessionAction] {
         guard state != .closed else { return [] }
         lastReceived = now
         var actions: [SessionAction] = []
@@ -154,7 +154,7 @@ public final class SyncSession {
     }
 
     /// Time passed: verdicts on incoming chunks, keepalive, idle and handshake timeouts.
-    public func tick(now: Int64) -> [SessionAction] {
+    package func tick(now: Int64) -> [SessionAction] {
         var actions: [SessionAction] = []
         collectVerdicts(now: now, actions: &actions)
         return actions + timers(now: now)
@@ -205,7 +205,7 @@ public final class SyncSession {
     }
 
     /// The earliest time `tick` has something to do.
-    public var nextDeadline: Int64? {
+    package var nextDeadline: Int64? {
         switch stage {
         case .closed: return nil
         case .awaitingHello: return startedAt + configuration.handshakeTimeout + 1
@@ -219,7 +219,7 @@ public final class SyncSession {
     }
 
     /// The replica changed (a local write, or a batch from another peer): send what is new.
-    public func replicaChanged(now: Int64) -> [SessionAction] {
+    package func replicaChanged(now: Int64) -> [SessionAction] {
         guard state == .open else { return [] }
         open?.reportedSentAll = false
         var actions: [SessionAction] = []
@@ -229,27 +229,27 @@ public final class SyncSession {
     }
 
     /// Asks the peer to resend anything we lack (the fallback timer's nudge).
-    public func requestResync(now: Int64) -> [SessionAction] {
+    package func requestResync(now: Int64) -> [SessionAction] {
         guard state == .open, let vector = try? replica.replicaVector() else { return [] }
         lastSent = now
         return [.send(Message.syncRequest(vector: vector).encoded())]
     }
 
     /// Ends the session with an ERROR the peer can log (shutdown, a duplicate connection).
-    public func close(code: ErrorCode, message: String) -> [SessionAction] {
+    package func close(code: ErrorCode, message: String) -> [SessionAction] {
         guard state != .closed else { return [] }
         enterClosed()
         return [.send(Message.error(code: code.rawValue, message: message).encoded()), .close(reason: message)]
     }
 
     /// The transport closed under us.
-    public func transportClosed() {
+    package func transportClosed() {
         enterClosed()
     }
 
     /// Changes this node holds that the peer is not known to have, in the origins we may send
     /// it, counted up to `limit`.
-    public func pendingChangeCount(limit: Int = .max) -> Int {
+    package func pendingChangeCount(limit: Int = .max) -> Int {
         guard let peerHas = open?.delta.peerHas else { return 0 }
         return (try? replica.pendingCount(above: peerHas, allowed: mayForward, limit: limit)) ?? 0
     }

@@ -5,21 +5,21 @@
 ///     var digests = ChunkDigestCollector(chunkSize: 1 << 20)
 ///     digests.update(hasher, with: bytes)           // as often as the file is read
 ///     digests.finished(with: hasher.finalize())     // one digest per chunk
-public struct ChunkDigestCollector {
-    public let chunkSize: UInt32
-    public let maximum: Int
+package struct ChunkDigestCollector {
+    package let chunkSize: UInt32
+    package let maximum: Int
     private(set) var digests: [SHA256.Digest] = []
     private(set) var overflowed = false
     private var intoChunk: UInt64 = 0
 
-    public init(chunkSize: UInt32, maximum: Int = .max) {
+    package init(chunkSize: UInt32, maximum: Int = .max) {
         precondition(chunkSize > 0, "a chunk holds something")
         self.chunkSize = chunkSize
         self.maximum = maximum
     }
 
     /// Feeds `bytes` to `hasher`, noting its digest at each chunk boundary they cross.
-    public mutating func update(_ hasher: SHA256, with bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ hasher: SHA256, with bytes: UnsafeRawBufferPointer) {
         var rest = bytes
         while !rest.isEmpty {
             let take = min(rest.count, Int(UInt64(chunkSize) - intoChunk))
@@ -35,7 +35,7 @@ public struct ChunkDigestCollector {
     }
 
     /// The digests of the whole file, whose digest is `final`; nil past `maximum`.
-    public func finished(with final: SHA256.Digest) -> [SHA256.Digest]? {
+    package func finished(with final: SHA256.Digest) -> [SHA256.Digest]? {
         guard !overflowed else { return nil }
         if intoChunk == 0 { return digests }
         return digests.count < maximum ? digests + [final] : nil

@@ -30,15 +30,15 @@ public struct ChunkVerdicts: Equatable, Sendable {
     /// chunk).
     public var verified: UInt64
     /// The first thing that went wrong; nothing handed on after it is written.
-    public var failure: ChunkFailure?
+    package var failure: ChunkFailure?
 
-    public init(verified: UInt64, failure: ChunkFailure? = nil) {
+    package init(verified: UInt64, failure: ChunkFailure? = nil) {
         self.verified = verified
         self.failure = failure
     }
 }
 
-public enum ChunkFailure: Equatable, Sendable {
+package enum ChunkFailure: Equatable, Sendable {
     /// The chunk at `offset` does not match its running digest.
     case corrupt(offset: UInt64)
     /// The storage could not take a chunk; its reason.
@@ -47,27 +47,27 @@ public enum ChunkFailure: Equatable, Sendable {
 
 extension RecordingStorage {
     /// The writer every storage has unless it brings its own: checks and writes within `submit`.
-    public func incomingWriter(for id: String, hashedUpTo offset: UInt64, hasher: SHA256) -> IncomingFileWriter {
+    package func incomingWriter(for id: String, hashedUpTo offset: UInt64, hasher: SHA256) -> IncomingFileWriter {
         ImmediateFileWriter(storage: self, id: id, hasher: hasher, verified: offset)
     }
 }
 
 /// Checks and writes each chunk before `submit` returns: the simulator's storage, tests, and
 /// any storage whose writes are cheap.
-public final class ImmediateFileWriter: IncomingFileWriter {
+package final class ImmediateFileWriter: IncomingFileWriter {
     private let storage: RecordingStorage
     private let id: String
     private let hasher: SHA256
     private var state: ChunkVerdicts
 
-    public init(storage: RecordingStorage, id: String, hasher: SHA256, verified: UInt64) {
+    package init(storage: RecordingStorage, id: String, hasher: SHA256, verified: UInt64) {
         self.storage = storage
         self.id = id
         self.hasher = hasher
         state = ChunkVerdicts(verified: verified)
     }
 
-    public func submit(_ bytes: UnsafeRawBufferPointer, at offset: UInt64, expecting digest: SHA256.Digest) {
+    package func submit(_ bytes: UnsafeRawBufferPointer, at offset: UInt64, expecting digest: SHA256.Digest) {
         guard state.failure == nil else { return }
         precondition(offset == state.verified, "chunks are submitted in order, each where the last ended")
         hasher.update(bytes)
@@ -85,9 +85,9 @@ public final class ImmediateFileWriter: IncomingFileWriter {
         precondition(state.verified >= offset, "verified covers the chunk just written")
     }
 
-    public func verdicts(waiting: Bool) -> ChunkVerdicts { state }
+    package func verdicts(waiting: Bool) -> ChunkVerdicts { state }
 
-    public func finalize() -> SHA256.Digest {
+    package func finalize() -> SHA256.Digest {
         precondition(state.failure == nil, "a failed file has no digest")
         return hasher.finalize()
     }

@@ -129,10 +129,10 @@ struct IncomingTransfer {
 /// The recordings a node is receiving right now, shared by its sessions: two peers offering the
 /// same recording at once must not write the same temporary file (one would truncate under the
 /// other, and the other's running hash would still match the chunks it saw).
-public final class IncomingTransfers {
+package final class IncomingTransfers {
     private(set) var active = Set<String>()
 
-    public init() {}
+    package init() {}
 
     /// Claims `id` for one session; false when another session is receiving it.
     func claim(_ id: String) -> Bool { active.insert(id).inserted }

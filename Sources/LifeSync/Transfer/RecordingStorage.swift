@@ -47,26 +47,26 @@ extension RecordingStorage {
 }
 
 /// Transfer tunables (PROTOCOL.md §5.9–5.13). Sizes in bytes.
-public struct TransferConfiguration: Sendable {
-    public var chunkSize: UInt32 = 1 << 20
+package struct TransferConfiguration: Sendable {
+    package var chunkSize: UInt32 = 1 << 20
     /// Chunks sent ahead of the receiver's last acknowledgement.
-    public var window = 4
+    package var window = 4
     /// Offers above this are refused with a FAILURE, nothing written.
-    public var maximumSize: UInt64 = 4 << 30
+    package var maximumSize: UInt64 = 4 << 30
     /// On a watch: keep the local copy after a phone confirmed it (default: remove it).
-    public var keepRecordings = false
+    package var keepRecordings = false
     /// After a failed transfer (a corrupt chunk, a full disk), offer it again after this long, ms.
-    public var retryDelay: Int64 = 10_000
+    package var retryDelay: Int64 = 10_000
     /// A transfer the receiver has not moved on (no ACCEPT) for this long, ms, is given up and
     /// offered again after `retryDelay`: a receiver that lost track of it (or never meant to
     /// take it) must not hold the one outgoing transfer of a session for ever.
-    public var stallTimeout: Int64 = 60_000
+    package var stallTimeout: Int64 = 60_000
 
-    public init() {}
+    package init() {}
 }
 
 /// FAILURE codes of the transfer messages.
-public enum TransferFailure: UInt16, Sendable {
+package enum TransferFailure: UInt16, Sendable {
     case tooLarge = 1
     case badName = 2
     case corruptChunk = 3
@@ -85,7 +85,7 @@ public enum TransferFailure: UInt16, Sendable {
 
     /// The name PROTOCOL.md §5.9 gives the code (`checksum_mismatch`): what logs and the test
     /// vectors show, so a FAILURE reads the same everywhere.
-    public var wireName: String {
+    package var wireName: String {
         switch self {
         case .tooLarge: return "too_large"
         case .badName: return "bad_name"
@@ -101,7 +101,7 @@ public enum TransferFailure: UInt16, Sendable {
     }
 
     /// The code's name for logs; unknown codes by number.
-    public static func name(_ code: UInt16) -> String {
+    package static func name(_ code: UInt16) -> String {
         TransferFailure(rawValue: code)?.wireName ?? "code \(code)"
     }
 }

@@ -8,10 +8,10 @@ import CCrypto
 /// ```swift
 /// ECDSAP256Verifier().isValid(signature: sig, of: message, publicKey: spki)   // false for any malformed input
 /// ```
-public struct ECDSAP256Verifier: SignatureVerifier {
-    public init() {}
+package struct ECDSAP256Verifier: SignatureVerifier {
+    package init() {}
 
-    public func isValid(signature: [UInt8], of message: [UInt8], publicKey: [UInt8]) -> Bool {
+    package func isValid(signature: [UInt8], of message: [UInt8], publicKey: [UInt8]) -> Bool {
         guard signature.count == RecordingSignature.signatureLength, publicKey.count == RecordingSignature.publicKeyLength,
               let key = Self.parsePublicKey(publicKey) else { return false }
         defer { EVP_PKEY_free(key) }
@@ -58,7 +58,7 @@ public struct ECDSAP256Verifier: SignatureVerifier {
     }
 
     /// The 64-byte r || s form of a DER signature (what the runtime's signer produces).
-    public static func rawSignature(der: [UInt8]) -> [UInt8]? {
+    package static func rawSignature(der: [UInt8]) -> [UInt8]? {
         var parsed: OpaquePointer?
         der.withUnsafeBufferPointer { buffer in
             var cursor: UnsafePointer<UInt8>? = buffer.baseAddress

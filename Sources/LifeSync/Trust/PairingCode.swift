@@ -6,12 +6,12 @@
 /// ```swift
 /// PairingCode(mine, theirs).text   // "482 915", the same on both devices
 /// ```
-public struct PairingCode: Equatable, Sendable, CustomStringConvertible {
+package struct PairingCode: Equatable, Sendable, CustomStringConvertible {
     /// 0 … 999 999.
-    public let value: UInt32
+    package let value: UInt32
 
     /// The same code whichever side computes it: the two fingerprints are taken in byte order.
-    public init(_ a: SHA256.Digest, _ b: SHA256.Digest) {
+    package init(_ a: SHA256.Digest, _ b: SHA256.Digest) {
         let (low, high) = a.bytes.lexicographicallyPrecedes(b.bytes) ? (a, b) : (b, a)
         let digest = SHA256.hash(Array("lifesync-pairing-code".utf8) + [0] + low.bytes + high.bytes).bytes
         let word = digest.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
@@ -20,14 +20,14 @@ public struct PairingCode: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Six digits, in two groups of three ("004 217").
-    public var description: String {
+    package var description: String {
         let digits = String(value)
         let padded = String(repeating: "0", count: 6 - digits.count) + digits
         return padded.prefix(3) + " " + padded.suffix(3)
     }
 
     /// Whether `typed` (spaces and dashes ignored) is this code.
-    public func matches(_ typed: String) -> Bool {
+    package func matches(_ typed: String) -> Bool {
         let digits = typed.filter { $0 != " " && $0 != "-" }
         return digits.count == 6 && digits.allSatisfy(\.isASCII) && UInt32(digits) == value
     }

@@ -7,16 +7,16 @@
 /// 0–8 times, each `host:port` (a name, an IPv4 address or a bracketed IPv6 address). Parsing
 /// is strict: anything else, or anything repeated, is refused by name, so a truncated or edited
 /// string never pairs with the wrong key.
-public struct PairingString: Equatable, Sendable, CustomStringConvertible {
-    public static let scheme = "lifesync://"
-    public static let maximumAddresses = 8
-    public static let maximumLength = 1_024
+package struct PairingString: Equatable, Sendable, CustomStringConvertible {
+    package static let scheme = "lifesync://"
+    package static let maximumAddresses = 8
+    package static let maximumLength = 1_024
 
-    public var nodeID: String
-    public var fingerprint: SHA256.Digest
-    public var addresses: [String]
+    package var nodeID: String
+    package var fingerprint: SHA256.Digest
+    package var addresses: [String]
 
-    public init(nodeID: String, fingerprint: SHA256.Digest, addresses: [String]) {
+    package init(nodeID: String, fingerprint: SHA256.Digest, addresses: [String]) {
         precondition(Identifier.isValid(nodeID), "a pairing string names a valid node ID")
         precondition(addresses.count <= Self.maximumAddresses && addresses.allSatisfy(Self.isAddress), "addresses are host:port, 8 at most")
         self.nodeID = nodeID
@@ -24,18 +24,18 @@ public struct PairingString: Equatable, Sendable, CustomStringConvertible {
         self.addresses = addresses
     }
 
-    public var role: Role { Identifier.role(of: nodeID)! }
+    package var role: Role { Identifier.role(of: nodeID)! }
 
-    public var description: String {
+    package var description: String {
         Self.scheme + nodeID + "?key=" + fingerprint.hex + addresses.map { "&addr=" + $0 }.joined()
     }
 
     /// The peer to trust, as of `trustedAt`.
-    public func peer(trustedAt: Timestamp) -> TrustedPeer {
+    package func peer(trustedAt: Timestamp) -> TrustedPeer {
         TrustedPeer(nodeID: nodeID, role: role, fingerprint: fingerprint, addresses: addresses, trustedAt: trustedAt)
     }
 
-    public init(parsing text: String) throws {
+    package init(parsing text: String) throws {
         func refuse(_ reason: String) -> ValidationError { ValidationError(field: "pairing string", reason: reason) }
         let text = text.trimmingSpaces
         guard text.utf8.count <= Self.maximumLength else { throw refuse("longer than \(Self.maximumLength) bytes") }
@@ -70,7 +70,7 @@ public struct PairingString: Equatable, Sendable, CustomStringConvertible {
 
     /// `host:port`: a DNS name or IPv4 address (letters, digits, '.', '-'; at most 253 bytes) or
     /// an IPv6 address in brackets, and a port 1–65535.
-    public static func isAddress(_ text: String) -> Bool {
+    package static func isAddress(_ text: String) -> Bool {
         guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]), port > 0 else { return false }
         let host = text[..<colon]
         if host.hasPrefix("[") {

@@ -2,16 +2,11 @@
 /// this node's trust store says of that key. A session with an `untrusted` credential sends
 /// nothing but ERROR `not_trusted`; a `trusted` one must name in its HELLO the node the key is
 /// trusted as.
-public enum PeerCredential: Equatable, Sendable {
+package enum PeerCredential: Equatable, Sendable {
     case trusted(TrustedPeer)
     case untrusted(fingerprint: SHA256.Digest)
 
-    /// The credential of a peer proving `fingerprint`, from `replica`'s trust store.
-    public static func of(_ fingerprint: SHA256.Digest, in replica: Replica) throws -> PeerCredential {
-        try replica.trustedPeer(fingerprint: fingerprint).map(PeerCredential.trusted) ?? .untrusted(fingerprint: fingerprint)
-    }
-
-    public var fingerprint: SHA256.Digest {
+    package var fingerprint: SHA256.Digest {
         switch self {
         case .trusted(let peer): return peer.fingerprint
         case .untrusted(let fingerprint): return fingerprint

@@ -8,11 +8,11 @@
 /// let message = RecordingSignature.message(for: recording)   // the bytes the origin signs
 /// verifier.isValid(signature: sig, of: message, publicKey: key)
 /// ```
-public enum RecordingSignature {
+package enum RecordingSignature {
     /// A DER SubjectPublicKeyInfo of a P-256 key with an uncompressed point is always 91 bytes.
-    public static let publicKeyLength = 91
+    package static let publicKeyLength = Recording.originKeyLength
     /// r then s, 32 bytes each, big-endian (IEEE P1363; CryptoKit's `rawRepresentation`).
-    public static let signatureLength = 64
+    package static let signatureLength = Recording.signatureLength
     /// Separates these signatures from any other use of the same key (TLS signs its own transcript).
     static let domain = Array("lifesync-recording-v2".utf8) + [0]
 
@@ -20,7 +20,7 @@ public enum RecordingSignature {
     /// when none) and creation time as `str16`, the size as u64 and the 32-byte SHA-256
     /// (PROTOCOL.md §5.9.7). Every member of the metadata but the key and the signature: a relay
     /// can change none of them.
-    public static func message(for recording: Recording) -> [UInt8] {
+    package static func message(for recording: Recording) -> [UInt8] {
         var writer = ByteWriter(capacity: 256)
         writer.raw(domain)
         writer.string(recording.id)
@@ -37,7 +37,7 @@ public enum RecordingSignature {
 
 /// Signs recording metadata as this node. The runtime's signer is the node key (ECDSA P-256);
 /// the simulator's models the same decisions without the crypto.
-public protocol RecordingSigner {
+package protocol RecordingSigner {
     /// The signer's public key as it travels in metadata (`origin_key`); its SHA-256 is the
     /// node's key fingerprint.
     var publicKey: [UInt8] { get }
@@ -45,13 +45,13 @@ public protocol RecordingSigner {
 }
 
 /// Checks a signature made by a `RecordingSigner` of the same scheme.
-public protocol SignatureVerifier: Sendable {
+package protocol SignatureVerifier: Sendable {
     func isValid(signature: [UInt8], of message: [UInt8], publicKey: [UInt8]) -> Bool
 }
 
 extension Recording {
     /// This metadata with the origin's key and its signature over the signed fields.
-    public func signed(by signer: RecordingSigner) throws -> Recording {
+    package func signed(by signer: RecordingSigner) throws -> Recording {
         precondition(signer.publicKey.count == RecordingSignature.publicKeyLength, "a signer's key is a 91-byte P-256 SPKI")
         var copy = self
         copy.originKey = signer.publicKey
@@ -62,7 +62,7 @@ extension Recording {
 
     /// Whether the carried signature is the carried key's over the signed fields. It says nothing
     /// of whose key that is: the replica checks that against the origin's pin.
-    public func hasValidSignature(_ verifier: SignatureVerifier) -> Bool {
+    package func hasValidSignature(_ verifier: SignatureVerifier) -> Bool {
         guard let originKey, let signature else { return false }
         return verifier.isValid(signature: signature, of: RecordingSignature.message(for: self), publicKey: originKey)
     }

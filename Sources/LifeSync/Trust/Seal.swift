@@ -12,23 +12,23 @@
 /// seal.hasValidSignature(verifier)          // the carried key's signature over these members
 /// seal.vouches(for: 42, digest: digest)     // write 42 of the origin is this one
 /// ```
-public struct Seal: Equatable, Sendable {
+package struct Seal: Equatable, Sendable {
     /// The incarnation whose writes this seal vouches for.
-    public var origin: String
+    package var origin: String
     /// The node that owns `origin` and made the seal.
-    public var nodeID: String
+    package var nodeID: String
     /// The node's key (DER SubjectPublicKeyInfo, P-256, 91 bytes), whose SHA-256 is its fingerprint.
-    public var publicKey: [UInt8]
+    package var publicKey: [UInt8]
     /// The writes vouched for, strictly ascending by sequence.
-    public var members: [Member]
+    package var members: [Member]
     /// ECDSA P-256 over `message`, r ‖ s (64 bytes).
-    public var signature: [UInt8]
+    package var signature: [UInt8]
 
-    public struct Member: Equatable, Sendable {
-        public var sequence: UInt64
-        public var digest: SHA256.Digest
+    package struct Member: Equatable, Sendable {
+        package var sequence: UInt64
+        package var digest: SHA256.Digest
 
-        public init(sequence: UInt64, digest: SHA256.Digest) {
+        package init(sequence: UInt64, digest: SHA256.Digest) {
             self.sequence = sequence
             self.digest = digest
         }
@@ -37,7 +37,7 @@ public struct Seal: Equatable, Sendable {
     /// Separates these signatures from the node key's other uses (TLS, recording metadata).
     static let domain = Array("lifesync-seal-v2".utf8) + [0]
 
-    public init(origin: String, nodeID: String, publicKey: [UInt8], members: [Member], signature: [UInt8]) {
+    package init(origin: String, nodeID: String, publicKey: [UInt8], members: [Member], signature: [UInt8]) {
         self.origin = origin
         self.nodeID = nodeID
         self.publicKey = publicKey
@@ -47,7 +47,7 @@ public struct Seal: Equatable, Sendable {
 
     /// Seals `members` (ascending, no sequence twice) as `nodeID`, the owner of `origin`.
     /// - Throws: what the signer throws.
-    public init(origin: String, nodeID: String, members: [Member], signer: RecordingSigner) throws {
+    package init(origin: String, nodeID: String, members: [Member], signer: RecordingSigner) throws {
         precondition(zip(members, members.dropFirst()).allSatisfy { $0.sequence < $1.sequence }, "seal members ascend")
         self.init(origin: origin, nodeID: nodeID, publicKey: signer.publicKey, members: members, signature: [])
         signature = try signer.sign(message)
@@ -56,7 +56,7 @@ public struct Seal: Equatable, Sendable {
     /// Seals over `changes` as `nodeID`, one per origin in the order the origins first appear,
     /// each over its changes' sequences and digests: how a node sends its own writes.
     /// - Throws: what the signer throws.
-    public static func sealing(_ changes: [EncodedChange], as nodeID: String, signer: RecordingSigner) throws -> [Seal] {
+    package static func sealing(_ changes: [EncodedChange], as nodeID: String, signer: RecordingSigner) throws -> [Seal] {
         var byOrigin: [String: [Member]] = [:]
         var order: [String] = []
         let hasher = SHA256()
@@ -71,7 +71,7 @@ public struct Seal: Equatable, Sendable {
 
     /// The signed bytes: the domain, the node ID and the origin as `str16`, the member count as
     /// u32, then each member's sequence (u64) and digest (32 bytes).
-    public var message: [UInt8] {
+    package var message: [UInt8] {
         var writer = ByteWriter(capacity: Self.domain.count + 96 + members.count * 40)
         writer.raw(Self.domain)
         writer.string(nodeID)
@@ -90,12 +90,12 @@ public struct Seal: Equatable, Sendable {
 
     /// Whether the carried signature is the carried key's over the members. Whose key that is,
     /// the replica decides (`Replica.checkSeals`).
-    public func hasValidSignature(_ verifier: SignatureVerifier) -> Bool {
+    package func hasValidSignature(_ verifier: SignatureVerifier) -> Bool {
         verifier.isValid(signature: signature, of: message, publicKey: publicKey)
     }
 
     /// Whether this seal names write `sequence` of its origin with exactly this digest.
-    public func vouches(for sequence: UInt64, digest: SHA256.Digest) -> Bool {
+    package func vouches(for sequence: UInt64, digest: SHA256.Digest) -> Bool {
         var low = 0, high = members.count
         while low < high {
             let middle = (low + high) / 2

@@ -1,16 +1,16 @@
 /// A node this replica trusts: its node ID bound to the fingerprint of its key (the SHA-256 of
 /// its public key, PROTOCOL.md §1.1), and where it can be reached. A connection is that node
 /// only when the peer proved it holds that key and its HELLO names that node ID.
-public struct TrustedPeer: Equatable, Sendable {
-    public var nodeID: String
-    public var role: Role
-    public var fingerprint: SHA256.Digest
+package struct TrustedPeer: Equatable, Sendable {
+    package var nodeID: String
+    package var role: Role
+    package var fingerprint: SHA256.Digest
     /// `host:port` dial targets in dial order: as given when trusting (at most
     /// `PairingString.maximumAddresses`); as stored, with those verified and heard (Replica+DialAddresses).
-    public var addresses: [String]
-    public var trustedAt: Timestamp
+    package var addresses: [String]
+    package var trustedAt: Timestamp
 
-    public init(nodeID: String, role: Role, fingerprint: SHA256.Digest, addresses: [String] = [], trustedAt: Timestamp) {
+    package init(nodeID: String, role: Role, fingerprint: SHA256.Digest, addresses: [String] = [], trustedAt: Timestamp) {
         self.nodeID = nodeID
         self.role = role
         self.fingerprint = fingerprint
@@ -22,19 +22,19 @@ public struct TrustedPeer: Equatable, Sendable {
 /// A key that connected (or answered our dial) without being trusted: shown to the user, who may
 /// accept it. What it claimed (node ID, role) is unproven until then; the list is bounded
 /// (Replica+Pending), the least recently seen dropped first.
-public struct PendingPeer: Equatable, Sendable {
-    public var fingerprint: SHA256.Digest
+package struct PendingPeer: Equatable, Sendable {
+    package var fingerprint: SHA256.Digest
     /// The node ID its HELLO named, if it sent one.
-    public var claimedNodeID: String?
-    public var claimedRole: Role?
-    public var address: String
-    public var firstSeen: Timestamp
-    public var lastSeen: Timestamp
-    public var attempts: Int
+    package var claimedNodeID: String?
+    package var claimedRole: Role?
+    package var address: String
+    package var firstSeen: Timestamp
+    package var lastSeen: Timestamp
+    package var attempts: Int
     /// Pairing codes typed for its claim that matched no key claiming it (`noteWrongCode`).
-    public var wrongCodes: Int
+    package var wrongCodes: Int
 
-    public init(fingerprint: SHA256.Digest, claimedNodeID: String?, claimedRole: Role?, address: String,
+    package init(fingerprint: SHA256.Digest, claimedNodeID: String?, claimedRole: Role?, address: String,
                 firstSeen: Timestamp, lastSeen: Timestamp, attempts: Int, wrongCodes: Int = 0) {
         self.wrongCodes = wrongCodes
         self.fingerprint = fingerprint
@@ -50,16 +50,16 @@ public struct PendingPeer: Equatable, Sendable {
 /// A node heard announcing itself on the local network (PROTOCOL.md §1.3) that this replica does
 /// not trust: listed for the user, never dialled. What it announced is unproven; the list is
 /// bounded (`Replica.discoveredLimit`), the least recently heard dropped first.
-public struct DiscoveredPeer: Equatable, Sendable {
-    public var nodeID: String
-    public var role: Role
-    public var fingerprint: SHA256.Digest
+package struct DiscoveredPeer: Equatable, Sendable {
+    package var nodeID: String
+    package var role: Role
+    package var fingerprint: SHA256.Digest
     /// `host:port`: the datagram's source and the announced port.
-    public var address: String
-    public var firstSeen: Timestamp
-    public var lastSeen: Timestamp
+    package var address: String
+    package var firstSeen: Timestamp
+    package var lastSeen: Timestamp
 
-    public init(nodeID: String, role: Role, fingerprint: SHA256.Digest, address: String, firstSeen: Timestamp, lastSeen: Timestamp) {
+    package init(nodeID: String, role: Role, fingerprint: SHA256.Digest, address: String, firstSeen: Timestamp, lastSeen: Timestamp) {
         self.nodeID = nodeID
         self.role = role
         self.fingerprint = fingerprint
@@ -70,5 +70,5 @@ public struct DiscoveredPeer: Equatable, Sendable {
 
     /// The pairing string the announcement amounts to: for the user to check against `lifesync id`
     /// on that device before trusting it (a broadcast can claim anything).
-    public var pairing: PairingString { PairingString(nodeID: nodeID, fingerprint: fingerprint, addresses: [address]) }
+    package var pairing: PairingString { PairingString(nodeID: nodeID, fingerprint: fingerprint, addresses: [address]) }
 }

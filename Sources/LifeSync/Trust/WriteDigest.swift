@@ -8,12 +8,12 @@
 /// when bit 1 is set; `id` and `origin` (str16); `seq` and `hlc` (u64); the version vector as a
 /// u16 count and (origin str16, seq u64) pairs in ascending origin order; the content as
 /// `bytes32`, canonical JSON (§5.2.2, §5.9.6), empty for a delete.
-public enum WriteDigest {
+package enum WriteDigest {
     static let domain = Array("lifesync-write-v2".utf8) + [0]
 
     /// The digest of a write whose content is `canonicalContent` (empty for a delete).
     /// `hasher`, when given, is reset and used: a caller hashing many writes reuses one.
-    public static func of(kind: ChangeKind, stamp: VersionStamp, id: String, fields: FieldMask,
+    package static func of(kind: ChangeKind, stamp: VersionStamp, id: String, fields: FieldMask,
                           canonicalContent: ArraySlice<UInt8>, hasher reused: SHA256? = nil) -> SHA256.Digest {
         var writer = ByteWriter(capacity: domain.count + 104 + stamp.vector.entries.count * 46)
         writer.raw(domain)
@@ -42,16 +42,16 @@ public enum WriteDigest {
 
 extension EncodedChange {
     /// This write's digest. The payload a replica sends is canonical already.
-    public var digest: SHA256.Digest { digest(hasher: nil) }
+    package var digest: SHA256.Digest { digest(hasher: nil) }
 
-    public func digest(hasher: SHA256?) -> SHA256.Digest {
+    package func digest(hasher: SHA256?) -> SHA256.Digest {
         WriteDigest.of(kind: kind, stamp: stamp, id: id, fields: fields, canonicalContent: payload[...], hasher: hasher)
     }
 }
 
 extension Change {
     /// This write's digest, over its content in canonical form.
-    public var digest: SHA256.Digest {
+    package var digest: SHA256.Digest {
         WriteDigest.of(kind: kind, stamp: stamp, id: id, fields: fields, canonicalContent: payload[...])
     }
 }

@@ -1,5 +1,5 @@
 /// Message type codes (PROTOCOL.md §4).
-public enum MessageType: UInt8, CaseIterable, Sendable {
+package enum MessageType: UInt8, CaseIterable, Sendable {
     case hello = 0x01
     case batch = 0x02
     case ack = 0x03
@@ -16,15 +16,15 @@ public enum MessageType: UInt8, CaseIterable, Sendable {
 }
 
 /// Framing constants (PROTOCOL.md §3).
-public enum Framing {
+package enum Framing {
     /// Bytes in the length prefix.
-    public static let headerSize = 4
+    package static let headerSize = 4
     /// The largest `length` accepted: type byte plus payload. 8 MiB leaves room for a 4 MiB
     /// recording chunk or a 1 MiB batch with its overhead, and caps what a peer can make us buffer.
-    public static let maximumFrameLength = 8 * 1024 * 1024
+    package static let maximumFrameLength = 8 * 1024 * 1024
 
     /// `length` (u32, big-endian) = 1 + payload size, then the type byte, then the payload.
-    public static func frame(_ type: MessageType, _ payload: [UInt8]) -> [UInt8] {
+    package static func frame(_ type: MessageType, _ payload: [UInt8]) -> [UInt8] {
         precondition(payload.count + 1 <= maximumFrameLength, "frame larger than the protocol maximum")
         var writer = ByteWriter(capacity: payload.count + 5)
         writer.u32(UInt32(payload.count + 1))
@@ -37,7 +37,7 @@ public enum Framing {
 /// Splits a byte stream into frames. Feed it what the socket delivered; it returns whole frames
 /// and keeps the rest. A length over the maximum is refused as soon as its four bytes arrive,
 /// before any of the payload is buffered.
-public struct FrameDecoder: Sendable {
+package struct FrameDecoder: Sendable {
     private var buffer: [UInt8] = []
     private var start = 0
     /// The bound on the first frame (a session's first frame is the peer's HELLO, so a peer we
@@ -48,18 +48,18 @@ public struct FrameDecoder: Sendable {
     private let firstFrameType: UInt8?
     private var framesCut = 0
 
-    public init(firstFrameMaximum: Int = Framing.maximumFrameLength, firstFrameType: UInt8? = nil) {
+    package init(firstFrameMaximum: Int = Framing.maximumFrameLength, firstFrameType: UInt8? = nil) {
         precondition(firstFrameMaximum >= 1 && firstFrameMaximum <= Framing.maximumFrameLength)
         self.firstFrameMaximum = firstFrameMaximum
         self.firstFrameType = firstFrameType
     }
 
     /// Bytes received but not yet part of a whole frame.
-    public var bufferedCount: Int { buffer.count - start }
+    package var bufferedCount: Int { buffer.count - start }
 
     /// How many bytes the unfinished frame still lacks (nil: none is started, or its header is
     /// not in yet).
-    public var unfinishedFrameRemaining: Int? {
+    package var unfinishedFrameRemaining: Int? {
         guard buffer.count - start >= Framing.headerSize else { return nil }
         let length = buffer[start..<(start + 4)].reduce(0) { $0 << 8 | Int($1) }
         return max(0, Framing.headerSize + length - (buffer.count - start))
@@ -68,7 +68,7 @@ public struct FrameDecoder: Sendable {
     /// The returned payloads are slices of the decoder's buffer, or of `bytes` itself: let them
     /// go before the next `feed`, and that buffer is reused in place (no allocation, no copy of
     /// a 1 MiB chunk or a 2 MiB batch).
-    public mutating func feed(_ bytes: ArraySlice<UInt8>) throws(WireError) -> [(type: UInt8, payload: ArraySlice<UInt8>)] {
+    package mutating func feed(_ bytes: ArraySlice<UInt8>) throws(WireError) -> [(type: UInt8, payload: ArraySlice<UInt8>)] {
         if start > 0 {
             // The frames handed out last time are gone by now: move the unread tail (less than
             // one read) to the front, in place.
@@ -115,7 +115,7 @@ public struct FrameDecoder: Sendable {
         return frames
     }
 
-    public mutating func feed(_ bytes: [UInt8]) throws(WireError) -> [(type: UInt8, payload: ArraySlice<UInt8>)] {
+    package mutating func feed(_ bytes: [UInt8]) throws(WireError) -> [(type: UInt8, payload: ArraySlice<UInt8>)] {
         try feed(bytes[...])
     }
 }

@@ -2,39 +2,39 @@ extension Message {
     /// Every bound on what a peer may send, in one place (PROTOCOL.md §3.1). Each is checked
     /// before the arithmetic or allocation it protects; a value past one is refused with the
     /// error code the spec names, and nothing of the frame is kept.
-    public enum Limits {
+    package enum Limits {
         /// Changes in one BATCH.
-        public static let maximumChangesPerBatch = 10_000
+        package static let maximumChangesPerBatch = 10_000
         /// One change's content: the canonical JSON of an entry or recording. The same number
         /// bounds what validation accepts on every way in (`EntryLimits.encodedBytes`), so
         /// nothing a node stores is refused by its peers.
-        public static let maximumEntryBytes = EntryLimits.encodedBytes
-        public static let maximumChunkBytes = 4 * 1024 * 1024
+        package static let maximumEntryBytes = EntryLimits.encodedBytes
+        package static let maximumChunkBytes = 4 * 1024 * 1024
         /// ERROR/FAILURE messages, OFFER file names and media types.
-        public static let maximumStringBytes = 1024
+        package static let maximumStringBytes = 1024
         /// Sequence numbers (changes, version vectors, `through`): 2^53 − 1, so every one is
         /// exact as a JSON number too (status output, the HTTP API). A node writing a million
         /// changes a second would take 285 years to get there.
-        public static let maximumSequence: UInt64 = (1 << 53) - 1
+        package static let maximumSequence: UInt64 = (1 << 53) - 1
         /// Origins in one vector (HELLO, CAUGHT_UP, SYNC_REQUEST, a change's `vv`, `through`) and
         /// in one BATCH's origin table. A replica never knows more origins than this either
         /// (`maximumReplicaOrigins`), so its HELLO always fits. A personal mesh has a handful of
         /// devices and a new incarnation only after a restore: 4,096 is generous.
-        public static let maximumOrigins = 4_096
+        package static let maximumOrigins = 4_096
         /// Origins a replica keeps: a batch that would make it know more is refused
         /// (`limit_exceeded`), so what it stores it can always send on.
-        public static let maximumReplicaOrigins = maximumOrigins
+        package static let maximumReplicaOrigins = maximumOrigins
         /// The longest frame before the peer's HELLO: a HELLO with a full vector is under 200 KiB,
         /// and a peer nobody has heard from yet cannot make us buffer 8 MiB.
-        public static let maximumHandshakeFrameLength = 1024 * 1024
+        package static let maximumHandshakeFrameLength = 1024 * 1024
         /// The longest first frame from a peer whose key is not trusted: it is read only to note
         /// what the key claims to be (a HELLO with a vector of some hundred origins fits), so a
         /// crowd of strangers cannot make us buffer a megabyte each.
-        public static let maximumUntrustedFrameLength = 64 * 1024
+        package static let maximumUntrustedFrameLength = 64 * 1024
         /// Seals in one BATCH (PROTOCOL.md §5.2.5): at most one per origin the table can name.
-        public static let maximumSealsPerBatch = maximumOrigins
+        package static let maximumSealsPerBatch = maximumOrigins
         /// Members of all the seals of one BATCH together: a relay forwards whole seals, each at
         /// most what its origin sent in one batch, and stops adding changes before this.
-        public static let maximumSealMembersPerBatch = 65_536
+        package static let maximumSealMembersPerBatch = 65_536
     }
 }

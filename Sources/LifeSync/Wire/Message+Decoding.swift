@@ -1,7 +1,7 @@
 extension Message {
     /// Decodes one frame's type and payload. Every field is checked: a protocol violation comes
     /// back as a `WireError` with the code the spec assigns, never a crash.
-    public static func decode(type rawType: UInt8, payload: ArraySlice<UInt8>) throws(WireError) -> Message {
+    package static func decode(type rawType: UInt8, payload: ArraySlice<UInt8>) throws(WireError) -> Message {
         guard let type = MessageType(rawValue: rawType) else {
             throw WireError(.unknownType, "unknown message type 0x\(Hex.encode([rawType]))")
         }

@@ -20,7 +20,7 @@ extension Role {
 
 extension Message {
     /// The whole frame for this message: length, type, payload.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         // The header is written in place and its length patched afterwards: a 1 MiB CHUNK is
         // copied into its frame once, not twice.
         var w = ByteWriter(capacity: 64 + (chunkDataCount ?? 0))
@@ -36,7 +36,7 @@ extension Message {
     }
 
     /// The payload, without the length and type.
-    public func payload() -> [UInt8] {
+    package func payload() -> [UInt8] {
         var w = ByteWriter()
         writePayload(to: &w)
         return w.bytes
@@ -110,7 +110,7 @@ extension Message {
     }
 
     /// A whole BATCH frame from changes already encoded (the session's sending path).
-    public static func encodedBatch(id: UInt64, origins: [OriginInfo], changes: [EncodedChange], through: VersionVector,
+    package static func encodedBatch(id: UInt64, origins: [OriginInfo], changes: [EncodedChange], through: VersionVector,
                                     seals: [Seal] = []) -> [UInt8] {
         var w = ByteWriter(capacity: changes.reduce(64) { $0 + $1.payload.count + 96 } + seals.reduce(0) { $0 + 200 + $1.members.count * 40 })
         w.u32(0)

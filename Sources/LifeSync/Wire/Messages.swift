@@ -1,26 +1,26 @@
 /// What a node can do and wants (the HELLO's capability bits, PROTOCOL.md §5.1).
-public struct Capabilities: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+package struct Capabilities: OptionSet, Sendable, Hashable {
+    package let rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// The node wants entries from the peer (full replicas; a watch only when configured).
-    public static let receivesEntries = Capabilities(rawValue: 1 << 0)
+    package static let receivesEntries = Capabilities(rawValue: 1 << 0)
     /// The node speaks the recording-transfer messages (0x10–0x14).
-    public static let recordings = Capabilities(rawValue: 1 << 1)
+    package static let recordings = Capabilities(rawValue: 1 << 1)
     /// The node wants recordings from the peer.
-    public static let receivesRecordings = Capabilities(rawValue: 1 << 2)
+    package static let receivesRecordings = Capabilities(rawValue: 1 << 2)
     /// The node seals the writes it sends and requires seals on the writes it receives
     /// (PROTOCOL.md §5.2.5). Every node of this revision sets it and talks only to nodes that do.
-    public static let seals = Capabilities(rawValue: 1 << 3)
+    package static let seals = Capabilities(rawValue: 1 << 3)
 }
 
 /// An origin named in a batch, with the node it belongs to when the sender knows it.
-public struct OriginInfo: Equatable, Sendable {
-    public var origin: String
-    public var nodeID: String?
-    public var role: Role?
+package struct OriginInfo: Equatable, Sendable {
+    package var origin: String
+    package var nodeID: String?
+    package var role: Role?
 
-    public init(origin: String, nodeID: String?, role: Role?) {
+    package init(origin: String, nodeID: String?, role: Role?) {
         self.origin = origin
         self.nodeID = nodeID
         self.role = role
@@ -34,15 +34,15 @@ public struct Hello: Equatable, Sendable {
     public var nodeID: String
     public var role: Role
     public var incarnation: String
-    public var capabilities: Capabilities
+    package var capabilities: Capabilities
     /// The sender's HLC when it sent the HELLO: lets the peer log clock skew.
-    public var clock: HLCTimestamp
+    package var clock: HLCTimestamp
     /// The sender's replica vector: the peer sends what is above it.
-    public var vector: VersionVector
+    package var vector: VersionVector
     /// The name its user gave the sending device ("Kitchen iPad"), if any: shown by its peers.
     public var name: String?
 
-    public init(minimumVersion: UInt16 = ProtocolVersion.minimum, maximumVersion: UInt16 = ProtocolVersion.maximum, nodeID: String, role: Role, incarnation: String,
+    package init(minimumVersion: UInt16 = ProtocolVersion.minimum, maximumVersion: UInt16 = ProtocolVersion.maximum, nodeID: String, role: Role, incarnation: String,
                 capabilities: Capabilities, clock: HLCTimestamp, vector: VersionVector, name: String? = nil) {
         self.name = name
         self.minimumVersion = minimumVersion
@@ -56,23 +56,23 @@ public struct Hello: Equatable, Sendable {
     }
 }
 
-public struct Batch: Equatable, Sendable {
+package struct Batch: Equatable, Sendable {
     /// Numbered by the sender from 1 within a connection; the ACK names it.
-    public var id: UInt64
+    package var id: UInt64
     /// Node IDs for the origins the batch names (may be a subset; unknown ones are omitted).
-    public var origins: [OriginInfo]
-    public var changes: [Change]
+    package var origins: [OriginInfo]
+    package var changes: [Change]
     /// Per origin, how far this batch covers the sender's log (see `Replica.apply`).
-    public var through: VersionVector
+    package var through: VersionVector
     /// The origins' signatures over the changes (PROTOCOL.md §5.2.5): each change is a member of
     /// a seal of its origin.
-    public var seals: [Seal]
+    package var seals: [Seal]
     /// Each change's digest over its content as received (a decoded batch; empty otherwise).
     /// A sender that spelled its JSON canonically, as every reference node does, is checked with
     /// these alone; not part of equality.
-    public var receivedDigests: [SHA256.Digest] = []
+    package var receivedDigests: [SHA256.Digest] = []
 
-    public init(id: UInt64, origins: [OriginInfo], changes: [Change], through: VersionVector, seals: [Seal] = []) {
+    package init(id: UInt64, origins: [OriginInfo], changes: [Change], through: VersionVector, seals: [Seal] = []) {
         self.id = id
         self.origins = origins
         self.changes = changes
@@ -80,17 +80,17 @@ public struct Batch: Equatable, Sendable {
         self.seals = seals
     }
 
-    public static func == (a: Batch, b: Batch) -> Bool {
+    package static func == (a: Batch, b: Batch) -> Bool {
         a.id == b.id && a.origins == b.origins && a.changes == b.changes && a.through == b.through && a.seals == b.seals
     }
 }
 
-public struct Ack: Equatable, Sendable {
-    public var batchID: UInt64
-    public var applied: UInt32
-    public var conflicts: UInt32
+package struct Ack: Equatable, Sendable {
+    package var batchID: UInt64
+    package var applied: UInt32
+    package var conflicts: UInt32
 
-    public init(batchID: UInt64, applied: UInt32, conflicts: UInt32) {
+    package init(batchID: UInt64, applied: UInt32, conflicts: UInt32) {
         self.batchID = batchID
         self.applied = applied
         self.conflicts = conflicts
@@ -98,15 +98,15 @@ public struct Ack: Equatable, Sendable {
 }
 
 /// Recording messages (PROTOCOL.md §5.9–5.13).
-public struct Offer: Equatable, Sendable {
-    public var recordingID: String
-    public var fileName: String
-    public var mediaType: String
-    public var size: UInt64
-    public var chunkSize: UInt32
-    public var sha256: SHA256.Digest
+package struct Offer: Equatable, Sendable {
+    package var recordingID: String
+    package var fileName: String
+    package var mediaType: String
+    package var size: UInt64
+    package var chunkSize: UInt32
+    package var sha256: SHA256.Digest
 
-    public init(recordingID: String, fileName: String, mediaType: String, size: UInt64, chunkSize: UInt32, sha256: SHA256.Digest) {
+    package init(recordingID: String, fileName: String, mediaType: String, size: UInt64, chunkSize: UInt32, sha256: SHA256.Digest) {
         self.recordingID = recordingID
         self.fileName = fileName
         self.mediaType = mediaType
@@ -116,27 +116,27 @@ public struct Offer: Equatable, Sendable {
     }
 }
 
-public struct Chunk: Equatable, Sendable {
-    public var recordingID: String
-    public var offset: UInt64
-    public var sha256: SHA256.Digest
+package struct Chunk: Equatable, Sendable {
+    package var recordingID: String
+    package var offset: UInt64
+    package var sha256: SHA256.Digest
     /// A decoded chunk's data is a slice of the frame it arrived in, not a copy.
-    public var data: ArraySlice<UInt8>
+    package var data: ArraySlice<UInt8>
 
-    public init(recordingID: String, offset: UInt64, sha256: SHA256.Digest, data: ArraySlice<UInt8>) {
+    package init(recordingID: String, offset: UInt64, sha256: SHA256.Digest, data: ArraySlice<UInt8>) {
         self.recordingID = recordingID
         self.offset = offset
         self.sha256 = sha256
         self.data = data
     }
 
-    public init(recordingID: String, offset: UInt64, sha256: SHA256.Digest, data: [UInt8]) {
+    package init(recordingID: String, offset: UInt64, sha256: SHA256.Digest, data: [UInt8]) {
         self.init(recordingID: recordingID, offset: offset, sha256: sha256, data: data[...])
     }
 }
 
 /// One protocol message.
-public enum Message: Equatable, Sendable {
+package enum Message: Equatable, Sendable {
     case hello(Hello)
     case batch(Batch)
     case ack(Ack)
@@ -155,7 +155,7 @@ public enum Message: Equatable, Sendable {
     case confirm(recordingID: String, sha256: SHA256.Digest)
     case failure(recordingID: String, code: UInt16, message: String)
 
-    public var type: MessageType {
+    package var type: MessageType {
         switch self {
         case .hello: return .hello
         case .batch: return .batch

@@ -1,10 +1,10 @@
 /// A protocol violation found while decoding, with the error code the spec assigns to it
 /// (PROTOCOL.md §6). The session answers it with an ERROR frame and closes the connection.
 public struct WireError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var code: ErrorCode
+    package var code: ErrorCode
     public var message: String
 
-    public init(_ code: ErrorCode, _ message: String) {
+    package init(_ code: ErrorCode, _ message: String) {
         self.code = code
         self.message = message
     }
@@ -13,7 +13,7 @@ public struct WireError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// The error codes of an ERROR frame.
-public enum ErrorCode: UInt16, Sendable, CustomStringConvertible {
+package enum ErrorCode: UInt16, Sendable, CustomStringConvertible {
     /// The frame or payload does not follow the encoding.
     case malformed = 1
     /// A length prefix above the maximum frame size.
@@ -50,7 +50,7 @@ public enum ErrorCode: UInt16, Sendable, CustomStringConvertible {
     /// origin's, or other than the seal says (PROTOCOL.md §5.2.5). Nothing of the batch is kept.
     case forgedChange = 16
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .malformed: return "malformed"
         case .frameTooLarge: return "frame_too_large"

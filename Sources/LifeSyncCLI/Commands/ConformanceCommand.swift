@@ -1,4 +1,5 @@
 import LifeSync
+import LifeSyncConformance
 import LifeSyncRuntime
 
 /// `lifesync conformance`: drives a live node of any implementation through cases keyed to

@@ -1,5 +1,6 @@
 import Foundation
 import LifeSync
+import LifeSyncAPI
 import LifeSyncRuntime
 
 extension LifeSyncCommandLine {

@@ -1,4 +1,5 @@
 import LifeSync
+import LifeSyncAPI
 
 extension LifeSyncCommandLine {
     static let keysCommand = Command(

@@ -1,20 +1,20 @@
 import Glibc
 
 /// Where a command writes. The binary uses the process's streams; tests capture the text.
-public final class Console: @unchecked Sendable {
+package final class Console: @unchecked Sendable {
     private let writeOut: (String) -> Void
     private let writeErr: (String) -> Void
     /// Standard input, read whole, for `-` arguments.
     let readInput: () -> [UInt8]?
 
-    public init(out: @escaping (String) -> Void, err: @escaping (String) -> Void, input: @escaping () -> [UInt8]?) {
+    package init(out: @escaping (String) -> Void, err: @escaping (String) -> Void, input: @escaping () -> [UInt8]?) {
         writeOut = out
         writeErr = err
         readInput = input
     }
 
     /// The process's own stdout, stderr and stdin.
-    public static func standard() -> Console {
+    package static func standard() -> Console {
         Console(out: { writeAll(1, $0) }, err: { writeAll(2, $0) }, input: {
             var bytes: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 65_536)

@@ -14,14 +14,14 @@ public final class SystemClock: WallClock, @unchecked Sendable {
 }
 
 /// Seconds on a clock that never steps: for measuring durations and scheduling timers.
-public enum MonotonicClock {
-    public static func seconds() -> Double {
+package enum MonotonicClock {
+    package static func seconds() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
-    public static func milliseconds() -> Int64 {
+    package static func milliseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000

@@ -37,7 +37,7 @@ public final class NodeThread: @unchecked Sendable {
 
 /// Polls `condition` every `interval` seconds (50 ms unless told) until it holds or `timeout`
 /// seconds pass; returns whether it held.
-public func waitUntil(timeout: Double, every interval: Double = 0.05, _ condition: () throws -> Bool) rethrows -> Bool {
+package func waitUntil(timeout: Double, every interval: Double = 0.05, _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = MonotonicClock.seconds() + timeout
     while MonotonicClock.seconds() < deadline {
         if try condition() { return true }

@@ -6,7 +6,7 @@ extension FileRecordingStorage {
     /// source's base name unless `fileName` is given. If registering fails, the copy is removed
     /// again, so nothing is left half-attached. The metadata is signed with `signer`, by default
     /// the replica's node key (`<replica>.key`, made if missing).
-    public func attach(_ source: String, fileName: String? = nil, to replica: Replica, entryID: String? = nil, mediaType: String,
+    package func attach(_ source: String, fileName: String? = nil, to replica: Replica, entryID: String? = nil, mediaType: String,
                        random: RandomSource, signer: RecordingSigner? = nil) throws -> Recording {
         let fileName = fileName ?? String(source.split(separator: "/", omittingEmptySubsequences: true).last ?? "")
         if let problem = Recording.fileNameProblem(fileName) { throw ReplicaError.invalid(ValidationError(field: "file_name", reason: problem)) }

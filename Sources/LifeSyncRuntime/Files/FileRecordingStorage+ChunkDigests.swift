@@ -20,7 +20,7 @@ extension FileRecordingStorage {
         return digestsFolder + "/" + fileName
     }
 
-    public func chunkDigests(_ fileName: String, chunkSize: UInt32) -> [SHA256.Digest]? {
+    package func chunkDigests(_ fileName: String, chunkSize: UInt32) -> [SHA256.Digest]? {
         guard let path = try? digestsPath(fileName), let fd = try? Self.openFile(path, O_RDONLY) else { return nil }
         defer { close(fd) }
         let limit = 8 + 32 * Self.maximumKeptDigests
@@ -40,7 +40,7 @@ extension FileRecordingStorage {
         return stride(from: 8, to: got, by: 32).map { SHA256.Digest(bytes: Array(bytes[$0..<($0 + 32)])) }
     }
 
-    public func forgetChunkDigests(_ fileName: String) {
+    package func forgetChunkDigests(_ fileName: String) {
         if let path = try? digestsPath(fileName) { unlink(path) }
     }
 

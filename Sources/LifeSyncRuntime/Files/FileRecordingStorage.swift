@@ -7,8 +7,8 @@ import LifeSync
 /// place. Every name is checked before it becomes a path, so nothing a peer sends can point
 /// outside the folder, and every file is opened with O_NOFOLLOW, so a symbolic link planted in
 /// the folder is refused rather than followed out of it.
-public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
-    public let folder: String
+package final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
+    package let folder: String
     let incoming: String
     /// The temporary files being written, by recording ID, oldest use first. An incoming
     /// transfer keeps its file open from chunk to chunk; a session that ends mid-transfer
@@ -21,10 +21,10 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
     private let writersLock = Lock()
     /// Called on a writer's queue once an incoming chunk was checked (and written, or refused):
     /// the node's loop wakes to acknowledge it. Set before the node serves.
-    public var onVerdict: (@Sendable () -> Void)?
+    package var onVerdict: (@Sendable () -> Void)?
 
     /// The folder for the replica at `replicaPath`, created if needed.
-    public init(replicaPath: String) throws {
+    package init(replicaPath: String) throws {
         folder = replicaPath + ".recordings"
         incoming = folder + "/.incoming"
         for path in [folder, incoming] where mkdir(path, 0o700) != 0 && errno != EEXIST {
@@ -32,7 +32,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
         }
     }
 
-    public func path(of fileName: String) throws -> String {
+    package func path(of fileName: String) throws -> String {
         guard FileRecordingStorage.isPlainName(fileName) else { throw RecordingStorageError("refusing the file name \"\(fileName.prefix(80))\"") }
         return folder + "/" + fileName
     }
@@ -48,12 +48,12 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
     }
 
     /// Whether a regular file of that name is there (a symbolic link does not count).
-    public func exists(_ fileName: String) -> Bool {
+    package func exists(_ fileName: String) -> Bool {
         guard let path = try? path(of: fileName) else { return false }
         return Self.isRegularFile(path)
     }
 
-    public func storedFileName(forRecordingID id: String) -> String? {
+    package func storedFileName(forRecordingID id: String) -> String? {
         guard Identifier.role(of: id) != nil, let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return nil }
         return names.sorted().first { $0.hasPrefix(id + ".") && exists($0) }
     }
@@ -74,24 +74,24 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
         return fd
     }
 
-    public func read(_ fileName: String, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(_ fileName: String, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         try readFile(try path(of: fileName), offset: offset, into: buffer)
     }
 
-    public func remove(_ fileName: String) throws {
+    package func remove(_ fileName: String) throws {
         let path = try path(of: fileName)
         guard unlink(path) == 0 || errno == ENOENT else { throw RecordingStorageError("cannot remove \(path): \(errnoText())") }
         forgetChunkDigests(fileName)
     }
 
-    public func temporarySize(_ id: String) -> UInt64 {
+    package func temporarySize(_ id: String) -> UInt64 {
         guard let path = try? temporaryPath(id) else { return 0 }
         try? openWriter(id)?.drain()
         var info = stat()
         return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? UInt64(info.st_size) : 0
     }
 
-    public func readTemporary(_ id: String, offset: UInt64, count: Int) throws -> [UInt8] {
+    package func readTemporary(_ id: String, offset: UInt64, count: Int) throws -> [UInt8] {
         let path = try temporaryPath(id)
         try openWriter(id)?.drain()
         return try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
@@ -99,13 +99,13 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
         }
     }
 
-    public func writeTemporary(_ id: String, offset: UInt64, bytes: UnsafeRawBufferPointer) throws {
+    package func writeTemporary(_ id: String, offset: UInt64, bytes: UnsafeRawBufferPointer) throws {
         try writer(for: id).write(at: offset, bytes)
     }
 
     /// Chunks are checked and written on the temporary file's queue (`QueuedFileWriter`);
     /// `onVerdict` is called there after each.
-    public func incomingWriter(for id: String, hashedUpTo offset: UInt64, hasher: SHA256) -> IncomingFileWriter {
+    package func incomingWriter(for id: String, hashedUpTo offset: UInt64, hasher: SHA256) -> IncomingFileWriter {
         let wake = onVerdict
         return QueuedFileWriter(hasher: hasher, verified: offset, writer: { [self] in try writer(for: id) }, wake: { wake?() })
     }
@@ -119,7 +119,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
         return writer
     }
 
-    public func syncTemporary(_ id: String) throws {
+    package func syncTemporary(_ id: String) throws {
         let path = try temporaryPath(id)
         if let writer = openWriter(id) { return try writer.sync() }
         let fd = try Self.openFile(path, O_RDONLY)
@@ -127,7 +127,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
         guard fsync(fd) == 0 else { throw RecordingStorageError("cannot sync \(path): \(errnoText())") }
     }
 
-    public func promoteTemporary(_ id: String, to fileName: String) throws {
+    package func promoteTemporary(_ id: String, to fileName: String) throws {
         let from = try temporaryPath(id), to = try path(of: fileName)
         if let writer = closeWriter(id) { try writer.drain() }
         guard rename(from, to) == 0 else { throw RecordingStorageError("cannot move \(from) to \(to): \(errnoText())") }
@@ -137,7 +137,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
     /// The writer is abandoned first: what it still had queued is dropped, and a transfer that
     /// goes on handing it chunks meets a fresh file it cannot write into (the two never share
     /// a running hash).
-    public func discardTemporary(_ id: String) {
+    package func discardTemporary(_ id: String) {
         closeWriter(id)?.abandon()
         if let path = try? temporaryPath(id) { unlink(path) }
     }
@@ -178,7 +178,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
 
     /// Copies a user's file into storage as `fileName`, hashing as it copies, synced and renamed
     /// into place: the node never depends on the original afterwards. Returns size and SHA-256.
-    public func importFile(from source: String, as fileName: String, id: String) throws -> (size: UInt64, sha256: SHA256.Digest) {
+    package func importFile(from source: String, as fileName: String, id: String) throws -> (size: UInt64, sha256: SHA256.Digest) {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw RecordingStorageError("cannot read \(source): \(errnoText())") }
         defer { close(input) }
@@ -246,7 +246,7 @@ public final class FileRecordingStorage: RecordingStorage, @unchecked Sendable {
     /// the names removed.
     /// Call it before any transfer starts, as the node server does at start.
     @discardableResult
-    public func removeOrphanedTemporaries(isPending: (String) -> Bool) -> [String] {
+    package func removeOrphanedTemporaries(isPending: (String) -> Bool) -> [String] {
         guard let folder = opendir(incoming) else { return [] }
         var names: [String] = []
         while let entry = readdir(folder) {

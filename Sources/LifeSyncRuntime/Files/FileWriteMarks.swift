@@ -10,15 +10,15 @@ import LifeSync
 /// A mark is written after each commit that used sequence numbers, by rename (never half
 /// written) and without an fsync: a mark lost in a power cut is behind the replica, which
 /// only costs the protection for that write, never a false alarm.
-public final class FileWriteMarks: WriteMarkStore {
-    public let folder: String
+package final class FileWriteMarks: WriteMarkStore {
+    package let folder: String
 
-    public init(folder: String) {
+    package init(folder: String) {
         self.folder = folder
     }
 
     /// The folder named by the environment, as the CLI and `serve` use it.
-    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> FileWriteMarks {
+    package static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> FileWriteMarks {
         if let explicit = environment["LIFESYNC_STATE_DIR"], !explicit.isEmpty { return FileWriteMarks(folder: explicit) }
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return FileWriteMarks(folder: state + "/lifesync") }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
@@ -31,7 +31,7 @@ public final class FileWriteMarks: WriteMarkStore {
         return "\(folder)/\(nodeID).mark"
     }
 
-    public func mark(nodeID: String) -> WriteMark? {
+    package func mark(nodeID: String) -> WriteMark? {
         guard let path = path(nodeID), let data = FileManager.default.contents(atPath: path),
               let text = String(data: data, encoding: .utf8) else { return nil }
         let parts = text.split(whereSeparator: \.isWhitespace)
@@ -39,7 +39,7 @@ public final class FileWriteMarks: WriteMarkStore {
         return WriteMark(incarnation: String(parts[0]), sequence: sequence)
     }
 
-    public func record(_ mark: WriteMark, nodeID: String) {
+    package func record(_ mark: WriteMark, nodeID: String) {
         guard let path = path(nodeID) else { return }
         createFolder()
         let temporary = path + ".\(getpid()).tmp"

@@ -3,14 +3,14 @@ import Glibc
 /// A file a user named, read a line at a time through one buffer, so a journal of any length
 /// is read in the memory of its longest line (`lifesync import`). Refusals say why in the
 /// system's words, like `UserFile`.
-public final class LineReader {
+package final class LineReader {
     private let fd: Int32
     private let path: String
     private var buffer: [UInt8]
     private var start = 0, end = 0
     private var atEnd = false
 
-    public init(path: String, bufferBytes: Int = 1 << 20) throws(RuntimeError) {
+    package init(path: String, bufferBytes: Int = 1 << 20) throws(RuntimeError) {
         fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw RuntimeError("cannot read \(path): \(errnoText())") }
         self.path = path
@@ -29,7 +29,7 @@ public final class LineReader {
     deinit { close(fd) }
 
     /// The next line, without its "\n"; nil after the last. A last line without "\n" is a line.
-    public func nextLine() throws(RuntimeError) -> [UInt8]? {
+    package func nextLine() throws(RuntimeError) -> [UInt8]? {
         var searchFrom = start
         while true {
             if let newline = buffer[searchFrom..<end].firstIndex(of: 0x0A) {

@@ -2,12 +2,12 @@ import Glibc
 
 /// A file a user named on the command line, read or written whole. A refusal says why, in the
 /// system's words ("cannot read notes.json: No such file or directory"), not just that it failed.
-public enum UserFile {
+package enum UserFile {
     /// The inputs a command reads whole are journals, not recordings: a bound keeps a wrong
     /// path (a disk image, /dev/zero) from exhausting memory.
-    public static let maximumBytes = 1 << 30
+    package static let maximumBytes = 1 << 30
 
-    public static func read(_ path: String) throws(RuntimeError) -> [UInt8] {
+    package static func read(_ path: String) throws(RuntimeError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw RuntimeError("cannot read \(path): \(errnoText())") }
         defer { close(fd) }
@@ -30,7 +30,7 @@ public enum UserFile {
 
     /// Replaces `path` with `bytes`: written beside it, synced and renamed over it, so a failed
     /// write never leaves half a file where the old one or nothing was.
-    public static func replace(_ path: String, with bytes: [UInt8]) throws(RuntimeError) {
+    package static func replace(_ path: String, with bytes: [UInt8]) throws(RuntimeError) {
         let temporary = path + ".partial"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw RuntimeError("cannot write \(path): \(errnoText())") }

@@ -1,4 +1,5 @@
 import LifeSync
+import LifeSyncHTTP
 
 /// One HTTP client of the node: its socket, its protocol state, and the output queued for it.
 final class HTTPClient {

@@ -1,5 +1,7 @@
 import Glibc
 import LifeSync
+import LifeSyncAPI
+import LifeSyncHTTP
 
 /// The LifeLog HTTP API of a node: a second participant of the node's poll loop, beside the
 /// sync server, on the same thread — so the API reads and writes the replica with no lock, and
@@ -11,7 +13,7 @@ import LifeSync
 /// (`HTTPLimits`, `HTTPConnection.Timeouts`), and a client that stops reading its response.
 /// Streamed bodies are pulled only while their client's queue is under `streamQueueBound`, so
 /// a slow reader slows its producer; open event streams are capped (`maximumEventStreams`).
-public final class HTTPServer {
+package final class HTTPServer {
     let api: LifeLogAPI
     let limits: Limits
     let log: (String) -> Void
@@ -28,7 +30,7 @@ public final class HTTPServer {
     var renewalCheckInterval: Int64 = 3_600_000
     var nextRenewalCheck: Int64 = 0
     private var listener: Int32
-    public let listeningAddress: String
+    package let listeningAddress: String
     private var clients: [Int: HTTPClient] = [:]
     private var nextID = 1
     private var readBuffer: [UInt8]
@@ -73,14 +75,14 @@ public final class HTTPServer {
         if listener >= 0 { close(listener); listener = -1 }
     }
 
-    public var connectionCount: Int { clients.count }
+    package var connectionCount: Int { clients.count }
 
     /// Open event streams.
-    public var eventStreamCount: Int { clients.values.count { $0.body?.isOpenEnded ?? false } }
+    package var eventStreamCount: Int { clients.values.count { $0.body?.isOpenEnded ?? false } }
 
     /// The replica changed in this process (a batch from a peer was committed): event streams
     /// waiting for changes look at once rather than at their next check.
-    public func replicaChanged() { changed = true }
+    package func replicaChanged() { changed = true }
 
     /// The `Date` of responses sent now (RFC 9110 §6.6.1): the node's wall clock, the one its
     /// replica stamps writes with (the HTTP code reads none), formatted once a second.

@@ -14,11 +14,11 @@ import LifeSync
 /// `data` is parsed as the JSON text the backend stored, NULL is an absent field (a NULL `id`
 /// is recognised by content, like any record without one), and `created_at` goes through to
 /// be checked and dropped. A column the schema does not have is refused before any row is read.
-public enum LifeLogBackendFile {
-    public struct Record: Sendable {
+package enum LifeLogBackendFile {
+    package struct Record: Sendable {
         /// "row 3 (id …)": the row's place in rowid order, and its ID when it has one.
-        public var position: String
-        public var json: JSONValue
+        package var position: String
+        package var json: JSONValue
     }
 
     static let columns = ["id", "timestamp", "recorded_at", "source", "device_id", "category", "data", "created_at"]
@@ -26,7 +26,7 @@ public enum LifeLogBackendFile {
     static let requiredColumns = Array(columns.dropLast())
 
     /// Every row as a record, in rowid order.
-    public static func records(path: String) throws(RuntimeError) -> [Record] {
+    package static func records(path: String) throws(RuntimeError) -> [Record] {
         let reader = try Reader(path: path)
         var records: [Record] = []
         while let record = try reader.next() { records.append(record) }
@@ -34,15 +34,15 @@ public enum LifeLogBackendFile {
     }
 
     /// The rows read one at a time, for an import whose memory does not grow with the table.
-    public final class Reader {
+    package final class Reader {
         private let path: String
         private let database: Database
         private let statement: Statement
         private let names: [String]
         /// The number of the row `next` returned last (1 for the first).
-        public private(set) var rowNumber = 0
+        package private(set) var rowNumber = 0
 
-        public init(path: String) throws(RuntimeError) {
+        package init(path: String) throws(RuntimeError) {
             // SQLite says only "unable to open database file"; the system says why.
             guard access(path, R_OK) == 0 else { throw RuntimeError("cannot read \(path): \(errnoText())") }
             self.path = path
@@ -67,7 +67,7 @@ public enum LifeLogBackendFile {
         }
 
         /// The next row as a record; nil after the last.
-        public func next() throws(RuntimeError) -> Record? {
+        package func next() throws(RuntimeError) -> Record? {
             do {
                 guard try statement.step() else { return nil }
             } catch {

@@ -3,7 +3,7 @@ import Glibc
 /// One connection's bytes, whatever carries them. The node server moves frames through this
 /// seam and never reads or writes a socket itself: TLS (`TLSStream`), with the readiness semantics
 /// of a non-blocking socket; the core never sees it.
-public protocol ByteStream: AnyObject {
+package protocol ByteStream: AnyObject {
     /// The descriptor to poll.
     var fd: Int32 { get }
     /// Reads what is available into `buffer`.
@@ -19,7 +19,7 @@ public protocol ByteStream: AnyObject {
 }
 
 extension ByteStream {
-    public var hasBufferedInput: Bool { false }
+    package var hasBufferedInput: Bool { false }
 
     /// Reads until the stream would block, ends, or `buffer` is full: how many bytes came, and
     /// whether the stream ended.
@@ -37,14 +37,14 @@ extension ByteStream {
     }
 }
 
-public enum StreamRead: Equatable {
+package enum StreamRead: Equatable {
     case bytes(Int)
     case wouldBlock
     /// The peer closed, or the connection failed.
     case ended
 }
 
-public enum StreamWrite: Equatable {
+package enum StreamWrite: Equatable {
     case wrote(Int)
     case wouldBlock
     case failed

@@ -8,13 +8,13 @@ import Glibc
 /// DiscoveryInterface.targets(listening: "0.0.0.0:7002", among: DiscoveryInterface.current())   // every LAN's broadcast
 /// DiscoveryInterface.targets(listening: "127.0.0.1:7002", among: …)                           // []
 /// ```
-public struct DiscoveryInterface: Equatable, Sendable {
-    public var name: String
+package struct DiscoveryInterface: Equatable, Sendable {
+    package var name: String
     /// The interface's own IPv4 address and its broadcast address, dotted.
-    public var address: String
-    public var broadcast: String
+    package var address: String
+    package var broadcast: String
 
-    public init(name: String, address: String, broadcast: String) {
+    package init(name: String, address: String, broadcast: String) {
         self.name = name
         self.address = address
         self.broadcast = broadcast
@@ -23,7 +23,7 @@ public struct DiscoveryInterface: Equatable, Sendable {
     /// The interfaces that are up, broadcast-capable, not loopback, with an IPv4 address on a
     /// subnet that has a broadcast address (a /30 or larger). Where the interface was given no
     /// broadcast address (`ip addr add` without `brd +`), the subnet's is used.
-    public static func current() -> [DiscoveryInterface] {
+    package static func current() -> [DiscoveryInterface] {
         var found: [DiscoveryInterface] = []
         forEachInterface { current in
             let flags = Int32(bitPattern: current.ifa_flags)
@@ -47,7 +47,7 @@ public struct DiscoveryInterface: Equatable, Sendable {
     /// writes it) but for link-local ones (fe80::/10, which need a zone to be dialled). In
     /// getifaddrs' order, without repeats. What an HTTPS certificate for a node listening on a
     /// wildcard address names (`HTTPSNames`).
-    public static func addresses(ipv4Only: Bool = false) -> [String] {
+    package static func addresses(ipv4Only: Bool = false) -> [String] {
         var found: [String] = []
         forEachInterface { current in
             let flags = Int32(bitPattern: current.ifa_flags)
@@ -85,7 +85,7 @@ public struct DiscoveryInterface: Equatable, Sendable {
     /// The interfaces a node listening on `listening` (`host:port` as the kernel reports it)
     /// announces on: all of them for the IPv4 or IPv6 wildcard, the one holding the address for a
     /// specific one, none for loopback or anything else.
-    public static func targets(listening: String, among interfaces: [DiscoveryInterface]) -> [DiscoveryInterface] {
+    package static func targets(listening: String, among interfaces: [DiscoveryInterface]) -> [DiscoveryInterface] {
         let host = SocketAddress.host(of: listening)
         if host == "0.0.0.0" || host == "::" { return interfaces }
         return interfaces.filter { $0.address == host && !host.hasPrefix("127.") }

@@ -2,8 +2,8 @@ import Glibc
 
 /// Thin wrappers over the POSIX socket calls the node uses. Every socket is non-blocking and
 /// close-on-exec; connections get TCP_NODELAY (frames are small and latency matters).
-enum Socket {
-    static func listen(on address: SocketAddress, backlog: Int32 = 64) throws(RuntimeError) -> Int32 {
+package enum Socket {
+    package static func listen(on address: SocketAddress, backlog: Int32 = 64) throws(RuntimeError) -> Int32 {
         var lastError = "no address"
         for candidate in try address.resolve(passive: true) {
             let fd = socket(candidate.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -20,7 +20,7 @@ enum Socket {
     }
 
     /// The address a socket is bound to (what port 0 became).
-    static func localAddress(_ fd: Int32) -> String {
+    package static func localAddress(_ fd: Int32) -> String {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let rc = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
@@ -28,7 +28,7 @@ enum Socket {
     }
 
     /// What one `accept` call gave.
-    enum AcceptOutcome: Equatable {
+    package enum AcceptOutcome: Equatable {
         /// A connection, with the remote's `host:port` and its host alone (for per-address limits).
         case accepted(fd: Int32, remote: String, host: String)
         /// Nothing pending (EAGAIN).
@@ -38,7 +38,7 @@ enum Socket {
     }
 
     /// Accepts one pending connection.
-    static func accept(_ listener: Int32) -> AcceptOutcome {
+    package static func accept(_ listener: Int32) -> AcceptOutcome {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let fd = withUnsafeMutablePointer(to: &storage) {
@@ -56,7 +56,7 @@ enum Socket {
     }
 
     /// Starts a non-blocking connect; the caller polls for POLLOUT and then calls `finishConnect`.
-    static func startConnect(to address: SocketAddress) throws(RuntimeError) -> Int32 {
+    package static func startConnect(to address: SocketAddress) throws(RuntimeError) -> Int32 {
         var lastError = "no address"
         for candidate in try address.resolve(passive: false) {
             let fd = socket(candidate.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -74,7 +74,7 @@ enum Socket {
     }
 
     /// The outcome of a non-blocking connect, once the socket is writable: nil on success.
-    static func finishConnect(_ fd: Int32) -> String? {
+    package static func finishConnect(_ fd: Int32) -> String? {
         var error: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 else { return errnoText() }

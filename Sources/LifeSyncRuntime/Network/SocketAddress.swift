@@ -1,12 +1,12 @@
 import Glibc
 
 /// A `HOST:PORT` (or `[IPv6]:PORT`) given by a user, resolved with getaddrinfo.
-public struct SocketAddress: CustomStringConvertible, Sendable {
-    public var host: String
-    public var port: UInt16
+package struct SocketAddress: CustomStringConvertible, Sendable {
+    package var host: String
+    package var port: UInt16
 
     /// Parses `HOST:PORT`; the error names what is wrong.
-    public init(parsing text: String) throws(RuntimeError) {
+    package init(parsing text: String) throws(RuntimeError) {
         var host = Substring(text)
         guard let colon = host.lastIndex(of: ":") else { throw RuntimeError("address '\(text)' must be HOST:PORT") }
         let portText = host[host.index(after: colon)...]
@@ -18,7 +18,7 @@ public struct SocketAddress: CustomStringConvertible, Sendable {
         self.port = port
     }
 
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
     /// The resolved socket addresses, in getaddrinfo's order.
     func resolve(passive: Bool) throws(RuntimeError) -> [(family: Int32, storage: sockaddr_storage, length: socklen_t)] {

@@ -1,4 +1,5 @@
 import LifeSync
+import LifeSyncAPI
 
 extension NodeServer {
     /// Serves the LifeLog HTTP API on `address` from this node's poll loop (call before `run`);
@@ -7,7 +8,7 @@ extension NodeServer {
     /// (`TLSContext.httpsServer`), which is renewed while serving when due (checked about once an
     /// hour, when a client connects; `HTTPSIdentity.renewIfDue`).
     @discardableResult
-    public func serveHTTP(on address: String, limits: HTTPServer.Limits = HTTPServer.Limits(), https: HTTPSIdentity? = nil) throws -> String {
+    package func serveHTTP(on address: String, limits: HTTPServer.Limits = HTTPServer.Limits(), https: HTTPSIdentity? = nil) throws -> String {
         precondition(http == nil, "one HTTP server per node")
         let api = LifeLogAPI(replica: core.replica, node: core)
         api.metrics = { [unowned self] in metrics }

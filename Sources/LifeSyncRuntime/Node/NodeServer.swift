@@ -1,5 +1,6 @@
 import Glibc
 import LifeSync
+import LifeSyncAPI
 
 /// Runs a `NodeCore` over real TCP: one thread, one poll(2) loop over the listening socket and
 /// every connection, non-blocking sockets with per-connection output buffers. The replica is
@@ -13,11 +14,11 @@ import LifeSync
 /// server.run()                         // until requestStop()
 /// ```
 public final class NodeServer: @unchecked Sendable {
-    public let core: NodeCore
+    package let core: NodeCore
     /// The node's key: what peers pin, and what signs its recordings.
     public let key: NodeKey
     /// The TLS profile every peer connection uses, with `key`.
-    public let tls: TLSContext
+    package let tls: TLSContext
     let log: (String) -> Void
     var listener: Int32 = -1
     public private(set) var listeningAddress: String?
@@ -52,13 +53,13 @@ public final class NodeServer: @unchecked Sendable {
     var refusalsUnlogged = 0
     var stats = Statistics()
     /// Counters for `GET /metrics`, kept on the loop's thread (the HTTP API reads them there).
-    public internal(set) var metrics = NodeMetrics()
+    package internal(set) var metrics = NodeMetrics()
     private var publishedStats = Statistics()
     private let statsLock = Lock()
     /// The UDP port of LAN discovery (`Announcement.port`; see `NodeDiscovery`).
     let discoveryPort: UInt16
     /// The LifeLog HTTP API, when served (`serveHTTP`): another participant of `run`'s loop.
-    public internal(set) var http: HTTPServer?
+    package internal(set) var http: HTTPServer?
     /// Wakes the loop when an incoming chunk was checked on its file's queue (`QueuedFileWriter`).
     let waker: LoopWaker
     /// The connections of this round's interests, in their order, after the listener if polled.

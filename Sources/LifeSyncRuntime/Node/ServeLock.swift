@@ -10,16 +10,16 @@ import Glibc
 /// let lock = try ServeLock.acquire(replicaPath: "phone.sqlite")   // refused while another serves
 /// ServeLock.holder(replicaPath: "phone.sqlite")                  // that process's ID, or nil
 /// ```
-public final class ServeLock {
+package final class ServeLock {
     let fd: Int32
 
-    public static func path(forReplica path: String) -> String { path + ".serve.lock" }
+    package static func path(forReplica path: String) -> String { path + ".serve.lock" }
 
     private init(fd: Int32) { self.fd = fd }
 
     deinit { close(fd) }  // closing releases the lock
 
-    public static func acquire(replicaPath: String) throws(RuntimeError) -> ServeLock {
+    package static func acquire(replicaPath: String) throws(RuntimeError) -> ServeLock {
         let path = Self.path(forReplica: replicaPath)
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw RuntimeError("cannot open \(path): \(errnoText())") }
@@ -36,7 +36,7 @@ public final class ServeLock {
     }
 
     /// The process serving `replicaPath` now, or nil when none is.
-    public static func holder(replicaPath: String) -> Int32? {
+    package static func holder(replicaPath: String) -> Int32? {
         let fd = open(Self.path(forReplica: replicaPath), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

@@ -15,17 +15,17 @@ import LifeSync
 /// embedding `NodeServer` keeps its host's allocator settings unless it calls it too.
 ///
 ///     FrameMemory.keepFreedFrames()
-public enum FrameMemory {
+package enum FrameMemory {
     /// Blocks below this come from the heap, never from their own mapping: above the largest
     /// frame (`Framing.maximumFrameLength`, 8 MiB) and within glibc's ceiling (32 MiB on 64-bit).
-    public static let mappingThreshold: Int32 = 16 << 20
+    package static let mappingThreshold: Int32 = 16 << 20
     /// Freed memory at the top of the heap is returned to the kernel only beyond this: a window
     /// of chunks in flight, both ways, with room to spare.
-    public static let trimThreshold: Int32 = 64 << 20
+    package static let trimThreshold: Int32 = 64 << 20
 
     /// Applies both thresholds; false if glibc refused one (the node runs anyway, only slower).
     @discardableResult
-    public static func keepFreedFrames() -> Bool {
+    package static func keepFreedFrames() -> Bool {
         precondition(Int(mappingThreshold) > Framing.maximumFrameLength, "every frame fits below the mapping threshold")
         precondition(trimThreshold >= 4 * mappingThreshold, "the trim threshold keeps several frames")
         return mallopt(M_MMAP_THRESHOLD, mappingThreshold) == 1 && mallopt(M_TRIM_THRESHOLD, trimThreshold) == 1

@@ -5,9 +5,9 @@ import Foundation
 ///
 ///     let before = ProcessMemory.resident(pid)   // VmRSS, MiB
 ///     let peak = ProcessMemory.peak(pid)         // VmHWM, MiB
-public enum ProcessMemory {
+package enum ProcessMemory {
     /// A kB figure of the process's status (`VmRSS:`, `VmHWM:`), in MiB; -1 if it cannot be read.
-    public static func mebibytes(_ pid: Int32, field: String) -> Double {
+    package static func mebibytes(_ pid: Int32, field: String) -> Double {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
               let kib = Double(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
@@ -15,8 +15,8 @@ public enum ProcessMemory {
     }
 
     /// Resident memory now (VmRSS), MiB.
-    public static func resident(_ pid: Int32) -> Double { mebibytes(pid, field: "VmRSS:") }
+    package static func resident(_ pid: Int32) -> Double { mebibytes(pid, field: "VmRSS:") }
 
     /// The most resident memory the process ever had (VmHWM), MiB.
-    public static func peak(_ pid: Int32) -> Double { mebibytes(pid, field: "VmHWM:") }
+    package static func peak(_ pid: Int32) -> Double { mebibytes(pid, field: "VmHWM:") }
 }

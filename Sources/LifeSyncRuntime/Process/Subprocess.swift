@@ -17,9 +17,9 @@ import Glibc
 ///     let child = try Subprocess("/usr/bin/sqlite3", ["-batch", db, "SELECT 1"], standardOutput: out)
 ///     guard let ended = child.wait(timeout: 10) else { child.kill(); throw … }
 ///     print(ended.exitStatus)
-public final class Subprocess: @unchecked Sendable {
+package final class Subprocess: @unchecked Sendable {
     /// How a child ended.
-    public enum Termination: Equatable, Sendable, CustomStringConvertible {
+    package enum Termination: Equatable, Sendable, CustomStringConvertible {
         case exited(Int32)
         case signalled(Int32)
         /// Reaped by somebody else (`ECHILD`): gone, status unknown.
@@ -27,7 +27,7 @@ public final class Subprocess: @unchecked Sendable {
 
         /// The exit code; 128 + the signal for a child killed by one (as a shell reports it);
         /// -1 when unknown.
-        public var exitStatus: Int32 {
+        package var exitStatus: Int32 {
             switch self {
             case .exited(let code): return code
             case .signalled(let signal): return 128 + signal
@@ -35,7 +35,7 @@ public final class Subprocess: @unchecked Sendable {
             }
         }
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .exited(let code): return "exit \(code)"
             case .signalled(let signal): return "signal \(signal)"
@@ -44,25 +44,25 @@ public final class Subprocess: @unchecked Sendable {
         }
     }
 
-    public struct SpawnError: Error, CustomStringConvertible {
-        public var executable: String
-        public var code: Int32
-        public init(executable: String, code: Int32) {
+    package struct SpawnError: Error, CustomStringConvertible {
+        package var executable: String
+        package var code: Int32
+        package init(executable: String, code: Int32) {
             self.executable = executable
             self.code = code
         }
-        public var description: String { "cannot start \(executable): \(String(cString: strerror(code)))" }
+        package var description: String { "cannot start \(executable): \(String(cString: strerror(code)))" }
     }
 
-    public let pid: pid_t
-    public let executable: String
+    package let pid: pid_t
+    package let executable: String
     private let lock = NSLock()
     private var ended: Termination?
 
     /// Starts `executable` with `arguments`. Standard input, output and error are the files at
     /// these paths (output files are created, and appended to); `standardError` nil shares
     /// the output file. `environment` nil inherits ours; `directory` nil keeps ours.
-    public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
+    package init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
                 standardInput: String = "/dev/null", standardOutput: String = "/dev/null", standardError: String? = nil) throws {
         self.executable = executable
         var actions = posix_spawn_file_actions_t()
@@ -117,7 +117,7 @@ public final class Subprocess: @unchecked Sendable {
     }
 
     /// How the child ended, or nil while it runs. Never blocks.
-    public func poll() -> Termination? {
+    package func poll() -> Termination? {
         lock.lock()
         defer { lock.unlock() }
         if let ended { return ended }
@@ -132,12 +132,12 @@ public final class Subprocess: @unchecked Sendable {
         return ended
     }
 
-    public var isRunning: Bool { poll() == nil }
+    package var isRunning: Bool { poll() == nil }
 
     /// Waits at most `timeout` seconds for the child to end (polled every millisecond or so);
     /// nil if it still runs then.
     @discardableResult
-    public func wait(timeout: Double) -> Termination? {
+    package func wait(timeout: Double) -> Termination? {
         // The monotonic clock: a wall-clock step must neither cut a wait short nor stretch it.
         let deadline = MonotonicClock.seconds() + timeout
         var pause: UInt32 = 200
@@ -151,21 +151,21 @@ public final class Subprocess: @unchecked Sendable {
     }
 
     /// Sends `signal` (nothing happens to a child already reaped).
-    public func signal(_ signal: Int32) {
+    package func signal(_ signal: Int32) {
         guard poll() == nil else { return }
         Glibc.kill(pid, signal)
     }
 
     /// SIGKILL, then waits for the kernel to report it gone (at most `timeout` seconds).
     @discardableResult
-    public func kill(timeout: Double = 10) -> Termination? {
+    package func kill(timeout: Double = 10) -> Termination? {
         signal(SIGKILL)
         return wait(timeout: timeout)
     }
 
     /// SIGTERM, and SIGKILL if it is still running after `grace` seconds.
     @discardableResult
-    public func terminate(grace: Double = 5) -> Termination? {
+    package func terminate(grace: Double = 5) -> Termination? {
         signal(SIGTERM)
         if let ended = wait(timeout: grace) { return ended }
         return kill()

@@ -16,7 +16,7 @@ import LifeSync
 /// let authority = try HTTPSAuthority.loadOrCreate(path: HTTPSAuthority.path(forReplica: "mac.sqlite"), nodeID: id)
 /// print(try authority.certificatePEM())
 /// ```
-public final class HTTPSAuthority: @unchecked Sendable {  // immutable; OpenSSL objects are safe to share for reading
+package final class HTTPSAuthority: @unchecked Sendable {  // immutable; OpenSSL objects are safe to share for reading
     /// `EVP_PKEY *`, owned.
     let key: OpaquePointer
     /// `X509 *`, owned.
@@ -25,8 +25,8 @@ public final class HTTPSAuthority: @unchecked Sendable {  // immutable; OpenSSL 
     /// A root is issued for ten years, and re-issued under the same key and name (so a device
     /// that trusts the old one verifies the new chain) when less than two are left: more than
     /// a server certificate's whole validity.
-    public static let validity = 10 * 365 * 86_400
-    public static let renewal = 2 * 365 * 86_400
+    package static let validity = 10 * 365 * 86_400
+    package static let renewal = 2 * 365 * 86_400
 
     init(owning key: OpaquePointer, certificate: OpaquePointer) {
         self.key = key
@@ -39,13 +39,13 @@ public final class HTTPSAuthority: @unchecked Sendable {  // immutable; OpenSSL 
     }
 
     /// The authority of the replica at `path` lives at `path + ".https-ca.key"`.
-    public static func path(forReplica path: String) -> String { path + ".https-ca.key" }
+    package static func path(forReplica path: String) -> String { path + ".https-ca.key" }
 
     /// The root's subject CN for the node `nodeID`.
-    public static func commonName(nodeID: String) -> String { "LifeSync node \(nodeID) (HTTPS)" }
+    package static func commonName(nodeID: String) -> String { "LifeSync node \(nodeID) (HTTPS)" }
 
     /// A new key and root certificate for the node `nodeID`.
-    public static func generate(nodeID: String, notBefore: Int = -86_400, validity: Int = validity) throws -> HTTPSAuthority {
+    package static func generate(nodeID: String, notBefore: Int = -86_400, validity: Int = validity) throws -> HTTPSAuthority {
         let key = try X509Builder.generateP256()
         do { return HTTPSAuthority(owning: key, certificate: try issue(for: key, nodeID: nodeID, notBefore: notBefore, validity: validity)) } catch {
             EVP_PKEY_free(key)
@@ -63,7 +63,7 @@ public final class HTTPSAuthority: @unchecked Sendable {  // immutable; OpenSSL 
     /// Loads the authority at `path`, re-issuing its root when due; makes and saves one when
     /// there is no file yet (if another process, `serve` or `id --https-ca`, made one meanwhile,
     /// that one: a node has one root).
-    public static func loadOrCreate(path: String, nodeID: String) throws -> HTTPSAuthority {
+    package static func loadOrCreate(path: String, nodeID: String) throws -> HTTPSAuthority {
         if PrivateFile.isAbsent(path) {
             let made = try generate(nodeID: nodeID)
             var bytes = try made.fileBytes()
@@ -84,7 +84,7 @@ public final class HTTPSAuthority: @unchecked Sendable {  // immutable; OpenSSL 
 
     /// Reads an authority file; refuses one others may read, or one whose certificate is not a
     /// CA certificate for its P-256 key.
-    public static func load(from path: String) throws -> HTTPSAuthority {
+    package static func load(from path: String) throws -> HTTPSAuthority {
         let (key, certificates) = try X509Builder.readKeyAndCertificates(pem: try PrivateFile.read(path), path: path, certificates: 1)
         let authority = HTTPSAuthority(owning: key, certificate: certificates[0])
         guard authority.isAuthority else { throw KeyFileError(path: path, problem: "holds a certificate that is not a CA certificate") }
@@ -92,7 +92,7 @@ public final class HTTPSAuthority: @unchecked Sendable {  // immutable; OpenSSL 
     }
 
     /// Writes the authority file atomically with mode 0600.
-    public func save(to path: String) throws {
+    package func save(to path: String) throws {
         var bytes = try fileBytes()
         defer { for i in bytes.indices { bytes[i] = 0 } }
         try PrivateFile.write(bytes, to: path)
@@ -104,13 +104,13 @@ public final class HTTPSAuthority: @unchecked Sendable {  // immutable; OpenSSL 
     // MARK: - What a client installs
 
     /// The root certificate in PEM: what a client trusts (`curl --cacert`, a phone's profile).
-    public func certificatePEM() throws -> String { try X509Builder.pem(certificate: certificate) }
+    package func certificatePEM() throws -> String { try X509Builder.pem(certificate: certificate) }
 
     /// The root certificate in DER (the payload of an Apple configuration profile).
-    public func certificateDER() throws -> [UInt8] { try X509Builder.der(certificate: certificate) }
+    package func certificateDER() throws -> [UInt8] { try X509Builder.der(certificate: certificate) }
 
     /// SHA-256 over the root's DER SubjectPublicKeyInfo: the same across its re-issues.
-    public var keyFingerprint: SHA256.Digest { get throws { try NodeKey.fingerprint(of: key) } }
+    package var keyFingerprint: SHA256.Digest { get throws { try NodeKey.fingerprint(of: key) } }
 
     /// Whether the certificate says CA:TRUE and keyCertSign (what OpenSSL derives from its
     /// basicConstraints and keyUsage).

@@ -15,15 +15,15 @@ import LifeSync
 ///
 /// Its file is `<replica>.https.key`: the PKCS #8 key, the certificate, then the authority's
 /// certificate it was issued under, PEM, mode 0600, written whole (`PrivateFile`).
-public final class HTTPSCertificate: @unchecked Sendable {  // immutable; OpenSSL objects are safe to share for reading
+package final class HTTPSCertificate: @unchecked Sendable {  // immutable; OpenSSL objects are safe to share for reading
     /// `EVP_PKEY *`, owned.
     let key: OpaquePointer
     /// `X509 *`, owned.
     let certificate: OpaquePointer
 
     /// Issued for 397 days; renewed when less than 30 are left.
-    public static let validity = 397 * 86_400
-    public static let renewal = 30 * 86_400
+    package static let validity = 397 * 86_400
+    package static let renewal = 30 * 86_400
 
     init(owning key: OpaquePointer, certificate: OpaquePointer) {
         self.key = key
@@ -36,12 +36,12 @@ public final class HTTPSCertificate: @unchecked Sendable {  // immutable; OpenSS
     }
 
     /// The certificate of the replica at `path` lives at `path + ".https.key"`.
-    public static func path(forReplica path: String) -> String { path + ".https.key" }
+    package static func path(forReplica path: String) -> String { path + ".https.key" }
 
     /// A new key and a certificate for `names`, issued by `authority`, valid from `notBefore`
     /// seconds from now (a day ago: clocks differ) for `validity` seconds in all. Its CN is the
     /// first host name (clients read the subjectAltNames).
-    public static func issue(names: HTTPSNames, by authority: HTTPSAuthority, notBefore: Int = -86_400,
+    package static func issue(names: HTTPSNames, by authority: HTTPSAuthority, notBefore: Int = -86_400,
                              validity: Int = validity) throws -> HTTPSCertificate {
         precondition(!names.hosts.isEmpty || !names.addresses.isEmpty, "a certificate names something")
         let key = try X509Builder.generateP256()
@@ -63,12 +63,12 @@ public final class HTTPSCertificate: @unchecked Sendable {  // immutable; OpenSS
     }
 
     /// The names the certificate carries (nil: names it could not have been issued with).
-    public var names: HTTPSNames? { HTTPSNames(subjectAltNames: X509Builder.subjectAltNames(certificate)) }
+    package var names: HTTPSNames? { HTTPSNames(subjectAltNames: X509Builder.subjectAltNames(certificate)) }
 
     /// Why this certificate must be replaced to serve `names` under `authority`, or nil when it
     /// serves as it is: it has less than `renewal` left, carries other names, or was not issued
     /// by `authority`.
-    public func renewalReason(names wanted: HTTPSNames, authority: HTTPSAuthority) -> String? {
+    package func renewalReason(names wanted: HTTPSNames, authority: HTTPSAuthority) -> String? {
         let left = X509Builder.secondsLeft(certificate)
         if left < Self.renewal { return left <= 0 ? "it expired" : "it expires in \(left / 86_400) day(s)" }
         guard let names else { return "it carries names it could not have been issued with" }
@@ -84,7 +84,7 @@ public final class HTTPSCertificate: @unchecked Sendable {  // immutable; OpenSS
 
     /// The certificate at `path` if it serves `names` under `authority`, else a new one saved
     /// there; with the reason it was renewed (nil: it was kept). No file yet: a new one.
-    public static func loadOrIssue(path: String, names: HTTPSNames, authority: HTTPSAuthority) throws -> (certificate: HTTPSCertificate, renewed: String?) {
+    package static func loadOrIssue(path: String, names: HTTPSNames, authority: HTTPSAuthority) throws -> (certificate: HTTPSCertificate, renewed: String?) {
         let reason: String
         if PrivateFile.isAbsent(path) {
             reason = "there was none"
@@ -101,24 +101,24 @@ public final class HTTPSCertificate: @unchecked Sendable {  // immutable; OpenSS
     /// Reads a certificate file; refuses one others may read, or whose certificate is not for
     /// its P-256 key. (The authority's certificate after it is for people who read the file;
     /// the node serves the chain of its current authority.)
-    public static func load(from path: String) throws -> HTTPSCertificate {
+    package static func load(from path: String) throws -> HTTPSCertificate {
         let (key, certificates) = try X509Builder.readKeyAndCertificates(pem: try PrivateFile.read(path), path: path, certificates: 1)
         return HTTPSCertificate(owning: key, certificate: certificates[0])
     }
 
     /// Writes the file atomically with mode 0600: the key, this certificate, `authority`'s.
-    public func save(to path: String, authority: HTTPSAuthority) throws {
+    package func save(to path: String, authority: HTTPSAuthority) throws {
         var bytes = try X509Builder.pem(privateKey: key) + Array(try certificatePEM().utf8) + Array(try authority.certificatePEM().utf8)
         defer { for i in bytes.indices { bytes[i] = 0 } }
         try PrivateFile.write(bytes, to: path)
     }
 
     /// The certificate in PEM.
-    public func certificatePEM() throws -> String { try X509Builder.pem(certificate: certificate) }
+    package func certificatePEM() throws -> String { try X509Builder.pem(certificate: certificate) }
 
     /// Seconds from its notBefore to its notAfter.
-    public var validitySeconds: Int { X509Builder.validitySeconds(certificate) }
+    package var validitySeconds: Int { X509Builder.validitySeconds(certificate) }
 
     /// Seconds until it expires (negative once it has).
-    public var secondsLeft: Int { X509Builder.secondsLeft(certificate) }
+    package var secondsLeft: Int { X509Builder.secondsLeft(certificate) }
 }

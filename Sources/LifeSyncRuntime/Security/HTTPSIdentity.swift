@@ -11,20 +11,20 @@ import LifeSync
 /// https.renewed        // "there was none" on the first run, nil when the saved one serves
 /// let context = try https.serverContext()
 /// ```
-public final class HTTPSIdentity {
-    public let authorityPath: String
-    public let certificatePath: String
-    public private(set) var authority: HTTPSAuthority
-    public private(set) var certificate: HTTPSCertificate
+package final class HTTPSIdentity {
+    package let authorityPath: String
+    package let certificatePath: String
+    package private(set) var authority: HTTPSAuthority
+    package private(set) var certificate: HTTPSCertificate
     /// Why the certificate was last replaced (at `init` or by `renewIfDue`); nil if it was kept.
-    public private(set) var renewed: String?
+    package private(set) var renewed: String?
     /// The names the certificate must carry, asked at every check.
     let names: () throws -> HTTPSNames
     let nodeID: String
 
     /// Loads (or makes) the authority and certificate beside the replica at `replicaPath`,
     /// renewing the certificate if it does not serve `names()` for another 30 days.
-    public init(replicaPath: String, nodeID: String, names: @escaping () throws -> HTTPSNames) throws {
+    package init(replicaPath: String, nodeID: String, names: @escaping () throws -> HTTPSNames) throws {
         authorityPath = HTTPSAuthority.path(forReplica: replicaPath)
         certificatePath = HTTPSCertificate.path(forReplica: replicaPath)
         self.nodeID = nodeID
@@ -35,7 +35,7 @@ public final class HTTPSIdentity {
 
     /// Renews the certificate if it is due now; returns why it was, nil if it was not.
     @discardableResult
-    public func renewIfDue() throws -> String? {
+    package func renewIfDue() throws -> String? {
         let wanted = try names()
         if X509Builder.secondsLeft(authority.certificate) < HTTPSAuthority.renewal {
             authority = try HTTPSAuthority.loadOrCreate(path: authorityPath, nodeID: nodeID)
@@ -52,5 +52,5 @@ public final class HTTPSIdentity {
     }
 
     /// A TLS context that presents the current certificate, its authority's root as the chain.
-    public func serverContext() throws -> TLSContext { try TLSContext.httpsServer(certificate: certificate, authority: authority) }
+    package func serverContext() throws -> TLSContext { try TLSContext.httpsServer(certificate: certificate, authority: authority) }
 }

@@ -9,23 +9,23 @@ import Glibc
 /// names.hosts       // ["localhost", "mac", "mac.local", "notes.example.net"]
 /// names.addresses   // ["127.0.0.1", "::1", "192.168.1.20"]
 /// ```
-public struct HTTPSNames: Equatable, Sendable, CustomStringConvertible {
+package struct HTTPSNames: Equatable, Sendable, CustomStringConvertible {
     /// DNS names, in lowercase, in the order first given.
-    public private(set) var hosts: [String] = []
+    package private(set) var hosts: [String] = []
     /// IP addresses in their canonical form (inet_ntop's), in the order first given.
-    public private(set) var addresses: [String] = []
+    package private(set) var addresses: [String] = []
 
     /// At most this many names in all: a certificate stays small.
-    public static let maximumCount = 64
+    package static let maximumCount = 64
 
     /// Names and addresses from `entries`, each a DNS name or an IPv4 or IPv6 address; repeats
     /// are dropped. Throws naming the first that is neither, or when there are too many.
-    public init(_ entries: [String] = []) throws(HTTPSNameError) {
+    package init(_ entries: [String] = []) throws(HTTPSNameError) {
         for entry in entries { try add(entry) }
     }
 
     /// Adds a DNS name or an IP address (nothing when it is there already).
-    public mutating func add(_ entry: String) throws(HTTPSNameError) {
+    package mutating func add(_ entry: String) throws(HTTPSNameError) {
         if let address = Self.canonicalAddress(entry) {
             if !addresses.contains(address) { addresses.append(address) }
         } else if Self.isHostName(entry) {
@@ -40,12 +40,12 @@ public struct HTTPSNames: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The same names and addresses, whatever their order.
-    public static func == (a: HTTPSNames, b: HTTPSNames) -> Bool {
+    package static func == (a: HTTPSNames, b: HTTPSNames) -> Bool {
         Set(a.hosts) == Set(b.hosts) && Set(a.addresses) == Set(b.addresses)
     }
 
     /// Every name then every address, comma-separated.
-    public var description: String { (hosts + addresses).joined(separator: ", ") }
+    package var description: String { (hosts + addresses).joined(separator: ", ") }
 
     /// The subjectAltName extension's value in OpenSSL's configuration form.
     var subjectAltName: String { (hosts.map { "DNS:" + $0 } + addresses.map { "IP:" + $0 }).joined(separator: ",") }
@@ -71,7 +71,7 @@ public struct HTTPSNames: Equatable, Sendable, CustomStringConvertible {
     /// devices reach a Mac), 127.0.0.1 and ::1; then `bound` itself, or for a wildcard (0.0.0.0,
     /// ::) every address of the machine's interfaces (`DiscoveryInterface.addresses`); then
     /// `extra`, the names a user adds (`serve --http-name`).
-    public static func forServing(bound: String, extra: [String], hostName: String? = currentHostName(),
+    package static func forServing(bound: String, extra: [String], hostName: String? = currentHostName(),
                                   interfaceAddresses: (_ ipv4Only: Bool) -> [String] = DiscoveryInterface.addresses) throws(HTTPSNameError) -> HTTPSNames {
         var names = try HTTPSNames(["localhost"])
         if let hostName {
@@ -101,7 +101,7 @@ public struct HTTPSNames: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The machine's host name (gethostname), nil if it has none.
-    public static func currentHostName() -> String? {
+    package static func currentHostName() -> String? {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
         let name = String(cBuffer: buffer)

@@ -13,9 +13,9 @@ import LifeSync
 /// ```swift
 /// let xml = try HTTPSProfile.mobileconfig(authority: authority, nodeID: "mac_550e8400-…")
 /// ```
-public enum HTTPSProfile {
+package enum HTTPSProfile {
     /// The profile's XML.
-    public static func mobileconfig(authority: HTTPSAuthority, nodeID: String) throws -> String {
+    package static func mobileconfig(authority: HTTPSAuthority, nodeID: String) throws -> String {
         let der = try authority.certificateDER()
         let tag = try authority.keyFingerprint.hex.prefix(16)
         let name = HTTPSAuthority.commonName(nodeID: nodeID)

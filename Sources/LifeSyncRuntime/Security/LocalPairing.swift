@@ -7,8 +7,8 @@ import LifeSync
 /// ```swift
 /// try LocalPairing.pair([watch, phone])
 /// ```
-public enum LocalPairing {
-    public static func pair(_ replicas: [Replica]) throws {
+package enum LocalPairing {
+    package static func pair(_ replicas: [Replica]) throws {
         let peers = try replicas.map { replica -> TrustedPeer in
             precondition(replica.path != ":memory:", "a replica in memory has no key file to pair by")
             let key = try NodeKey.loadOrCreate(path: NodeKey.path(forReplica: replica.path), nodeID: replica.identity.nodeID)

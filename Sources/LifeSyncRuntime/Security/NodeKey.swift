@@ -20,7 +20,7 @@ public final class NodeKey: @unchecked Sendable {  // immutable; OpenSSL keys an
     /// `X509 *`, owned.
     let certificate: OpaquePointer
     /// SHA-256 of the DER SubjectPublicKeyInfo.
-    public let fingerprint: SHA256.Digest
+    package let fingerprint: SHA256.Digest
 
     /// Certificates are issued for ten years and renewed at load when less than one is left.
     public static let validity: Int = 10 * 365 * 86_400

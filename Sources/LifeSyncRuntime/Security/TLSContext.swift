@@ -12,15 +12,15 @@ import LifeSync
 /// let tls = try TLSContext(key: nodeKey)
 /// let stream = try tls.stream(fd: socket, dialing: true)
 /// ```
-public final class TLSContext {
+package final class TLSContext {
     /// `SSL_CTX *`, owned.
     let context: OpaquePointer
     /// The node key of a peer context; nil for an HTTPS context, whose key is its certificate's.
-    public let key: NodeKey?
+    package let key: NodeKey?
 
-    public static let cipherSuites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
-    public static let groups = "X25519:P-256"
-    public static let signatureAlgorithms = "ECDSA+SHA256"
+    package static let cipherSuites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+    package static let groups = "X25519:P-256"
+    package static let signatureAlgorithms = "ECDSA+SHA256"
     /// Whether connections must present a certificate: peers do; an HTTPS context
     /// (`httpsServer`) asks for none, since its clients prove themselves with a bearer key.
     let requiresPeerCertificate: Bool
@@ -29,14 +29,14 @@ public final class TLSContext {
     /// certificate and its key, sending `authority`'s root after it as the chain, without asking
     /// the client for a certificate. Clients trust the root (`lifesync id --https-ca`) and reach
     /// the node by any name the certificate carries (`HTTPSNames`).
-    public static func httpsServer(certificate: HTTPSCertificate, authority: HTTPSAuthority) throws -> TLSContext {
+    package static func httpsServer(certificate: HTTPSCertificate, authority: HTTPSAuthority) throws -> TLSContext {
         try TLSContext(certificate: certificate.certificate, privateKey: certificate.key, chain: [authority.certificate],
                        nodeKey: nil, requiresPeerCertificate: false)
     }
 
     /// A peer connection's context: the node's key and self-signed certificate, and the peer's
     /// asked for.
-    public convenience init(key: NodeKey) throws {
+    package convenience init(key: NodeKey) throws {
         try self.init(certificate: key.certificate, privateKey: key.key, chain: [], nodeKey: key, requiresPeerCertificate: true)
     }
 
@@ -69,7 +69,7 @@ public final class TLSContext {
 
     /// A TLS stream over the connected, non-blocking socket `fd` (which it then owns): the
     /// client side when we dialled, the server side when we accepted.
-    public func stream(fd: Int32, dialing: Bool) throws -> TLSStream {
+    package func stream(fd: Int32, dialing: Bool) throws -> TLSStream {
         guard let ssl = SSL_new(context) else { throw OpenSSLError.drain("creating a TLS connection") }
         // Our socket BIO (sends with MSG_NOSIGNAL); the SSL owns it, the stream owns the socket.
         guard let bio = lifesync_socket_bio(fd) else {

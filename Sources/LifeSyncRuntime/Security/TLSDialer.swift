@@ -12,14 +12,14 @@ import LifeSync
 /// try dialer.send(Message.hello(hello).encoded())
 /// let answer = try dialer.nextMessage()  // nil: the peer closed
 /// ```
-public final class TLSDialer {
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
-        public init(description: String) { self.description = description }
+package final class TLSDialer {
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
+        package init(description: String) { self.description = description }
     }
 
     /// The fingerprint of the key the peer proved in the handshake.
-    public let peerKey: SHA256.Digest
+    package let peerKey: SHA256.Digest
     let stream: TLSStream
     let deadline: Double
     let timeout: Double
@@ -27,7 +27,7 @@ public final class TLSDialer {
     private var ready: [Message] = []
     private var buffer = [UInt8](repeating: 0, count: 16_384)
 
-    public init(to address: SocketAddress, context: TLSContext, timeout: Double) throws {
+    package init(to address: SocketAddress, context: TLSContext, timeout: Double) throws {
         precondition(timeout > 0, "a dial has a deadline")
         self.timeout = timeout
         deadline = MonotonicClock.seconds() + timeout
@@ -60,7 +60,7 @@ public final class TLSDialer {
 
     deinit { stream.close() }
 
-    public func send(_ bytes: [UInt8]) throws {
+    package func send(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
             switch bytes[sent...].withUnsafeBytes({ stream.write($0) }) {
@@ -72,7 +72,7 @@ public final class TLSDialer {
     }
 
     /// The next message the peer sends; nil when it closed first. A malformed frame throws.
-    public func nextMessage() throws -> Message? {
+    package func nextMessage() throws -> Message? {
         while ready.isEmpty {
             switch buffer.withUnsafeMutableBytes({ stream.read(into: $0) }) {
             case .bytes(let count):
@@ -88,12 +88,12 @@ public final class TLSDialer {
         return ready.removeFirst()
     }
 
-    public func close() { stream.close() }
+    package func close() { stream.close() }
 
     /// A HELLO as `identity` that asks for nothing (no capabilities, clock 0, an empty vector): a
     /// node answers with its own HELLO and has nothing to send after it, and a node that does not
     /// trust us yet learns only who we say we are.
-    public static func introduction(of identity: ReplicaIdentity) -> [UInt8] {
+    package static func introduction(of identity: ReplicaIdentity) -> [UInt8] {
         Message.hello(Hello(nodeID: identity.nodeID, role: identity.role, incarnation: identity.incarnation,
                             capabilities: [.seals], clock: .zero, vector: VersionVector())).encoded()
     }

@@ -5,17 +5,17 @@ import LifeSync
 /// A TLS 1.3 connection over a non-blocking socket, as a `ByteStream`. The handshake is driven
 /// step by step (`handshake()`) by the poll loop; once it is done, `peerFingerprint` is the
 /// SHA-256 of the key the peer proved it holds, and reads and writes carry plaintext.
-public final class TLSStream: ByteStream {
-    public let fd: Int32
+package final class TLSStream: ByteStream {
+    package let fd: Int32
     /// `SSL *`, owned.
     private let ssl: OpaquePointer
     private var closed = false
     /// The peer's key fingerprint, once the handshake is done.
-    public private(set) var peerFingerprint: SHA256.Digest?
+    package private(set) var peerFingerprint: SHA256.Digest?
     /// The last call could not go on until the socket is writable (poll for output).
-    public private(set) var wantsWritable = false
+    package private(set) var wantsWritable = false
     /// Why the connection failed, if it did (for the log).
-    public private(set) var failure: String?
+    package private(set) var failure: String?
     /// Whether the peer must present a certificate (peers do; HTTPS clients prove themselves
     /// with a bearer key instead, and are asked for none).
     let requiresPeerCertificate: Bool
@@ -29,7 +29,7 @@ public final class TLSStream: ByteStream {
 
     deinit { close() }
 
-    public enum HandshakeStep: Equatable {
+    package enum HandshakeStep: Equatable {
         case done(SHA256.Digest)
         /// Done, with no certificate asked of the peer (an HTTPS client).
         case established
@@ -38,7 +38,7 @@ public final class TLSStream: ByteStream {
     }
 
     /// Takes the handshake as far as the socket allows.
-    public func handshake() -> HandshakeStep {
+    package func handshake() -> HandshakeStep {
         precondition(!closed, "handshake on a closed stream")
         if established { return peerFingerprint.map { .done($0) } ?? .established }
         ERR_clear_error()
@@ -66,7 +66,7 @@ public final class TLSStream: ByteStream {
         return .done(fingerprint)
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer) -> StreamRead {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) -> StreamRead {
         precondition(established, "TLS read before the handshake")
         guard !closed else { return .ended }
         ERR_clear_error()
@@ -81,7 +81,7 @@ public final class TLSStream: ByteStream {
         return .ended
     }
 
-    public func write(_ bytes: UnsafeRawBufferPointer) -> StreamWrite {
+    package func write(_ bytes: UnsafeRawBufferPointer) -> StreamWrite {
         precondition(established, "TLS write before the handshake")
         guard !closed else { return .failed }
         guard bytes.count > 0 else { return .wrote(0) }
@@ -98,12 +98,12 @@ public final class TLSStream: ByteStream {
     }
 
     /// Plaintext already decrypted and waiting: poll will not announce it.
-    public var hasBufferedInput: Bool { !closed && SSL_pending(ssl) > 0 }
+    package var hasBufferedInput: Bool { !closed && SSL_pending(ssl) > 0 }
 
-    public func shutdownReading() { shutdown(fd, Int32(SHUT_RD)) }
+    package func shutdownReading() { shutdown(fd, Int32(SHUT_RD)) }
 
     /// Sends close_notify if the socket takes it now (never waits), then closes.
-    public func close() {
+    package func close() {
         guard !closed else { return }
         closed = true
         if established && failure == nil {

@@ -1,13 +1,13 @@
 import Glibc
 
 /// A pthread mutex, for the few places the runtime shares state between threads.
-public final class Lock: @unchecked Sendable {
+package final class Lock: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
 
-    public init() { pthread_mutex_init(&mutex, nil) }
+    package init() { pthread_mutex_init(&mutex, nil) }
     deinit { pthread_mutex_destroy(&mutex) }
 
-    public func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    package func withLock<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         return try body()

@@ -10,7 +10,7 @@
 //  - a request, written back out with a Content-Length, does not parse to the same request;
 //  - `HTTPConnection` over the same stream traps, or answers a request it was not given.
 //
-// Compiled as one module with all of Sources/LifeSync (see Tests/Fuzz/run.sh).
+// Compiled as one module with all of Sources/LifeSync and Sources/LifeSyncHTTP (see Tests/Fuzz/run.sh).
 
 private let limits: HTTPLimits = {
     var limits = HTTPLimits()

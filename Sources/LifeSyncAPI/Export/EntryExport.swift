@@ -1,0 +1,128 @@
+/// The export formats of `lifesync export` and `GET /api/export`, one home for both: a pretty
+/// JSON array of entries as `GET /api/entries/:id` shows each, or RFC 4180 CSV with a header
+/// row, nested fields flattened (metric_name, latitude, …) and tags a JSON array in one cell.
+import LifeSync
+import LifeSyncHTTP
+
+package enum ExportFormat: String, Sendable {
+    case json
+    case csv
+
+    package var mediaType: String { self == .json ? "application/json; charset=utf-8" : "text/csv; charset=utf-8" }
+}
+
+package enum CSVExport {
+    package static let header = ["id", "timestamp", "recorded_at", "source", "device_id", "category", "text",
+                                "metric_name", "metric_value", "metric_unit", "metric_scale_min", "metric_scale_max",
+                                "latitude", "longitude", "accuracy", "altitude", "place_name", "tags"]
+
+    /// One row, without its line end.
+    package static func row(_ entry: LogEntry) -> String {
+        let data = entry.data
+        // Numbers are ours and stay numbers (a negative latitude is not a formula); every
+        // string came from someone's input and is neutralised.
+        func number(_ n: Double?) -> String { n.map { JSONValue.number($0).canonicalText } ?? "" }
+        func text(_ s: String?) -> String { s.map(neutralised) ?? "" }
+        let tags = data.tags.map { JSONValue.array($0.map(JSONValue.string)).canonicalText } ?? ""
+        let fields: [String] = [
+            text(entry.id), entry.timestamp.iso8601, entry.recordedAt.iso8601, text(entry.source), text(entry.deviceId),
+            text(entry.category), text(data.text), text(data.metric?.name), number(data.metric?.value), text(data.metric?.unit),
+            number(data.metric?.scaleMin), number(data.metric?.scaleMax), number(data.location?.latitude),
+            number(data.location?.longitude), number(data.location?.accuracy), number(data.location?.altitude),
+            text(data.location?.placeName), tags,
+        ]
+        return fields.map(quote).joined(separator: ",")
+    }
+
+    /// A cell a spreadsheet could run as a formula gets a leading apostrophe, which spreadsheets
+    /// show as text and do not display. A cell starting with `=`, `@`, tab or carriage return
+    /// always does (OWASP's list). One starting with `+` or `-` does only when it holds what a
+    /// harmful formula needs — a call, a DDE link, an operator: `( ) ! | & = " ; + * / ^` after
+    /// its sign — so honest text keeps its form: "- buy milk", "-5 degrees", "+61 2 9999".
+    package static func neutralised(_ field: String) -> String {
+        let scalars = field.unicodeScalars
+        guard let first = scalars.first else { return field }
+        switch first {
+        case "=", "@", "\t", "\r":
+            return "'" + field
+        case "+", "-":
+            let formulaMarks: Set<Unicode.Scalar> = ["(", ")", "!", "|", "&", "=", "\"", ";", "+", "*", "/", "^"]
+            return scalars.dropFirst().contains(where: formulaMarks.contains) ? "'" + field : field
+        default:
+            return field
+        }
+    }
+
+    package static func quote(_ field: String) -> String {
+        // Scalars, not Characters: "\r\n" is one Character equal to neither "\r" nor "\n".
+        guard field.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
+        var quoted = "\""
+        for scalar in field.unicodeScalars {
+            if scalar == "\"" { quoted.unicodeScalars.append("\"") }
+            quoted.unicodeScalars.append(scalar)
+        }
+        return quoted + "\""
+    }
+}
+
+/// An export produced a page of entries at a time, oldest first (keyed on timestamp and ID, so a
+/// page never repeats or skips a row): `GET /api/export` streams it, `lifesync export` drains it.
+/// Entries written while it runs may or may not appear, as with any export of a live journal.
+package final class EntryExportSource: HTTPBodySource {
+    let replica: Replica
+    let filter: EntryQuery
+    package let format: ExportFormat
+    /// IDs of rows that did not read back, passed over.
+    package private(set) var damaged: [String] = []
+    package private(set) var count = 0
+    private var after: (timestamp: String, id: String)?
+    private var started = false
+    private var finished = false
+    static let pageSize = 200
+
+    package init(replica: Replica, filter: EntryQuery, format: ExportFormat) {
+        self.replica = replica
+        self.filter = filter
+        self.format = format
+    }
+
+    package func next(maximumBytes: Int) throws -> HTTPBodyPiece {
+        guard !finished else { return .end }
+        var out: [UInt8] = []
+        if !started {
+            started = true
+            out += Array((format == .json ? "[" : CSVExport.header.joined(separator: ",") + "\r\n").utf8)
+        }
+        // Bounded: each page moves `after` on, and the loop stops at the byte budget.
+        while out.count < maximumBytes {
+            let page = try replica.entries(matching: filter, after: after, limit: Self.pageSize, damaged: &damaged)
+            after = page.last
+            for entry in page.entries {
+                switch format {
+                case .json:
+                    out += Array((count == 0 ? "\n  " : ",\n  ").utf8)
+                    entry.json.write(to: &out, pretty: true, indent: 1)
+                case .csv:
+                    out += Array((CSVExport.row(entry) + "\r\n").utf8)
+                }
+                count += 1
+            }
+            if page.last == nil || page.rows < Self.pageSize {
+                finished = true
+                if format == .json { out += Array((count == 0 ? "]\n" : "\n]\n").utf8) }
+                break
+            }
+        }
+        return .bytes(out)
+    }
+
+    /// The whole export at once (what `lifesync export` writes).
+    package func drain() throws -> [UInt8] {
+        var out: [UInt8] = []
+        for _ in 0..<Int.max {
+            guard case .bytes(let bytes) = try next(maximumBytes: 1 << 20) else { break }
+            out += bytes
+        }
+        return out
+    }
+}
