@@ -25,6 +25,10 @@ public enum SessionEvent: Equatable, Sendable {
     /// The peer's vector showed that our own history was rolled back (a restored backup): we
     /// continue under a new incarnation.
     case incarnationRotated(old: String, new: String)
+    /// The peer's HISTORY showed that our replica forked from the history the peer holds of one
+    /// of our origins (a device restored whole): our writes above the fork were moved to a new
+    /// incarnation, and the origin's vector entry went back to the fork (PROTOCOL.md §7.2.3).
+    case historyRepaired(HistoryRepair)
     /// The peer's HELLO named `claimed` writes of our current incarnation, which holds `held`,
     /// but its last such claim was never backed by the writes: not believed (no rotation).
     case incarnationClaimIgnored(peer: String, claimed: UInt64, held: UInt64)

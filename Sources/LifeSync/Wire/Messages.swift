@@ -12,6 +12,9 @@ public struct Capabilities: OptionSet, Sendable, Hashable {
     /// The node seals the writes it sends and requires seals on the writes it receives
     /// (PROTOCOL.md §5.2.5). Every node of this revision sets it and talks only to nodes that do.
     public static let seals = Capabilities(rawValue: 1 << 3)
+    /// The node compares its peer's origins' histories at the handshake (PROTOCOL.md §7.2.3): it
+    /// sends and expects a HISTORY after the HELLOs, when both set this bit.
+    public static let histories = Capabilities(rawValue: 1 << 4)
 }
 
 /// An origin named in a batch, with the node it belongs to when the sender knows it.
@@ -135,6 +138,59 @@ public struct Chunk: Equatable, Sendable {
     }
 }
 
+/// What the sender knows of its peer's history (PROTOCOL.md §5.10): for each origin bound to the
+/// peer's node, how far the sender holds it and the write digests it knows there, so the peer can
+/// tell whether its replica forked from that history (a device restored whole).
+public struct History: Equatable, Sendable {
+    public struct Origin: Equatable, Sendable {
+        public var origin: String
+        /// The sender's replica vector entry for the origin.
+        public var top: UInt64
+        /// Write digests the sender knows of the origin, ascending by sequence, each ≤ `top`.
+        public var probes: [Seal.Member]
+
+        public init(origin: String, top: UInt64, probes: [Seal.Member]) {
+            self.origin = origin
+            self.top = top
+            self.probes = probes
+        }
+    }
+
+    /// A repair the sender made of one of its own origins, for a peer that may hold the writes
+    /// it gave up: write (`origin`, s) for s above `fork` became (`movedTo`, `base` + s − `fork`).
+    public struct Repair: Equatable, Sendable {
+        public var origin: String
+        public var fork: UInt64
+        public var movedTo: String
+        public var base: UInt64
+        /// The digests of the given-up writes the sender had sent, ascending, each above `fork`.
+        public var members: [Seal.Member]
+
+        public init(origin: String, fork: UInt64, movedTo: String, base: UInt64, members: [Seal.Member]) {
+            self.origin = origin
+            self.fork = fork
+            self.movedTo = movedTo
+            self.base = base
+            self.members = members
+        }
+    }
+
+    /// The sender's replica vector as it stands when it sends the HISTORY (after its own repair).
+    public var vector: VersionVector
+    /// The sender's current incarnation then (a repair or a rollback may have started one since
+    /// its HELLO).
+    public var incarnation: String
+    public var origins: [Origin]
+    public var repairs: [Repair]
+
+    public init(vector: VersionVector, incarnation: String, origins: [Origin] = [], repairs: [Repair] = []) {
+        self.vector = vector
+        self.incarnation = incarnation
+        self.origins = origins
+        self.repairs = repairs
+    }
+}
+
 /// One protocol message.
 public enum Message: Equatable, Sendable {
     case hello(Hello)
@@ -154,6 +210,8 @@ public enum Message: Equatable, Sendable {
     /// The receiver verified the whole file: `sha256` is what it computed.
     case confirm(recordingID: String, sha256: SHA256.Digest)
     case failure(recordingID: String, code: UInt16, message: String)
+    /// The sender's vector and what it knows of the peer's origins' histories (§5.10).
+    case history(History)
 
     public var type: MessageType {
         switch self {
@@ -170,6 +228,7 @@ public enum Message: Equatable, Sendable {
         case .chunk: return .chunk
         case .confirm: return .confirm
         case .failure: return .failure
+        case .history: return .history
         }
     }
 }
