@@ -51,6 +51,8 @@ import Testing
     static let digest = SHA256.Digest(bytes: Array(repeating: 0xAB, count: 32))
     static let origin = "151fe51c-0000-4033-9465-82e19c59ba3c"
     static let movedTo = "151fe51c-0000-4444-a465-82e19c59ba3c"
+    static let node = "phone_6f1c2a3b-4d5e-4f60-8a71-92b3c4d5e6f7"
+    static let key = [UInt8](repeating: 0x04, count: 91), signature = [UInt8](repeating: 0x05, count: 64)
 
     static func history(probes: [UInt64] = [3, 7], top: UInt64 = 7, repairs: [History.Repair] = []) -> History {
         History(vector: VersionVector([(origin, 7)]), incarnation: movedTo,
@@ -59,8 +61,8 @@ import Testing
     }
 
     @Test func historyRoundTrips() throws {
-        let repair = History.Repair(origin: Self.origin, fork: 2, movedTo: Self.movedTo, base: 0,
-                                    members: [Seal.Member(sequence: 3, digest: Self.digest)])
+        let repair = History.Repair(nodeID: Self.node, origin: Self.origin, fork: 2, movedTo: Self.movedTo, base: 0,
+                                    members: [Seal.Member(sequence: 3, digest: Self.digest)], publicKey: Self.key, signature: Self.signature)
         for history in [Self.history(), Self.history(repairs: [repair]), History(vector: VersionVector(), incarnation: Self.movedTo)] {
             let frame = Message.history(history).encoded()
             #expect(frame[4] == 0x0A)
@@ -77,9 +79,9 @@ import Testing
         #expect(refused(Self.history(probes: [3, 8])), "a probe above the top")
         #expect(refused(Self.history(probes: [])), "an origin without probes")
         #expect(refused(Self.history(probes: Array(1...257), top: 300)), "more than 256 probes")
-        let backwards = History.Repair(origin: Self.origin, fork: 5, movedTo: Self.movedTo, base: 0, members: [Seal.Member(sequence: 5, digest: Self.digest)])
+        let backwards = History.Repair(nodeID: Self.node, origin: Self.origin, fork: 5, movedTo: Self.movedTo, base: 0, members: [Seal.Member(sequence: 5, digest: Self.digest)], publicKey: Self.key, signature: Self.signature)
         #expect(refused(Self.history(repairs: [backwards])), "a member at the fork")
-        let inPlace = History.Repair(origin: Self.origin, fork: 2, movedTo: Self.origin, base: 0, members: [Seal.Member(sequence: 3, digest: Self.digest)])
+        let inPlace = History.Repair(nodeID: Self.node, origin: Self.origin, fork: 2, movedTo: Self.origin, base: 0, members: [Seal.Member(sequence: 3, digest: Self.digest)], publicKey: Self.key, signature: Self.signature)
         #expect(refused(Self.history(repairs: [inPlace])), "moved to itself")
     }
 }

@@ -128,6 +128,20 @@ import TestSupport
         #expect(try mac.replica.canonicalHash() == phone.replica.canonicalHash())
     }
 
+    /// `device` writes "one" (both others get it), is backed up, writes "two" (only `old` gets
+    /// it), is restored whole, and writes "three" under the number "two" took (only `other` gets it).
+    static func fork(_ device: Device, old: Device, other: Device) throws {
+        _ = try device.add("one")
+        sync(device.replica, old.replica)
+        sync(device.replica, other.replica)
+        try device.takeBackup()
+        _ = try device.add("two")
+        sync(device.replica, old.replica)
+        try device.restoreWhole()
+        _ = try device.add("three")
+        sync(device.replica, other.replica)
+    }
+
     /// The relay case: the restored device's forked write reaches a replica that lacked the old
     /// history before the device meets one that holds it. The repair it then makes travels with
     /// its next HISTORY: the other replica moves the forked write where the device moved it and
@@ -137,15 +151,7 @@ import TestSupport
         let hub = try Device(.phone, seed: 5, in: directory)
         let old = try Device(.mac, seed: 6, in: directory)
         let other = try Device(.mac, seed: 7, in: directory)
-        _ = try hub.add("one")
-        Self.sync(hub.replica, old.replica)
-        Self.sync(hub.replica, other.replica)
-        try hub.takeBackup()
-        _ = try hub.add("two")
-        Self.sync(hub.replica, old.replica)
-        try hub.restoreWhole()
-        _ = try hub.add("three")
-        Self.sync(hub.replica, other.replica)
+        try Self.fork(hub, old: old, other: other)
         #expect(try other.texts() == ["one", "three"])
         let repaired = Self.sync(hub.replica, old.replica)
         #expect(Self.repairs(repaired[.a]).count == 1)
@@ -156,6 +162,34 @@ import TestSupport
         }
         #expect(try hub.replica.canonicalHash() == old.replica.canonicalHash())
         #expect(try hub.replica.canonicalHash() == other.replica.canonicalHash())
+    }
+
+    /// The repair is signed by the restored device and relayed: a replica that got the forked
+    /// write from one peer and the old one from another (a clash, kept) follows the repair it
+    /// hears of from a third, without meeting the device again.
+    @Test func aSignedRepairIsRelayedToReplicasThatNeverMeetTheDeviceAgain() throws {
+        let directory = TemporaryDirectory()
+        let device = try Device(.mac, seed: 10, in: directory)
+        let near = try Device(.phone, seed: 11, in: directory)
+        let far = try Device(.mac, seed: 12, in: directory)
+        try Self.fork(device, old: far, other: near)
+        Self.sync(near.replica, far.replica)
+        #expect(try near.texts() == ["one", "three"] && far.texts() == ["one", "two"], "each kept its own and listed the other as a clash")
+        let repaired = Self.sync(device.replica, far.replica)
+        #expect(Self.repairs(repaired[.a]).count == 1)
+        // Only the device's word counts: a repair whose signature does not verify is ignored.
+        var forged = try #require(try far.replica.repairs(for: near.replica.replicaVector()).first)
+        forged.signature[10] ^= 1
+        let ignored = try near.replica.takeHistory(History(vector: VersionVector(), incarnation: far.replica.identity.incarnation, repairs: [forged]),
+                                                   sendsRecordings: true)
+        #expect(ignored.learned.isEmpty && ignored.movedForPeer == 0)
+        Self.sync(far.replica, near.replica)
+        for replica in [device, near, far] {
+            #expect(try replica.texts() == ["one", "two", "three"], "on \(replica.replica.identity.nodeID)")
+            #expect(try replica.replica.conflicts().isEmpty, "on \(replica.replica.identity.nodeID)")
+        }
+        #expect(try near.replica.canonicalHash() == far.replica.canonicalHash())
+        #expect(try near.replica.canonicalHash() == device.replica.canonicalHash())
     }
 
     /// Ordinary sessions between replicas that never forked repair nothing: the written log

@@ -132,8 +132,9 @@ public enum MessageJSON {
                              ("probes", .array(origin.probes.map(memberJSON)))])
                 })),
                 ("repairs", .array(history.repairs.map { repair in
-                    .object([("origin", .string(repair.origin)), ("fork", u64JSON(repair.fork)), ("moved_to", .string(repair.movedTo)),
-                             ("base", u64JSON(repair.base)), ("members", .array(repair.members.map(memberJSON)))])
+                    .object([("node_id", .string(repair.nodeID)), ("origin", .string(repair.origin)), ("fork", u64JSON(repair.fork)),
+                             ("moved_to", .string(repair.movedTo)), ("base", u64JSON(repair.base)), ("public_key", .string(Hex.encode(repair.publicKey))),
+                             ("members", .array(repair.members.map(memberJSON))), ("signature", .string(Hex.encode(repair.signature)))])
                 })),
             ]
         }
@@ -301,8 +302,9 @@ public enum MessageJSON {
             }
             let repairs = try object.array("repairs").map { json -> History.Repair in
                 let repair = try Object(json, "repair")
-                return History.Repair(origin: try repair.string("origin"), fork: try u64(repair.value("fork")), movedTo: try repair.string("moved_to"),
-                                      base: try u64(repair.value("base")), members: try members(repair.array("members")))
+                return History.Repair(nodeID: try repair.string("node_id"), origin: try repair.string("origin"), fork: try u64(repair.value("fork")),
+                                      movedTo: try repair.string("moved_to"), base: try u64(repair.value("base")), members: try members(repair.array("members")),
+                                      publicKey: try repair.hex("public_key"), signature: try repair.hex("signature"))
             }
             return .history(History(vector: try vector(object.value("vector")), incarnation: try object.string("incarnation"), origins: origins, repairs: repairs))
         }

@@ -75,6 +75,12 @@ extension NodeCore {
             }
             pendingCheckDue = true
             return actions
+        case .repairsLearned(let forks):
+            var actions: [NodeAction] = []
+            for (other, otherConn) in connections.sorted(by: { $0.key < $1.key }) where other != id {
+                actions += perform(otherConn.session.endForRepairs(forks), on: other, now: now)
+            }
+            return actions
         case .incarnationClaimIgnored(let peer, let claimed, let held):
             return [.event(.incarnationClaimIgnored(peer: peer, claimed: claimed, held: held))]
         case .clockSkew(let peerMs, let localMs):

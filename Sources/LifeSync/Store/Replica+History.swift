@@ -24,11 +24,14 @@ public struct HistoryOutcome: Equatable, Sendable {
     public var repairs: [HistoryRepair] = []
     /// The incarnation given up for the repairs, and the new one.
     public var rotated: (old: String, new: String)?
-    /// Writes of the peer's own origins we held and moved where the peer's repairs moved them.
+    /// Writes of other nodes' origins we held and moved where their repairs moved them.
     public var movedForPeer = 0
+    /// Repairs we kept for the first time (ours, or taken in): (origin, fork) of each.
+    public var learned: [(origin: String, fork: UInt64)] = []
 
     public static func == (a: HistoryOutcome, b: HistoryOutcome) -> Bool {
         a.repairs == b.repairs && a.rotated?.old == b.rotated?.old && a.rotated?.new == b.rotated?.new && a.movedForPeer == b.movedForPeer
+            && a.learned.map(\.origin) == b.learned.map(\.origin) && a.learned.map(\.fork) == b.learned.map(\.fork)
     }
 }
 
@@ -127,15 +130,16 @@ extension Replica {
         return probes.sorted { $0.sequence < $1.sequence }
     }
 
-    /// Takes in a peer's HISTORY, in one transaction: first the peer's repairs of its own origins
-    /// (`takeRepairs`), then our own origins compared with what the peer holds of them; every one
+    /// Takes in a peer's HISTORY, in one transaction: first the repairs it tells of (`takeRepairs`),
+    /// then our own origins compared with what the peer holds of them; every one
     /// that forked is repaired under one new incarnation (`reissue`), so the peer sends us its
     /// history from the fork. `sendsRecordings`: whether this peer takes recording metadata (else
     /// such rows are no evidence).
-    public func takeHistory(_ history: History, from peerNodeID: String, sendsRecordings: Bool) throws -> HistoryOutcome {
+    public func takeHistory(_ history: History, sendsRecordings: Bool) throws -> HistoryOutcome {
         try writeTransaction {
             var outcome = HistoryOutcome()
-            outcome.movedForPeer = try takeRepairs(history.repairs, owner: peerNodeID)
+            let known = try repairCount()
+            outcome.movedForPeer = try takeRepairs(history.repairs)
             let own = try ownOrigins()
             let vector = try replicaVector()
             var forks: [(origin: String, fork: UInt64)] = []
@@ -158,15 +162,17 @@ extension Replica {
                     forks.append((origin, fork))
                 }
             }
-            guard !forks.isEmpty else { return outcome }
-            let old = identity.incarnation
-            try startIncarnation()
-            for (origin, fork) in forks {
-                let base = try currentSequence()
-                outcome.repairs.append(HistoryRepair(origin: origin, fork: fork, movedTo: identity.incarnation, base: base,
-                                                     reissued: try reissue(origin, above: fork)))
+            if !forks.isEmpty {
+                let old = identity.incarnation
+                try startIncarnation()
+                for (origin, fork) in forks {
+                    let base = try currentSequence()
+                    outcome.repairs.append(HistoryRepair(origin: origin, fork: fork, movedTo: identity.incarnation, base: base,
+                                                         reissued: try reissue(origin, above: fork)))
+                }
+                outcome.rotated = (old, identity.incarnation)
             }
-            outcome.rotated = (old, identity.incarnation)
+            outcome.learned = try newRepairs(since: known)
             return outcome
         }
     }

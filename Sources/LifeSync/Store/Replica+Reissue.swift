@@ -18,13 +18,12 @@ extension Replica {
                                      [.text(origin), .counter(fork)]) {
             Seal.Member(sequence: UInt64(clamping: $0.int64(0)), digest: SHA256.Digest(bytes: $0.blob(1)))
         }
-        if !sent.isEmpty {
+        if !sent.isEmpty, let signer {
             // A HISTORY carries 65,536 members at most: the latest, which a peer got last.
-            let kept = Array(sent.suffix(Message.Limits.maximumHistoryProbes))
-            var members = ByteWriter(capacity: kept.count * 40)
-            Seal.write(kept, to: &members)
-            try database.run("INSERT INTO history_repairs(origin, fork, moved_to, base, members) VALUES (?, ?, ?, ?, ?)",
-                             [.text(origin), .counter(fork), .text(current), .counter(base), .blob(members.bytes)])
+            var repair = History.Repair(nodeID: identity.nodeID, origin: origin, fork: fork, movedTo: current, base: base,
+                                        members: Array(sent.suffix(Message.Limits.maximumHistoryProbes)), publicKey: signer.publicKey, signature: [])
+            repair.signature = try signer.sign(repair.message)
+            try keep(repair)
         }
         try database.run("DELETE FROM own_writes WHERE origin = ? AND seq > ?", [.text(origin), .counter(fork)])
         try database.run("UPDATE replica_vector SET seq = ? WHERE origin = ?", [.counter(fork), .text(origin)])
@@ -38,9 +37,13 @@ extension Replica {
     /// and nothing of the history that takes the old numbers). HLC, content and fields stay: a
     /// moved write orders where it was made, so it never overrides an edit made after it
     /// elsewhere. With `only`, just the rows whose digest is the one given for their number.
-    /// Conflicts naming a moved write follow it.
+    /// Conflicts naming a moved write follow it; clashes above the fork go.
     func restamp(_ origin: String, above fork: UInt64, to target: String, base: UInt64,
                  only: [UInt64: SHA256.Digest]?) throws -> [Reissue] {
+        // A clash above the fork (§8: another write held at the same number) was the two histories
+        // meeting: the old write comes back as the origin's, the forked one under `target`.
+        try database.run("DELETE FROM conflicts WHERE loser_origin = ?1 AND winner_origin = ?1 AND loser_seq = winner_seq AND loser_seq > ?2",
+                         [.text(origin), .counter(fork)])
         var rows: [(table: String, id: String, stamp: VersionStamp)] = []
         for (table, deleted) in Replica.writeTables {
             try database.forEachRow("SELECT id, hlc, origin_seq, vv, \(deleted) FROM \(table) WHERE origin = ? AND origin_seq > ?",
@@ -77,16 +80,37 @@ extension Replica {
         return moved
     }
 
-    /// Our repairs that `peerVector` may hold given-up writes of (it holds the origin past the
-    /// fork), as many as a HISTORY carries (their members together at most the probes' bound).
+    func repairCount() throws -> Int64 {
+        try database.firstRow("SELECT coalesce(max(id), 0) FROM history_repairs") { $0.int64(0) } ?? 0
+    }
+
+    /// The repairs kept after the one numbered `id`.
+    func newRepairs(since id: Int64) throws -> [(origin: String, fork: UInt64)] {
+        try database.rows("SELECT origin, fork FROM history_repairs WHERE id > ? ORDER BY id", [.integer(id)]) { ($0.string(0), UInt64(clamping: $0.int64(1))) }
+    }
+
+    /// Keeps a repair (ours, or a peer's we verified) to tell every peer that may need it.
+    private func keep(_ repair: History.Repair) throws {
+        var members = ByteWriter(capacity: repair.members.count * 40)
+        Seal.write(repair.members, to: &members)
+        try database.run("""
+            INSERT OR IGNORE INTO history_repairs(node_id, origin, fork, moved_to, base, members, public_key, signature)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(repair.nodeID), .text(repair.origin), .counter(repair.fork), .text(repair.movedTo), .counter(repair.base),
+                  .blob(members.bytes), .blob(repair.publicKey), .blob(repair.signature)])
+    }
+
+    /// The repairs we keep (ours and those we took in) whose given-up writes `peerVector` may
+    /// hold (it holds the origin past the fork), as many as a HISTORY carries.
     func repairs(for peerVector: VersionVector) throws -> [History.Repair] {
         var room = Message.Limits.maximumHistoryProbes
-        return try database.rows("SELECT origin, fork, moved_to, base, members FROM history_repairs ORDER BY id") { row -> History.Repair? in
-            guard peerVector[row.string(0)] > UInt64(clamping: row.int64(1)), let members = Seal.members(from: row.blob(4)),
+        let sql = "SELECT node_id, origin, fork, moved_to, base, members, public_key, signature FROM history_repairs ORDER BY id"
+        return try database.rows(sql) { row -> History.Repair? in
+            guard peerVector[row.string(1)] > UInt64(clamping: row.int64(2)), let members = Seal.members(from: row.blob(5)),
                   !members.isEmpty, members.count <= room else { return nil }
             room -= members.count
-            return History.Repair(origin: row.string(0), fork: UInt64(clamping: row.int64(1)), movedTo: row.string(2),
-                                  base: UInt64(clamping: row.int64(3)), members: members)
+            return History.Repair(nodeID: row.string(0), origin: row.string(1), fork: UInt64(clamping: row.int64(2)), movedTo: row.string(3),
+                                  base: UInt64(clamping: row.int64(4)), members: members, publicKey: row.blob(6), signature: row.blob(7))
         }.compactMap { $0 }
     }
 
@@ -99,16 +123,24 @@ extension Replica {
         return result
     }
 
-    /// Takes in the repairs of the node we talk to, about its own origins (inside the caller's
-    /// transaction): the writes it gave up that we hold move where it moved them; if we had
-    /// received any of them, our vector entry for the origin goes back to the fork (the node
-    /// sends us its history from there) and the seals that vouched for them go. Repairs of
-    /// origins not bound to `owner` are ignored: only a node speaks for its own history.
-    func takeRepairs(_ repairs: [History.Repair], owner: String) throws -> Int {
+    /// Takes in repairs a peer tells of (inside the caller's transaction): each one signed by the
+    /// node both its incarnations are bound to, with that node's key (§5.9.7 rule 2), whoever
+    /// relays it. The writes it gave up that we hold move where it moved them; if we had
+    /// received any of them, our vector entry for the origin goes back to the fork (the history
+    /// above it comes back from whoever holds it) and the seals that vouched for them go. We keep
+    /// the repair to tell our own peers. A repair that does not check out is ignored.
+    func takeRepairs(_ repairs: [History.Repair]) throws -> Int {
         let own = try ownOrigins()
         var moved = 0
-        for repair in repairs where !own.contains(repair.origin) && Identifier.incarnation(repair.origin, isBoundTo: owner)
-            && Identifier.incarnation(repair.movedTo, isBoundTo: owner) {
+        for repair in repairs where !own.contains(repair.origin) && repair.nodeID != identity.nodeID
+            && Identifier.incarnation(repair.origin, isBoundTo: repair.nodeID) && Identifier.incarnation(repair.movedTo, isBoundTo: repair.nodeID)
+            && signatureVerifier.isValid(signature: repair.signature, of: repair.message, publicKey: repair.publicKey) {
+            do {
+                try requireNodeKey(repair.publicKey, of: repair.nodeID, what: "a repair of origin \(repair.origin)", refusal: ReplicaError.forgedWrite)
+            } catch ReplicaError.forgedWrite {
+                continue
+            }
+            try keep(repair)
             let given = Dictionary(repair.members.map { ($0.sequence, $0.digest) }, uniquingKeysWith: { a, _ in a })
             let restamped = try restamp(repair.origin, above: repair.fork, to: repair.movedTo, base: repair.base, only: given).count
             moved += restamped

@@ -23,7 +23,7 @@ enum HistoryStep: Equatable {
 ///     HISTORY (its vector now,   ──▶
 ///     what it knows of the first's)
 ///                                          (takes the repairs, repairs its own origins)
-///                                ◀──       HISTORY (its vector now, nothing else), then batches
+///                                ◀──       HISTORY (its vector now, its repairs), then batches
 ///     batches                    ──▶
 ///
 /// Each side repairs only its own origins (`Replica.takeHistory`), and its peer learns the
@@ -43,7 +43,7 @@ extension SyncSession {
         do {
             history = History(vector: try replica.replicaVector(), incarnation: replica.identity.incarnation,
                               origins: full ? try replica.historyProbes(of: nodeID, peerVector: peerVector) : [],
-                              repairs: full ? try replica.repairs(for: peerVector) : [])
+                              repairs: try replica.repairs(for: peerVector))
         } catch {
             throw WireError(.storageFailure, "could not read what we hold of \(nodeID)'s history: \(error)")
         }
@@ -63,12 +63,13 @@ extension SyncSession {
         }
         let outcome: HistoryOutcome
         do {
-            outcome = try replica.takeHistory(history, from: session.peer.nodeID, sendsRecordings: policy.sendsRecordingMetadata(to: session.peer.role))
+            outcome = try replica.takeHistory(history, sendsRecordings: policy.sendsRecordingMetadata(to: session.peer.role))
         } catch {
             throw WireError(.storageFailure, "could not compare our history with the peer's: \(error)")
         }
         if let rotated = outcome.rotated { actions.append(.event(.incarnationRotated(old: rotated.old, new: rotated.new))) }
         for repair in outcome.repairs { actions.append(.event(.historyRepaired(repair))) }
+        if !outcome.learned.isEmpty { actions.append(.event(.repairsLearned(outcome.learned.map { HistoryFork(origin: $0.origin, fork: $0.fork) }))) }
         let own = try ownHistory()
         open?.ownOrigins = own.origins
         open?.peer.incarnation = history.incarnation
@@ -83,6 +84,17 @@ extension SyncSession {
         open?.historyStep = .done
         pump(now: now, actions: &actions, limit: 1)
         offerNext(now: now, actions: &actions)
+    }
+
+    /// Another session taught this replica repairs: a peer holding one of their origins past its
+    /// fork may hold the writes given up, and learns of them only in a HISTORY exchange. The
+    /// connection is closed (no ERROR: nothing went wrong), so the next handshake tells it.
+    public func endForRepairs(_ forks: [HistoryFork]) -> [SessionAction] {
+        guard let session = open, session.peer.capabilities.contains(.histories) else { return [] }
+        let holds = session.delta.peerHas.joined(with: session.peer.vector)
+        guard let fork = forks.first(where: { holds[$0.origin] > $0.fork }) else { return [] }
+        enterClosed()
+        return [.close(reason: "incarnation \(fork.origin) forked above \(fork.fork): reconnecting so the peer learns of the repair")]
     }
 
     /// Before the exchange ends, only HISTORY (and PING, PONG, ERROR) may come.

@@ -362,7 +362,9 @@ public final class SyncSession {
         // one incarnation at most.
         let mine = try replica.replicaVector()[me.incarnation]
         var unbackedClaim = false
-        if hello.vector[me.incarnation] > mine && mine >= 1 {
+        // (A node this peer sends no entries, a watch, must also move on before its first write:
+        // the writes it lost never come back to it, so its next number would reuse theirs.)
+        if hello.vector[me.incarnation] > mine && (mine >= 1 || !capabilities.contains(.receivesEntries)) {
             if let prior = try replica.incarnationClaim(by: hello.nodeID), !prior.backed, !(try replica.backIncarnationClaim(by: hello.nodeID)) {
                 actions.append(.event(.incarnationClaimIgnored(peer: hello.nodeID, claimed: hello.vector[me.incarnation], held: mine)))
             } else {

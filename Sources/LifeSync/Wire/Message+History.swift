@@ -1,8 +1,9 @@
 extension Message {
     /// HISTORY (PROTOCOL.md §5.10): the sender's vector and incarnation, then a u16 count of origins, each with
     /// its name, the sender's `top` for it, a u16 count of probes and the probes (seq u64 and
-    /// write digest), ascending by sequence; then a u16 count of the sender's repairs, each with
-    /// its origin, fork, the incarnation it moved to, the base there, a u32 count and members.
+    /// write digest), ascending by sequence; then a u16 count of repairs, each with its node,
+    /// origin, fork, the incarnation it moved to, the base there, the node's key, a u32 count,
+    /// the members and the node's signature.
     static func writeHistory(_ history: History, to w: inout ByteWriter) {
         writeVector(history.vector, to: &w)
         w.string(history.incarnation)
@@ -15,12 +16,16 @@ extension Message {
         }
         w.u16(UInt16(clamping: history.repairs.count))
         for repair in history.repairs {
+            w.string(repair.nodeID)
             w.string(repair.origin)
             w.u64(repair.fork)
             w.string(repair.movedTo)
             w.u64(repair.base)
+            w.u16(UInt16(clamping: repair.publicKey.count))
+            w.raw(repair.publicKey)
             w.u32(UInt32(clamping: repair.members.count))
             Seal.write(repair.members, to: &w)
+            w.raw(repair.signature)
         }
     }
 
@@ -57,6 +62,8 @@ extension Message {
         repairs.reserveCapacity(repairCount)
         var members = 0
         for n in 0..<repairCount {
+            let nodeID = try r.string("repair node_id")
+            guard Identifier.role(of: nodeID) != nil else { throw WireError(.malformed, "repair \(n): node_id \"\(nodeID.prefix(80))\" is not {role}_{uuid-v4}") }
             let origin = try r.string("repair origin")
             try checkOrigin(origin, "repair origin")
             let fork = try r.u64("repair fork")
@@ -66,13 +73,20 @@ extension Message {
             guard movedTo != origin else { throw WireError(.malformed, "repair \(n): moved to the origin that forked") }
             let base = try r.u64("repair base")
             guard base < Limits.maximumSequence else { throw WireError(.malformed, "repair \(n): base \(base) at or above the sequence ceiling") }
+            let keyLength = Int(try r.u16("repair key length"))
+            guard keyLength == RecordingSignature.publicKeyLength else {
+                throw WireError(.malformed, "repair \(n): a key of \(keyLength) bytes (a P-256 key is \(RecordingSignature.publicKeyLength))")
+            }
+            let key = try r.raw(keyLength, "repair key")
             let count = try r.count32("repair \(n): member count", minimumItemSize: 40)
             members += count
             guard count >= 1, members <= Limits.maximumHistoryProbes else {
                 throw WireError(.malformed, "repair \(n): \(count) members (1 or more, at most \(Limits.maximumHistoryProbes) in all)")
             }
             let list = try readMembers(&r, count: count, "repair \(n): member", within: (fork + 1)...(Limits.maximumSequence - base + fork))
-            repairs.append(History.Repair(origin: origin, fork: fork, movedTo: movedTo, base: base, members: list))
+            let signature = try r.raw(RecordingSignature.signatureLength, "repair signature")
+            repairs.append(History.Repair(nodeID: nodeID, origin: origin, fork: fork, movedTo: movedTo, base: base, members: list,
+                                          publicKey: key, signature: signature))
         }
         return History(vector: vector, incarnation: incarnation, origins: origins, repairs: repairs)
     }
@@ -92,8 +106,9 @@ extension Message {
         return members
     }
 
-    /// A repair at its smallest: two empty names, `fork`, `base`, the count and one member.
-    static let minimumRepairSize = 2 + 8 + 2 + 8 + 4 + 40
+    /// A repair at its smallest: three empty names, `fork`, `base`, the key, the count, one
+    /// member and the signature.
+    static let minimumRepairSize = 2 + 2 + 8 + 2 + 8 + 2 + RecordingSignature.publicKeyLength + 4 + 40 + RecordingSignature.signatureLength
 
     /// An origin of a HISTORY at its smallest: an empty name, `top`, the count and one probe.
     static let minimumHistoryOriginSize = 2 + 8 + 2 + 40

@@ -156,22 +156,47 @@ public struct History: Equatable, Sendable {
         }
     }
 
-    /// A repair the sender made of one of its own origins, for a peer that may hold the writes
-    /// it gave up: write (`origin`, s) for s above `fork` became (`movedTo`, `base` + s − `fork`).
+    /// A repair a node made of one of its own origins, signed by it, for replicas that may hold
+    /// the writes it gave up: write (`origin`, s) for s above `fork` became (`movedTo`, `base` +
+    /// s − `fork`). Relays forward it as they received it (PROTOCOL.md §5.10, §7.2.3).
     public struct Repair: Equatable, Sendable {
+        /// The node that owns `origin` and `movedTo` (both bound to it) and signed the repair.
+        public var nodeID: String
         public var origin: String
         public var fork: UInt64
         public var movedTo: String
         public var base: UInt64
-        /// The digests of the given-up writes the sender had sent, ascending, each above `fork`.
+        /// The digests of the writes given up, ascending, each above `fork`.
         public var members: [Seal.Member]
+        /// The node's key (91-byte P-256 SPKI) and its signature over `message`.
+        public var publicKey: [UInt8]
+        public var signature: [UInt8]
 
-        public init(origin: String, fork: UInt64, movedTo: String, base: UInt64, members: [Seal.Member]) {
+        public init(nodeID: String, origin: String, fork: UInt64, movedTo: String, base: UInt64, members: [Seal.Member],
+                    publicKey: [UInt8], signature: [UInt8]) {
+            self.nodeID = nodeID
             self.origin = origin
             self.fork = fork
             self.movedTo = movedTo
             self.base = base
             self.members = members
+            self.publicKey = publicKey
+            self.signature = signature
+        }
+
+        /// The signed bytes: `lifesync-repair-v1` and a zero byte, then `node_id`, `origin`,
+        /// `fork`, `moved_to`, `base`, the member count (u32) and the members.
+        public var message: [UInt8] {
+            var w = ByteWriter(capacity: 128 + members.count * 40)
+            w.raw(Array("lifesync-repair-v1".utf8) + [0])
+            w.string(nodeID)
+            w.string(origin)
+            w.u64(fork)
+            w.string(movedTo)
+            w.u64(base)
+            w.u32(UInt32(clamping: members.count))
+            Seal.write(members, to: &w)
+            return w.bytes
         }
     }
 
