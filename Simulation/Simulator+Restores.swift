@@ -67,13 +67,13 @@ extension Simulator {
             violations.append("setup: restoring \(name) failed: \(error)")
             return
         }
+        node.restoredAt = now
         if whole {
             node.marks.marks = node.backupMarks
             node.storage.putBack(files: node.backupFiles)
             for recording in attached where !nodes.values.contains(where: { $0.storage.files[recording.fileName].map { SHA256.hash($0) == recording.sha256 } ?? false }) {
                 recordingsLostByRestore.insert(recording.id)
             }
-            node.restoredWholeAt = now
         }
         count(whole ? "restore_whole" : "restore")
         trace.record(now, "restore \(whole ? "whole " : "")\(name)")
@@ -96,10 +96,10 @@ extension Simulator {
 extension Simulator {
     /// A node repaired a forked history (a whole-device restore): the ledger follows its writes
     /// where they moved. Those it still held moved as the repair says; those it made since its
-    /// restore and no longer held (superseded there) moved by the same rule, so the writes that
+    /// last restore and no longer held (superseded there) moved by the same rule, so the writes that
     /// replaced them still read as having seen them.
     func followRepair(_ repair: HistoryRepair, on name: String) {
-        let since = nodes[name]?.restoredWholeAt ?? 0
+        let since = nodes[name]?.restoredAt ?? .max
         ledger.remap { write in
             guard write.node == name, write.stamp.origin == repair.origin, write.stamp.sequence > repair.fork else { return nil }
             if let moved = repair.reissued.first(where: { $0.id == write.id && $0.old.sequence == write.stamp.sequence && $0.old.hlc == write.stamp.hlc }) {

@@ -35,8 +35,8 @@ public final class Simulator {
         var backupMarks: [String: WriteMark] = [:]
         /// Its recording files then: a whole-device restore puts them back too.
         var backupFiles: [String: [UInt8]] = [:]
-        /// When the device was last restored whole.
-        var restoredWholeAt: Int64 = 0
+        /// When the device was last restored (nil: never).
+        var restoredAt: Int64?
 
         init(name: String, role: Role, path: String, clock: SimulatedClock, keeper: Database) {
             self.name = name

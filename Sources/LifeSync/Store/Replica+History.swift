@@ -134,8 +134,10 @@ extension Replica {
     /// then our own origins compared with what the peer holds of them; every one
     /// that forked is repaired under one new incarnation (`reissue`), so the peer sends us its
     /// history from the fork. `sendsRecordings`: whether this peer takes recording metadata (else
-    /// such rows are no evidence).
-    public func takeHistory(_ history: History, sendsRecordings: Bool) throws -> HistoryOutcome {
+    /// such rows are no evidence). `current`: our incarnation when the session began; a write we
+    /// hold that the peer never saw is evidence only there (only it can have been written since
+    /// a restore: an older one was left at a restore the replica could tell, §7.2.2).
+    public func takeHistory(_ history: History, sendsRecordings: Bool, current: String? = nil) throws -> HistoryOutcome {
         try writeTransaction {
             var outcome = HistoryOutcome()
             let known = try repairCount()
@@ -158,7 +160,8 @@ extension Replica {
                     }
                 }
                 let comparison = HistoryComparison(count: vector[origin], top: theirs.top, logStart: try ownLogStart(origin), probes: verdicts)
-                if let fork = try comparison.forkPoint(firstHeldAbove: { try firstHeld(origin, above: $0, recordings: sendsRecordings) }) {
+                let heldCounts = origin == (current ?? identity.incarnation)
+                if let fork = try comparison.forkPoint(firstHeldAbove: { heldCounts ? try firstHeld(origin, above: $0, recordings: sendsRecordings) : nil }) {
                     forks.append((origin, fork))
                 }
             }

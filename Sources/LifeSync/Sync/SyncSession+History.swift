@@ -63,7 +63,7 @@ extension SyncSession {
         }
         let outcome: HistoryOutcome
         do {
-            outcome = try replica.takeHistory(history, sendsRecordings: policy.sendsRecordingMetadata(to: session.peer.role))
+            outcome = try replica.takeHistory(history, sendsRecordings: policy.sendsRecordingMetadata(to: session.peer.role), current: session.incarnationAtHello)
         } catch {
             throw WireError(.storageFailure, "could not compare our history with the peer's: \(error)")
         }

@@ -69,6 +69,8 @@ struct OpenSession {
     var peerOriginRecorded = false
     /// This peer's HELLO claim rotated our incarnation and its writes have not all arrived yet.
     var unbackedClaim = false
+    /// Our incarnation when the peer's HELLO arrived, before any rotation (§7.2.3 step 2).
+    var incarnationAtHello: String?
     /// Where the HISTORY exchange is (PROTOCOL.md §7.2.3): nothing is sent before it is done.
     var historyStep = HistoryStep.done
     /// The window still has room after the handshake's first batch: the next tick sends another.

@@ -383,6 +383,7 @@ public final class SyncSession {
         if let name = hello.name { try? replica.recordPeerName(name, for: hello.nodeID) }
         stage = .open(OpenSession(peer: hello, own: try ownHistory()))
         open?.unbackedClaim = unbackedClaim
+        open?.incarnationAtHello = me.incarnation
         actions.append(.event(.handshake(peer: hello, version: version)))
         // With both HELLOs setting bit 4, nothing is sent until the histories are compared (§7.2.3).
         if try beginHistoryExchange(now: now, actions: &actions) { return }
