@@ -130,8 +130,11 @@ extension Simulator {
     /// A user deleted the recording, which removed its bytes, and a restore of an older copy
     /// brought back only its record (the delete had reached no other replica): no node can have
     /// the bytes again, and the record says "awaiting bytes" until the user deletes it again.
+    ///
+    /// Or a device restored whole lost the only copy: the watch that made it let its own go
+    /// once the phone confirmed it, and the phone was put back from a backup older than that.
     func bytesDeletedByUser(_ recording: Recording) -> Bool {
-        userDeletedRecordings.contains(recording.id) && !nodes.values.contains { node in
+        (userDeletedRecordings.contains(recording.id) || recordingsLostByRestore.contains(recording.id)) && !nodes.values.contains { node in
             node.storage.files[recording.storageName].map { SHA256.hash($0) == recording.sha256 } ?? false
         }
     }

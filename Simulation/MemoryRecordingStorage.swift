@@ -34,6 +34,14 @@ package final class MemoryRecordingStorage: RecordingStorage {
     package var used: Int { files.values.reduce(0) { $0 + $1.count } + temporary.values.reduce(0) { $0 + $1.count } }
 
     package func exists(_ fileName: String) -> Bool { files[fileName] != nil }
+
+    /// The device was put back from its backup: its files are those of the backup, and nothing
+    /// half-received survives.
+    func putBack(files old: [String: [UInt8]]) {
+        files = old
+        temporary = [:]
+        keptDigests = [:]
+    }
     package func storedFileName(forRecordingID id: String) -> String? { files.keys.sorted().first { $0.hasPrefix(id + ".") } }
 
     package func read(_ fileName: String, offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {

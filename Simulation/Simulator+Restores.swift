@@ -3,7 +3,8 @@ import LifeSync
 /// Write marks kept by the simulated device, beside its replica: a restore of the replica does
 /// not bring back an older mark (as `FileWriteMarks` live outside the replica's files).
 final class MemoryWriteMarks: WriteMarkStore {
-    private var marks: [String: WriteMark] = [:]
+    /// Every mark, as a restore of the whole device puts them back.
+    var marks: [String: WriteMark] = [:]
     func mark(nodeID: String) -> WriteMark? { marks[nodeID] }
     func record(_ mark: WriteMark, nodeID: String) { marks[nodeID] = mark }
 }
@@ -19,14 +20,16 @@ extension Simulator {
         switch step {
         case .backup: takeBackup(of: victim, marked: restoreRandom.next(below: 2) == 0)
         case .restore where nodes[victim]?.backup != nil: restore(victim)
-        case .restore, .nothing: break
+        case .restoreWhole where nodes[victim]?.backup != nil: restore(victim, whole: true)
+        case .restore, .restoreWhole, .nothing: break
         }
     }
 
-    /// At each fault, one row (`WeightedTable`): a copy taken aside, one put back, or nothing.
-    enum RestoreStep: Sendable { case backup, restore, nothing }
+    /// At each fault, one row (`WeightedTable`): a copy taken aside, one put back (the replica
+    /// alone, or the whole device: its write marks too), or nothing.
+    enum RestoreStep: Sendable { case backup, restore, restoreWhole, nothing }
 
-    static let restoreSteps = WeightedTable<RestoreStep>([(.backup, 20), (.restore, 25), (.nothing, 55)])
+    static let restoreSteps = WeightedTable<RestoreStep>([(.backup, 20), (.restore, 15), (.restoreWhole, 15), (.nothing, 50)])
 
     func takeBackup(of name: String, marked: Bool) {
         guard let node = nodes[name] else { return }
@@ -37,6 +40,8 @@ extension Simulator {
             if marked { try Replica.markAsBackupCopy(copy, of: name, at: Timestamp(millisecondsSince1970: now)) }
             node.backup = copy
             node.backupTime = now
+            node.backupMarks = node.marks.marks
+            node.backupFiles = node.storage.files
             count(marked ? "backup" : "copy_aside")
             trace.record(now, "\(marked ? "backup" : "copy aside") \(name)")
         } catch {
@@ -47,8 +52,10 @@ extension Simulator {
     /// The node goes down, its replica is put back from the copy, and it restarts 1–60 s later.
     /// Writes that only this replica held (its own made after the copy, or others' it alone had
     /// received) are gone with it: the user restored an older state on purpose, so the ledger
-    /// lets them go (nothing else may).
-    func restore(_ name: String) {
+    /// lets them go (nothing else may). `whole`: the device was restored whole, its write marks
+    /// with the replica (a phone put back from its backup), so nothing local tells it was
+    /// restored: only its peers' histories can (PROTOCOL.md §7.2.3).
+    func restore(_ name: String, whole: Bool = false) {
         guard let node = nodes[name], let backup = node.backup else { return }
         // Recordings attached between the copy and its restore are left out of the model for now:
         // their bytes outlive the replica's record of them on that device.
@@ -60,8 +67,16 @@ extension Simulator {
             violations.append("setup: restoring \(name) failed: \(error)")
             return
         }
-        count("restore")
-        trace.record(now, "restore \(name)")
+        node.restoredAt = now
+        if whole {
+            node.marks.marks = node.backupMarks
+            node.storage.putBack(files: node.backupFiles)
+            for recording in attached where !nodes.values.contains(where: { $0.storage.files[recording.fileName].map { SHA256.hash($0) == recording.sha256 } ?? false }) {
+                recordingsLostByRestore.insert(recording.id)
+            }
+        }
+        count(whole ? "restore_whole" : "restore")
+        trace.record(now, "restore \(whole ? "whole " : "")\(name)")
         forgetWritesLostByRestore()
         network.schedule(at: now + 1_000 + Int64(restoreRandom.next(below: 60_000))) { [unowned self] in restart(name) }
     }
@@ -75,5 +90,29 @@ extension Simulator {
             !replicas.contains { absorbed(write, by: $0) }
         }.map { "\($0.stamp.origin)#\($0.stamp.sequence)" }
         ledger.forget { lost.contains("\($0.stamp.origin)#\($0.stamp.sequence)") }
+    }
+}
+
+extension Simulator {
+    /// A node repaired a forked history (a whole-device restore): the ledger follows its writes
+    /// where they moved. Those it still held moved as the repair says; those it made since its
+    /// last restore and no longer held (superseded there) moved by the same rule, so the writes that
+    /// replaced them still read as having seen them.
+    func followRepair(_ repair: HistoryRepair, on name: String) {
+        let since = nodes[name]?.restoredAt ?? .max
+        ledger.remap { write in
+            guard write.node == name, write.stamp.origin == repair.origin, write.stamp.sequence > repair.fork else { return nil }
+            if let moved = repair.reissued.first(where: { $0.id == write.id && $0.old.sequence == write.stamp.sequence && $0.old.hlc == write.stamp.hlc }) {
+                return moved.new
+            }
+            guard write.time >= since else { return nil }
+            var vector = write.stamp.vector
+            if vector[repair.origin] > repair.fork {
+                vector[repair.movedTo] = max(vector[repair.movedTo], repair.base + (vector[repair.origin] - repair.fork))
+                vector[repair.origin] = repair.fork
+            }
+            return VersionStamp(hlc: write.stamp.hlc, origin: repair.movedTo, sequence: repair.base + (write.stamp.sequence - repair.fork),
+                                vector: vector, deleted: write.stamp.deleted)
+        }
     }
 }

@@ -31,6 +31,12 @@ package final class Simulator {
         /// The last copy of its replica taken aside (`takeBackup`), in shared memory.
         var backup: Database?
         var backupTime: Int64 = 0
+        /// The write marks as they were when the copy was taken (a whole-device restore).
+        var backupMarks: [String: WriteMark] = [:]
+        /// Its recording files then: a whole-device restore puts them back too.
+        var backupFiles: [String: [UInt8]] = [:]
+        /// When the device was last restored (nil: never).
+        var restoredAt: Int64?
 
         init(name: String, role: Role, path: String, clock: SimulatedClock, keeper: Database) {
             self.name = name
@@ -69,6 +75,8 @@ package final class Simulator {
     /// Recordings a user deleted (the workload's explicit deletes): the only ones any honest
     /// replica may hold as deleted.
     var userDeletedRecordings = Set<String>()
+    /// Recordings whose only bytes went with a device restored whole (see `bytesDeletedByUser`).
+    var recordingsLostByRestore = Set<String>()
     var trace = Trace()
     var violations: [String] = []
     var safetyOver = false
@@ -102,6 +110,7 @@ package final class Simulator {
         network.observer = { [unowned self] time, name, action in
             guard case .event(let event) = action else { return }
             trace.record(time, "\(name): \(event.logLine)")
+            if case .historyRepaired(_, let repair) = event { followRepair(repair, on: name) }
             if case .untrustedPeer(_, let fingerprint, _) = event { noteUntrusted(fingerprint, by: name) }
         }
         network.onAdvance = { [unowned self] time in

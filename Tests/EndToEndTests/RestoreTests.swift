@@ -39,32 +39,64 @@ import TestSupport
         return (group, phone, mac)
     }
 
-    @Test(.timeLimit(.minutes(2)))
-    func aReplicaPutBackByHandLosesNothing() throws {
-        let (group, phone, mac) = try pairServingWithOneEntry()
-        defer { group.stopAll() }
-
+    /// The mac stopped, `files()` copied aside, the mac serving again to write "two" (which the
+    /// phone gets), stopped, and the copies put back in place of `files()`. Returns "two".
+    private func restoredAfterWritingTwo(_ group: ServeGroup, _ phone: ServeNode, _ mac: ServeNode,
+                                         files: () throws -> [String]) throws -> (id: String, stderr: String) {
         mac.terminate()
         let aside = group.directory.file("aside")
         try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
-        let copied = try replicaFiles(mac)
+        let copied = try files()
         for file in copied { try FileManager.default.copyItem(atPath: file, toPath: aside + "/" + (file as NSString).lastPathComponent) }
 
         try mac.start(peers: [phone.address])
         let two = try add(mac, "two")
         try waitFor([two.id], on: phone)
         mac.terminate()
-        for file in try replicaFiles(mac) { try FileManager.default.removeItem(atPath: file) }
+        for file in try files() { try FileManager.default.removeItem(atPath: file) }
         for file in copied { try FileManager.default.copyItem(atPath: aside + "/" + (file as NSString).lastPathComponent, toPath: file) }
+        return two
+    }
 
-        let three = try add(mac, "three")
-        #expect(three.stderr.contains("restored from an older copy"), "the user is told: \(three.stderr)")
+    /// The mac serves again: the phone gets `with`, the mac gets `back`, their states agree.
+    private func servesAndConverges(_ phone: ServeNode, _ mac: ServeNode, with sent: [String], back: [String]) throws {
         try mac.start(peers: [phone.address])
-        try waitFor([three.id], on: phone)
-        try waitFor([two.id], on: mac)
+        try waitFor(sent, on: phone)
+        try waitFor(back, on: mac)
         #expect(eventually(timeout: 20, interval: 0.2) { (try? stateHash(mac)) == (try? stateHash(phone)) },
                 "the replicas converge\n\(mac.allOutput)\n\(phone.allOutput)")
         #expect(mac.entryCount == 3 && phone.entryCount == 3)
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aReplicaPutBackByHandLosesNothing() throws {
+        let (group, phone, mac) = try pairServingWithOneEntry()
+        defer { group.stopAll() }
+
+        let two = try restoredAfterWritingTwo(group, phone, mac, files: { try replicaFiles(mac) })
+
+        let three = try add(mac, "three")
+        #expect(three.stderr.contains("restored from an older copy"), "the user is told: \(three.stderr)")
+        try servesAndConverges(phone, mac, with: [three.id], back: [two.id])
+    }
+
+    /// The device restored whole (a phone put back from its backup): its replica and its write
+    /// mark come back together, so nothing local tells it was restored. Its write "three" reuses
+    /// the number "two" took; comparing histories with the phone at the handshake (PROTOCOL.md
+    /// §7.2.3) moves "three" to a new incarnation and brings "two" back.
+    @Test(.timeLimit(.minutes(2)))
+    func aDeviceRestoredWholeWithItsWriteMarkLosesNothing() throws {
+        let (group, phone, mac) = try pairServingWithOneEntry()
+        defer { group.stopAll() }
+        let stateFolder = LifeSyncBinary.environment["LIFESYNC_STATE_DIR"] ?? ""
+        let mark = stateFolder + "/" + mac.nodeID + ".mark"
+
+        let two = try restoredAfterWritingTwo(group, phone, mac, files: { try replicaFiles(mac) + [mark] })
+
+        let three = try add(mac, "three")
+        #expect(!three.stderr.contains("restored"), "nothing local tells: \(three.stderr)")
+        try servesAndConverges(phone, mac, with: [three.id], back: [two.id])
+        #expect(mac.allOutput.contains("restored with its write mark"), "the user is told: \(mac.allOutput)")
     }
 
     @Test(.timeLimit(.minutes(2)))

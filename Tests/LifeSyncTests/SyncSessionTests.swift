@@ -62,9 +62,9 @@ import TestSupport
         let sender = SyncSession(replica: phone, configuration: configuration, now: 0)
         let receiver = SyncSession(replica: mac, configuration: configuration, now: 0)
         let senderHello = Self.sent(sender.start(now: 0)), receiverHello = Self.sent(receiver.start(now: 0))
-        _ = receiver.receive(senderHello, now: 1)
-        var stream = Self.sent(sender.receive(receiverHello, now: 1))
-        // The handshake sends the first batch; each tick, due at once, one more.
+        let toSender = Self.sent(receiver.receive(senderHello, now: 1))
+        var stream = try Self.afterHistories(sender, receiver, toSender: toSender, toReceiver: Self.sent(sender.receive(receiverHello, now: 1)))
+        // The end of the handshake (its HISTORY exchange) sends the first batch; each tick, due at once, one more.
         #expect(try Self.batchIDs(stream) == [1])
         for _ in 0..<5 where (sender.nextDeadline ?? .max) <= 1 { stream += Self.sent(sender.tick(now: 1)) }
         #expect(try Self.batchIDs(stream) == [1, 2, 3])
@@ -108,6 +108,24 @@ import TestSupport
             if case .send(let bytes) = action { return bytes }
             return []
         }
+    }
+
+    /// Delivers the HISTORY exchange (PROTOCOL.md §7.2.3) between two sessions whose HELLOs were
+    /// just delivered (`toSender`, `toReceiver`: what each then sent the other); returns what the
+    /// sender sent from the end of the exchange on, the receiver's answers delivered meanwhile.
+    static func afterHistories(_ sender: SyncSession, _ receiver: SyncSession, toSender: [UInt8], toReceiver: [UInt8]) throws -> [UInt8] {
+        var toSender = toSender, toReceiver = toReceiver, after: [UInt8] = []
+        for _ in 0..<4 {
+            let forSender = toSender
+            toSender = []
+            for message in try messages(sent(sender.receive(forSender, now: 1))) {
+                if case .history = message { toReceiver += message.encoded() } else { after += message.encoded() }
+            }
+            let forReceiver = toReceiver
+            toReceiver = []
+            toSender += sent(receiver.receive(forReceiver, now: 1))
+        }
+        return after
     }
 
     static func batchIDs(_ stream: [UInt8]) throws -> [UInt64] {

@@ -35,6 +35,7 @@ package enum MessageJSON {
         case .chunk: return "chunk"
         case .confirm: return "confirm"
         case .failure: return "failure"
+        case .history: return "history"
         }
     }
 
@@ -122,6 +123,20 @@ package enum MessageJSON {
                 ("code_name", TransferFailure(rawValue: code).map { .string($0.wireName) } ?? .null),
                 ("message", .string(text)),
             ]
+        case .history(let history):
+            members += [
+                ("vector", vectorJSON(history.vector)),
+                ("incarnation", .string(history.incarnation)),
+                ("origins", .array(history.origins.map { origin in
+                    .object([("origin", .string(origin.origin)), ("top", u64JSON(origin.top)),
+                             ("probes", .array(origin.probes.map(memberJSON)))])
+                })),
+                ("repairs", .array(history.repairs.map { repair in
+                    .object([("node_id", .string(repair.nodeID)), ("origin", .string(repair.origin)), ("fork", u64JSON(repair.fork)),
+                             ("moved_to", .string(repair.movedTo)), ("base", u64JSON(repair.base)), ("public_key", .string(Hex.encode(repair.publicKey))),
+                             ("members", .array(repair.members.map(memberJSON))), ("signature", .string(Hex.encode(repair.signature)))])
+                })),
+            ]
         }
         return .object(members)
     }
@@ -172,6 +187,10 @@ package enum MessageJSON {
 
     static func hlcJSON(_ stamp: HLCTimestamp) -> JSONValue {
         .object([("ms", .number(Double(stamp.milliseconds))), ("counter", .number(Double(stamp.counter)))])
+    }
+
+    static func memberJSON(_ member: Seal.Member) -> JSONValue {
+        .object([("seq", u64JSON(member.sequence)), ("digest", .string(member.digest.hex))])
     }
 
     static func vectorJSON(_ vector: VersionVector) -> JSONValue {
@@ -270,6 +289,24 @@ package enum MessageJSON {
         case .failure:
             return .failure(recordingID: try object.string("recording_id"), code: try object.integer("code"),
                             message: try object.string("message"))
+        case .history:
+            func members(_ list: [JSONValue]) throws -> [Seal.Member] {
+                try list.map { json in
+                    let member = try Object(json, "member")
+                    return Seal.Member(sequence: try u64(member.value("seq")), digest: try member.digest("digest"))
+                }
+            }
+            let origins = try object.array("origins").map { json -> History.Origin in
+                let origin = try Object(json, "history origin")
+                return History.Origin(origin: try origin.string("origin"), top: try u64(origin.value("top")), probes: try members(origin.array("probes")))
+            }
+            let repairs = try object.array("repairs").map { json -> History.Repair in
+                let repair = try Object(json, "repair")
+                return History.Repair(nodeID: try repair.string("node_id"), origin: try repair.string("origin"), fork: try u64(repair.value("fork")),
+                                      movedTo: try repair.string("moved_to"), base: try u64(repair.value("base")), members: try members(repair.array("members")),
+                                      publicKey: try repair.hex("public_key"), signature: try repair.hex("signature"))
+            }
+            return .history(History(vector: try vector(object.value("vector")), incarnation: try object.string("incarnation"), origins: origins, repairs: repairs))
         }
     }
 

@@ -67,6 +67,20 @@ extension NodeCore {
             return markSynced(conn, now: now)
         case .incarnationRotated(let old, let new):
             return [.event(.incarnationRotated(old: old, new: new))]
+        case .historyRepaired(let repair):
+            // The moved writes are new to every peer.
+            var actions: [NodeAction] = [.event(.historyRepaired(peer: conn.name, repair: repair))]
+            for (other, otherConn) in connections.sorted(by: { $0.key < $1.key }) where other != id {
+                actions += perform(otherConn.session.replicaChanged(now: now), on: other, now: now)
+            }
+            pendingCheckDue = true
+            return actions
+        case .repairsLearned(let forks):
+            var actions: [NodeAction] = []
+            for (other, otherConn) in connections.sorted(by: { $0.key < $1.key }) where other != id {
+                actions += perform(otherConn.session.endForRepairs(forks), on: other, now: now)
+            }
+            return actions
         case .incarnationClaimIgnored(let peer, let claimed, let held):
             return [.event(.incarnationClaimIgnored(peer: peer, claimed: claimed, held: held))]
         case .clockSkew(let peerMs, let localMs):

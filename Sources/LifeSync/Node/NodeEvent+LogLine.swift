@@ -39,6 +39,9 @@ extension NodeEvent {
             return "in sync with \(name(with)) (sent \(sent), received \(received))"
         case .incarnationRotated(let old, let new):
             return "this replica was restored from an older copy: continuing under incarnation \(new) (was \(old))"
+        case .historyRepaired(let peer, let repair):
+            return "this replica was restored with its write mark: \(name(peer)) holds other writes of incarnation \(repair.origin) above \(repair.fork); "
+                + "\(repair.reissued.count) write(s) made here since moved to the current incarnation, and \(name(peer))'s come back"
         case .incarnationClaimIgnored(let peer, let claimed, let held):
             return "warning: \(name(peer)) says it holds \(claimed) writes of this replica's current incarnation, which made \(held); "
                 + "its last such claim never delivered the writes it named, so this one is not believed (a bug on \(name(peer))?)"

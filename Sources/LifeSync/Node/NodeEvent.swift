@@ -25,6 +25,9 @@ public enum NodeEvent: Equatable, Sendable {
     case acknowledged(by: String, changes: Int)
     case inSync(with: String, sent: Int, received: Int)
     case incarnationRotated(old: String, new: String)
+    /// A peer's HISTORY showed this replica's `origin` forked above `fork` (a device restored
+    /// whole): its writes above the fork moved to the current incarnation (PROTOCOL.md §7.2.3).
+    case historyRepaired(peer: String, repair: HistoryRepair)
     case incarnationClaimIgnored(peer: String, claimed: UInt64, held: UInt64)
     case clockSkew(peer: String, aheadSeconds: Int64)
     case peerError(peer: String, code: UInt16, message: String)

@@ -89,8 +89,9 @@ extension Replica {
 
     /// A write transaction that first catches up with what other processes wrote to the file
     /// (the clock, and the incarnation another process may have started), starts a new
-    /// incarnation if the replica was restored from an older copy (`startFreshIfRestored`), and
-    /// notes the last sequence number outside the replica once it committed (`writeMarks`).
+    /// incarnation if the replica was restored from an older copy (`startFreshIfRestored`), notes
+    /// the digests of the writes it made (`noteOwnWrites`), and notes the last sequence number
+    /// outside the replica once it committed (`writeMarks`).
     func writeTransaction<T>(_ body: () throws -> T) throws -> T {
         var before = WriteMark(incarnation: identity.incarnation, sequence: 0)
         let result = try database.transaction {
@@ -98,6 +99,7 @@ extension Replica {
             try startFreshIfRestored()
             before = WriteMark(incarnation: identity.incarnation, sequence: try currentSequence())
             let result = try deferringTextIndex(body)
+            try noteOwnWrites(after: before)
             try persistClock()
             return result
         }

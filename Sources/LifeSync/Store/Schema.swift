@@ -387,6 +387,8 @@ enum Schema {
         INSERT OR IGNORE INTO meta(key, value)
             SELECT 'text_index_from', max(coalesce((SELECT max(feed_seq) FROM entries), 0), coalesce((SELECT max(feed_seq) FROM tombstones), 0));
         """,
+        // 24: our own write digests and our repairs of forked origins (Schema+History.swift).
+        ownWritesStep,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -25,6 +25,14 @@ public enum SessionEvent: Equatable, Sendable {
     /// The peer's vector showed that our own history was rolled back (a restored backup): we
     /// continue under a new incarnation.
     case incarnationRotated(old: String, new: String)
+    /// The peer's HISTORY showed that our replica forked from the history the peer holds of one
+    /// of our origins (a device restored whole): our writes above the fork were moved to a new
+    /// incarnation, and the origin's vector entry went back to the fork (PROTOCOL.md §7.2.3).
+    case historyRepaired(HistoryRepair)
+    /// Repairs this replica keeps for the first time (its own, or a peer's it took in): each
+    /// origin and its fork. Other sessions with peers holding an origin past its fork end
+    /// (`endForRepairs`), so their next handshake tells them (PROTOCOL.md §7.2.3).
+    case repairsLearned([HistoryFork])
     /// The peer's HELLO named `claimed` writes of our current incarnation, which holds `held`,
     /// but its last such claim was never backed by the writes: not believed (no rotation).
     case incarnationClaimIgnored(peer: String, claimed: UInt64, held: UInt64)
@@ -58,4 +66,15 @@ public enum SessionEvent: Equatable, Sendable {
     case unsealedRowsSkipped(ids: [String])
     /// A transfer failed (it stays pending and is retried later).
     case recordingFailed(id: String, reason: String, sending: Bool)
+}
+
+/// An origin whose history forked, and the number up to which it stands.
+public struct HistoryFork: Equatable, Sendable {
+    public var origin: String
+    public var fork: UInt64
+
+    public init(origin: String, fork: UInt64) {
+        self.origin = origin
+        self.fork = fork
+    }
 }

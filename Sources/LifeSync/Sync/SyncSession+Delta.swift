@@ -38,6 +38,10 @@ extension SyncSession {
             throw WireError(.storageFailure, "could not store \(ids): \(error)")
         }
         precondition(outcomes.count == acceptable.count, "one outcome per committed batch")
+        // Our own writes given back (a restored replica): part of our history from now on.
+        if acceptable.contains(where: { $0.changes.contains { own.origins.contains($0.stamp.origin) } }) {
+            try? replica.noteReceivedOwn(acceptable.flatMap(\.seals), own: own.origins, before: current)
+        }
         if let peer, acceptable.contains(where: { $0.changes.contains { $0.stamp.origin == peer.incarnation } }) { open?.peerOriginRecorded = true }
         if let peer, open?.unbackedClaim == true, try replica.backIncarnationClaim(by: peer.nodeID) { open?.unbackedClaim = false }
         // Writes of our own current history that we never made, delivered for real: this file
@@ -143,7 +147,7 @@ extension SyncSession {
     func pump(now: Int64, actions: inout [SessionAction], limit: Int = .max) {
         var sent = 0
         var builder = BatchBuilder(maximumChanges: configuration.batchMaximumChanges, maximumBytes: configuration.batchMaximumBytes)
-        guard let session = open else { return }
+        guard let session = open, session.historyStep == .done else { return }
         builder.includeRecordings = policy.sendsRecordingMetadata(to: session.peer.role)
         // Another session may have rotated our incarnation since the handshake.
         if !session.ownOrigins.contains(replica.identity.incarnation), let mine = try? replica.ownOrigins() { open?.ownOrigins = mine }

@@ -22,7 +22,7 @@ extension SyncSession {
 
     /// Offers the next recording the peer lacks, one at a time.
     func offerNext(now: Int64, actions: inout [SessionAction]) {
-        guard state == .open, open?.outgoing == nil, mayOfferRecordings, let storage, let peer else { return }
+        guard state == .open, open?.historyStep == .done, open?.outgoing == nil, mayOfferRecordings, let storage, let peer else { return }
         guard let candidates = try? replica.recordingsToOffer(peerNodeID: peer.nodeID, peerIncarnation: peer.incarnation) else { return }
         // Only once the peer holds the recording's metadata: a receiver takes bytes only for a
         // recording it knows, and checks them against that metadata.

@@ -58,8 +58,8 @@ extension SyncSession {
 /// What a session knows from its handshake to its end: the peer, the delta sync with it, and
 /// the recording transfers under way.
 struct OpenSession {
-    /// The peer's HELLO.
-    let peer: Hello
+    /// The peer's HELLO (its incarnation as its HISTORY last named it, PROTOCOL.md §7.2.3).
+    var peer: Hello
     /// What the peer has, what is in flight, what its `through` may advance.
     var delta: DeltaSync
     /// Our incarnations as of the handshake (or a rotation since): what a watch may send.
@@ -69,6 +69,10 @@ struct OpenSession {
     var peerOriginRecorded = false
     /// This peer's HELLO claim rotated our incarnation and its writes have not all arrived yet.
     var unbackedClaim = false
+    /// Our incarnation when the peer's HELLO arrived, before any rotation (§7.2.3 step 2).
+    var incarnationAtHello: String?
+    /// Where the HISTORY exchange is (PROTOCOL.md §7.2.3): nothing is sent before it is done.
+    var historyStep = HistoryStep.done
     /// The window still has room after the handshake's first batch: the next tick sends another.
     var windowUnfilled = true
     /// Whether "sent everything" was reported since the last change to send.

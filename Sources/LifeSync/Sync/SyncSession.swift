@@ -128,7 +128,7 @@ package final class SyncSession {
         do {
             var next = 0
             while next < messages.count, state != .closed {
-                guard state == .open, !configuration.plantedBugs.contains(.ackBeforeCommit), case .batch = messages[next] else {
+                guard state == .open, open?.historyStep == .done, !configuration.plantedBugs.contains(.ackBeforeCommit), case .batch = messages[next] else {
                     try handle(messages[next], now: now, actions: &actions)
                     next += 1
                     continue
@@ -174,7 +174,7 @@ package final class SyncSession {
             }
             return []
         case .open(let session):
-            if session.windowUnfilled {
+            if session.windowUnfilled && session.historyStep == .done {
                 var actions: [SessionAction] = []
                 pump(now: now, actions: &actions, limit: 1)
                 return actions
@@ -210,7 +210,7 @@ package final class SyncSession {
         case .closed: return nil
         case .awaitingHello: return startedAt + configuration.handshakeTimeout + 1
         case .open(let session):
-            if session.windowUnfilled { return lastSent }
+            if session.windowUnfilled && session.historyStep == .done { return lastSent }
             // A retry waits for the transfer under way to end, which `offerNext` follows up on.
             let retry = session.outgoing == nil ? session.failedRecordings.values.min() : nil
             let stall = session.outgoing.map { $0.lastProgress + configuration.transfer.stallTimeout + 1 }
@@ -230,7 +230,7 @@ package final class SyncSession {
 
     /// Asks the peer to resend anything we lack (the fallback timer's nudge).
     package func requestResync(now: Int64) -> [SessionAction] {
-        guard state == .open, let vector = try? replica.replicaVector() else { return [] }
+        guard state == .open, open?.historyStep == .done, let vector = try? replica.replicaVector() else { return [] }
         lastSent = now
         return [.send(Message.syncRequest(vector: vector).encoded())]
     }
@@ -271,6 +271,7 @@ package final class SyncSession {
             try handshake(hello, now: now, actions: &actions)
             return
         }
+        try checkHistoryOrder(message)
         switch message {
         case .hello:
             throw WireError(.unexpectedMessage, "a second HELLO")
@@ -289,6 +290,7 @@ package final class SyncSession {
             // The peer's burst is over: tidy the WAL now rather than in the middle of the next.
             replica.checkpoint()
             actions.append(.event(.receivedAll))
+        case .history(let history): try receiveHistory(history, now: now, actions: &actions)
         case .syncRequest(let vector):
             // The peer's word on what it holds (never on what we wrote); what is in flight is
             // still on its way and is not sent again.
@@ -360,7 +362,9 @@ package final class SyncSession {
         // one incarnation at most.
         let mine = try replica.replicaVector()[me.incarnation]
         var unbackedClaim = false
-        if hello.vector[me.incarnation] > mine && mine >= 1 {
+        // (A node this peer sends no entries, a watch, must also move on before its first write:
+        // the writes it lost never come back to it, so its next number would reuse theirs.)
+        if hello.vector[me.incarnation] > mine && (mine >= 1 || !capabilities.contains(.receivesEntries)) {
             if let prior = try replica.incarnationClaim(by: hello.nodeID), !prior.backed, !(try replica.backIncarnationClaim(by: hello.nodeID)) {
                 actions.append(.event(.incarnationClaimIgnored(peer: hello.nodeID, claimed: hello.vector[me.incarnation], held: mine)))
             } else {
@@ -379,7 +383,10 @@ package final class SyncSession {
         if let name = hello.name { try? replica.recordPeerName(name, for: hello.nodeID) }
         stage = .open(OpenSession(peer: hello, own: try ownHistory()))
         open?.unbackedClaim = unbackedClaim
+        open?.incarnationAtHello = me.incarnation
         actions.append(.event(.handshake(peer: hello, version: version)))
+        // With both HELLOs setting bit 4, nothing is sent until the histories are compared (§7.2.3).
+        if try beginHistoryExchange(now: now, actions: &actions) { return }
         // One batch now and the rest of the window one per tick, due at once (`windowUnfilled`):
         // the peer starts storing the first while we read the next, instead of waiting for the
         // whole window (100 ms of a cold 8,000-entry read on a watch).

@@ -36,5 +36,10 @@ extension Message {
         /// Members of all the seals of one BATCH together: a relay forwards whole seals, each at
         /// most what its origin sent in one batch, and stops adding changes before this.
         package static let maximumSealMembersPerBatch = 65_536
+        /// Probes per origin in a HISTORY (PROTOCOL.md §5.10): the sender's dense top and
+        /// log-spaced ones below fit well within it.
+        package static let maximumHistoryProbesPerOrigin = 256
+        /// Probes of all the origins of one HISTORY together.
+        package static let maximumHistoryProbes = 65_536
     }
 }

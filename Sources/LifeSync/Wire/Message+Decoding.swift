@@ -64,6 +64,8 @@ extension Message {
             message = .confirm(recordingID: try recordingID(&r), sha256: SHA256.Digest(bytes: try r.raw(32, "sha256")))
         case .failure:
             message = .failure(recordingID: try recordingID(&r), code: try r.u16("code"), message: try boundedString(&r, "message"))
+        case .history:
+            message = .history(try readHistory(&r))
         }
         try r.expectEnd("the \(type) payload")
         return message

@@ -91,6 +91,8 @@ extension Message {
             w.string(id)
             w.u16(code)
             w.string(Message.truncated(message))
+        case .history(let history):
+            Message.writeHistory(history, to: &w)
         }
     }
 

@@ -12,6 +12,9 @@ package struct Capabilities: OptionSet, Sendable, Hashable {
     /// The node seals the writes it sends and requires seals on the writes it receives
     /// (PROTOCOL.md §5.2.5). Every node of this revision sets it and talks only to nodes that do.
     package static let seals = Capabilities(rawValue: 1 << 3)
+    /// The node compares its peer's origins' histories at the handshake (PROTOCOL.md §7.2.3): it
+    /// sends and expects a HISTORY after the HELLOs, when both set this bit.
+    package static let histories = Capabilities(rawValue: 1 << 4)
 }
 
 /// An origin named in a batch, with the node it belongs to when the sender knows it.
@@ -135,6 +138,84 @@ package struct Chunk: Equatable, Sendable {
     }
 }
 
+/// What the sender knows of its peer's history (PROTOCOL.md §5.10): for each origin bound to the
+/// peer's node, how far the sender holds it and the write digests it knows there, so the peer can
+/// tell whether its replica forked from that history (a device restored whole).
+public struct History: Equatable, Sendable {
+    public struct Origin: Equatable, Sendable {
+        public var origin: String
+        /// The sender's replica vector entry for the origin.
+        public var top: UInt64
+        /// Write digests the sender knows of the origin, ascending by sequence, each ≤ `top`.
+        package var probes: [Seal.Member]
+
+        package init(origin: String, top: UInt64, probes: [Seal.Member]) {
+            self.origin = origin
+            self.top = top
+            self.probes = probes
+        }
+    }
+
+    /// A repair a node made of one of its own origins, signed by it, for replicas that may hold
+    /// the writes it gave up: write (`origin`, s) for s above `fork` became (`movedTo`, `base` +
+    /// s − `fork`). Relays forward it as they received it (PROTOCOL.md §5.10, §7.2.3).
+    public struct Repair: Equatable, Sendable {
+        /// The node that owns `origin` and `movedTo` (both bound to it) and signed the repair.
+        public var nodeID: String
+        public var origin: String
+        public var fork: UInt64
+        public var movedTo: String
+        public var base: UInt64
+        /// The digests of the writes given up, ascending, each above `fork`.
+        package var members: [Seal.Member]
+        /// The node's key (91-byte P-256 SPKI) and its signature over `message`.
+        public var publicKey: [UInt8]
+        public var signature: [UInt8]
+
+        package init(nodeID: String, origin: String, fork: UInt64, movedTo: String, base: UInt64, members: [Seal.Member],
+                    publicKey: [UInt8], signature: [UInt8]) {
+            self.nodeID = nodeID
+            self.origin = origin
+            self.fork = fork
+            self.movedTo = movedTo
+            self.base = base
+            self.members = members
+            self.publicKey = publicKey
+            self.signature = signature
+        }
+
+        /// The signed bytes: `lifesync-repair-v1` and a zero byte, then `node_id`, `origin`,
+        /// `fork`, `moved_to`, `base`, the member count (u32) and the members.
+        public var message: [UInt8] {
+            var w = ByteWriter(capacity: 128 + members.count * 40)
+            w.raw(Array("lifesync-repair-v1".utf8) + [0])
+            w.string(nodeID)
+            w.string(origin)
+            w.u64(fork)
+            w.string(movedTo)
+            w.u64(base)
+            w.u32(UInt32(clamping: members.count))
+            Seal.write(members, to: &w)
+            return w.bytes
+        }
+    }
+
+    /// The sender's replica vector as it stands when it sends the HISTORY (after its own repair).
+    package var vector: VersionVector
+    /// The sender's current incarnation then (a repair or a rollback may have started one since
+    /// its HELLO).
+    public var incarnation: String
+    public var origins: [Origin]
+    public var repairs: [Repair]
+
+    package init(vector: VersionVector, incarnation: String, origins: [Origin] = [], repairs: [Repair] = []) {
+        self.vector = vector
+        self.incarnation = incarnation
+        self.origins = origins
+        self.repairs = repairs
+    }
+}
+
 /// One protocol message.
 package enum Message: Equatable, Sendable {
     case hello(Hello)
@@ -154,6 +235,8 @@ package enum Message: Equatable, Sendable {
     /// The receiver verified the whole file: `sha256` is what it computed.
     case confirm(recordingID: String, sha256: SHA256.Digest)
     case failure(recordingID: String, code: UInt16, message: String)
+    /// The sender's vector and what it knows of the peer's origins' histories (§5.10).
+    case history(History)
 
     package var type: MessageType {
         switch self {
@@ -170,6 +253,7 @@ package enum Message: Equatable, Sendable {
         case .chunk: return .chunk
         case .confirm: return .confirm
         case .failure: return .failure
+        case .history: return .history
         }
     }
 }

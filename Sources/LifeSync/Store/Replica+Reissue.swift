@@ -1,0 +1,157 @@
+extension Replica {
+    /// The tables whose rows are writes in their origins' logs, with how each says "deleted".
+    private static let writeTables: [(table: String, deleted: String)] = [
+        ("entries", "0"), ("tombstones", "1"), ("kept_writes", "deleted"), ("recordings", "deleted"),
+    ]
+
+    /// Moves our own `origin`'s writes above `fork` to the current incarnation (inside the
+    /// caller's transaction, which started it), takes the origin's vector entry back to `fork`,
+    /// and keeps the repair, with the digests of the writes given up, for peers that may hold
+    /// them (PROTOCOL.md §7.2.3). Returns the writes moved.
+    func reissue(_ origin: String, above fork: UInt64) throws -> [Reissue] {
+        let current = identity.incarnation
+        precondition(origin != current, "a forked origin is repaired under a new incarnation")
+        let count = try replicaVector()[origin]
+        let base = try currentSequence()
+        let moved = try restamp(origin, above: fork, to: current, base: base, only: nil)
+        let sent = try database.rows("SELECT seq, digest FROM own_writes WHERE origin = ? AND seq > ? AND length(digest) = 32 ORDER BY seq",
+                                     [.text(origin), .counter(fork)]) {
+            Seal.Member(sequence: UInt64(clamping: $0.int64(0)), digest: SHA256.Digest(bytes: $0.blob(1)))
+        }
+        if !sent.isEmpty, let signer {
+            // A HISTORY carries 65,536 members at most: the latest, which a peer got last.
+            var repair = History.Repair(nodeID: identity.nodeID, origin: origin, fork: fork, movedTo: current, base: base,
+                                        members: Array(sent.suffix(Message.Limits.maximumHistoryProbes)), publicKey: signer.publicKey, signature: [])
+            repair.signature = try signer.sign(repair.message)
+            try keep(repair)
+        }
+        try database.run("DELETE FROM own_writes WHERE origin = ? AND seq > ?", [.text(origin), .counter(fork)])
+        try database.run("UPDATE replica_vector SET seq = ? WHERE origin = ?", [.counter(fork), .text(origin)])
+        try database.run("UPDATE replica_vector SET seq = max(seq, ?) WHERE origin = ?", [.counter(base + max(count, fork) - fork), .text(current)])
+        return moved
+    }
+
+    /// Moves writes of `origin` above `fork` to `target`: write (origin, s) becomes (target,
+    /// `base` + s − fork), and in every moved write's vector the numbers of `origin` above the
+    /// fork become `target`'s the same way (a moved write has seen the moved writes it had seen,
+    /// and nothing of the history that takes the old numbers). HLC, content and fields stay: a
+    /// moved write orders where it was made, so it never overrides an edit made after it
+    /// elsewhere. With `only`, just the rows whose digest is the one given for their number.
+    /// Conflicts naming a moved write follow it; clashes above the fork go.
+    func restamp(_ origin: String, above fork: UInt64, to target: String, base: UInt64,
+                 only: [UInt64: SHA256.Digest]?) throws -> [Reissue] {
+        // A clash above the fork (§8: another write held at the same number) was the two histories
+        // meeting: the old write comes back as the origin's, the forked one under `target`.
+        try database.run("DELETE FROM conflicts WHERE loser_origin = ?1 AND winner_origin = ?1 AND loser_seq = winner_seq AND loser_seq > ?2",
+                         [.text(origin), .counter(fork)])
+        var rows: [(table: String, id: String, stamp: VersionStamp)] = []
+        for (table, deleted) in Replica.writeTables {
+            try database.forEachRow("SELECT id, hlc, origin_seq, vv, \(deleted) FROM \(table) WHERE origin = ? AND origin_seq > ?",
+                                    [.text(origin), .counter(fork)]) { row in
+                guard let vector = VersionVector(storedText: row.string(3)) else { return }  // damaged: left where it is
+                let sequence = UInt64(clamping: row.int64(2))
+                rows.append((table, row.string(0), VersionStamp(hlc: HLCTimestamp(rawValue: row.int64(1)), origin: origin, sequence: sequence,
+                                                                vector: vector, deleted: row.int64(4) != 0)))
+            }
+        }
+        if let only {
+            rows = try rows.filter { row in
+                guard let wanted = only[row.stamp.sequence] else { return false }
+                return try heldDigest(origin, row.stamp.sequence) == wanted
+            }
+        }
+        var moved: [Reissue] = []
+        for row in rows.sorted(by: { $0.stamp.sequence < $1.stamp.sequence }) {
+            let sequence = base + (row.stamp.sequence - fork)
+            var vector = row.stamp.vector
+            if vector[origin] > fork {
+                vector[target] = max(vector[target], base + (vector[origin] - fork))
+                vector[origin] = fork
+            }
+            let new = VersionStamp(hlc: row.stamp.hlc, origin: target, sequence: sequence, vector: vector, deleted: row.stamp.deleted)
+            try database.run("UPDATE \(row.table) SET origin = ?, origin_seq = ?, vv = ? WHERE origin = ? AND origin_seq = ?",
+                             [.text(target), .counter(sequence), .text(vector.description), .text(origin), .counter(row.stamp.sequence)])
+            for side in ["loser", "winner"] {
+                try database.run("UPDATE conflicts SET \(side)_origin = ?, \(side)_seq = ? WHERE \(side)_origin = ? AND \(side)_seq = ?",
+                                 [.text(target), .counter(sequence), .text(origin), .counter(row.stamp.sequence)])
+            }
+            moved.append(Reissue(id: row.id, old: row.stamp, new: new))
+        }
+        return moved
+    }
+
+    func repairCount() throws -> Int64 {
+        try database.firstRow("SELECT coalesce(max(id), 0) FROM history_repairs") { $0.int64(0) } ?? 0
+    }
+
+    /// The repairs kept after the one numbered `id`.
+    func newRepairs(since id: Int64) throws -> [(origin: String, fork: UInt64)] {
+        try database.rows("SELECT origin, fork FROM history_repairs WHERE id > ? ORDER BY id", [.integer(id)]) { ($0.string(0), UInt64(clamping: $0.int64(1))) }
+    }
+
+    /// Keeps a repair (ours, or a peer's we verified) to tell every peer that may need it.
+    private func keep(_ repair: History.Repair) throws {
+        var members = ByteWriter(capacity: repair.members.count * 40)
+        Seal.write(repair.members, to: &members)
+        try database.run("""
+            INSERT OR IGNORE INTO history_repairs(node_id, origin, fork, moved_to, base, members, public_key, signature)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(repair.nodeID), .text(repair.origin), .counter(repair.fork), .text(repair.movedTo), .counter(repair.base),
+                  .blob(members.bytes), .blob(repair.publicKey), .blob(repair.signature)])
+    }
+
+    /// The repairs we keep (ours and those we took in) whose given-up writes `peerVector` may
+    /// hold (it holds the origin past the fork), as many as a HISTORY carries.
+    func repairs(for peerVector: VersionVector) throws -> [History.Repair] {
+        var room = Message.Limits.maximumHistoryProbes
+        let sql = "SELECT node_id, origin, fork, moved_to, base, members, public_key, signature FROM history_repairs ORDER BY id"
+        return try database.rows(sql) { row -> History.Repair? in
+            guard peerVector[row.string(1)] > UInt64(clamping: row.int64(2)), let members = Seal.members(from: row.blob(5)),
+                  !members.isEmpty, members.count <= room else { return nil }
+            room -= members.count
+            return History.Repair(nodeID: row.string(0), origin: row.string(1), fork: UInt64(clamping: row.int64(2)), movedTo: row.string(3),
+                                  base: UInt64(clamping: row.int64(4)), members: members, publicKey: row.blob(6), signature: row.blob(7))
+        }.compactMap { $0 }
+    }
+
+    /// The digests of our own `origin`'s writes we gave up in a repair, by number.
+    func givenUp(_ origin: String) throws -> [UInt64: SHA256.Digest] {
+        var result: [UInt64: SHA256.Digest] = [:]
+        try database.forEachRow("SELECT members FROM history_repairs WHERE origin = ?", [.text(origin)]) { row in
+            for member in Seal.members(from: row.blob(0)) ?? [] { result[member.sequence] = member.digest }
+        }
+        return result
+    }
+
+    /// Takes in repairs a peer tells of (inside the caller's transaction): each one signed by the
+    /// node both its incarnations are bound to, with that node's key (§5.9.7 rule 2), whoever
+    /// relays it. The writes it gave up that we hold move where it moved them; if we had
+    /// received any of them, our vector entry for the origin goes back to the fork (the history
+    /// above it comes back from whoever holds it) and the seals that vouched for them go. We keep
+    /// the repair to tell our own peers. A repair that does not check out is ignored.
+    func takeRepairs(_ repairs: [History.Repair]) throws -> Int {
+        let own = try ownOrigins()
+        var moved = 0
+        for repair in repairs where !own.contains(repair.origin) && repair.nodeID != identity.nodeID
+            && Identifier.incarnation(repair.origin, isBoundTo: repair.nodeID) && Identifier.incarnation(repair.movedTo, isBoundTo: repair.nodeID)
+            && signatureVerifier.isValid(signature: repair.signature, of: repair.message, publicKey: repair.publicKey) {
+            do {
+                try requireNodeKey(repair.publicKey, of: repair.nodeID, what: "a repair of origin \(repair.origin)", refusal: ReplicaError.forgedWrite)
+            } catch ReplicaError.forgedWrite {
+                continue
+            }
+            try keep(repair)
+            let given = Dictionary(repair.members.map { ($0.sequence, $0.digest) }, uniquingKeysWith: { a, _ in a })
+            let restamped = try restamp(repair.origin, above: repair.fork, to: repair.movedTo, base: repair.base, only: given).count
+            moved += restamped
+            var received: [Int64] = []
+            try database.forEachRow("SELECT id, members FROM seals WHERE origin = ? AND last_seq > ?", [.text(repair.origin), .counter(repair.fork)]) { row in
+                if (Seal.members(from: row.blob(1)) ?? []).contains(where: { given[$0.sequence] == $0.digest }) { received.append(row.int64(0)) }
+            }
+            guard restamped > 0 || !received.isEmpty else { continue }
+            for id in received { try database.run("DELETE FROM seals WHERE id = ?", [.integer(id)]) }
+            try database.run("UPDATE replica_vector SET seq = min(seq, ?) WHERE origin = ?", [.counter(repair.fork), .text(repair.origin)])
+        }
+        return moved
+    }
+}

@@ -1,0 +1,18 @@
+extension Schema {
+    /// Step 24: the write digest of each write of our own origins, made here or given back by a
+    /// peer (Replica+History, PROTOCOL.md §7.2.3), which tells a replica whose history forked
+    /// from its peers'. Origins that had writes log from after them (`own_writes_from`); later
+    /// ones from 1. And the repairs of forked origins, ours and those we took in, signed by the
+    /// node that made them, told to peers that may hold the writes given up.
+    static let ownWritesStep = """
+        CREATE TABLE IF NOT EXISTS own_writes (origin TEXT NOT NULL, seq INTEGER NOT NULL, digest BLOB NOT NULL, PRIMARY KEY (origin, seq)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS own_writes_from (origin TEXT PRIMARY KEY NOT NULL, seq INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT OR IGNORE INTO own_writes_from(origin, seq)
+            SELECT origin, seq + 1 FROM replica_vector
+            WHERE node_id = (SELECT value FROM meta WHERE key = 'node_id')
+               OR origin = (SELECT value FROM meta WHERE key = 'incarnation');
+        CREATE TABLE IF NOT EXISTS history_repairs (id INTEGER PRIMARY KEY, node_id TEXT NOT NULL, origin TEXT NOT NULL, fork INTEGER NOT NULL,
+                                                    moved_to TEXT NOT NULL, base INTEGER NOT NULL, members BLOB NOT NULL,
+                                                    public_key BLOB NOT NULL, signature BLOB NOT NULL UNIQUE);
+        """
+}

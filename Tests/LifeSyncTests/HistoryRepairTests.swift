@@ -1,0 +1,210 @@
+import Foundation
+import Testing
+@testable import LifeSync
+import LifeSyncRuntime
+import TestSupport
+
+/// Issue 25 §1 with the write mark restored too (PROTOCOL.md §7.2.3): a device put back whole from
+/// its backup writes again at numbers its old history spent. Compared at the handshake, its
+/// writes since the restore move to a new incarnation and the old ones come back; every write,
+/// before and after the restore, ends up on every replica.
+@Suite struct HistoryRepairTests {
+    final class Marks: WriteMarkStore {
+        var marks: [String: WriteMark] = [:]
+        func mark(nodeID: String) -> WriteMark? { marks[nodeID] }
+        func record(_ mark: WriteMark, nodeID: String) { marks[nodeID] = mark }
+    }
+
+    /// A device whose replica lives in a file, with its write marks beside it, that can be copied
+    /// aside and put back whole (replica and marks together).
+    final class Device {
+        let path: String
+        let clock = ManualClock(milliseconds: ReplicaFixtures.epoch)
+        let marks = Marks()
+        var replica: Replica
+        private var backup: (database: Database, marks: [String: WriteMark])?
+        private let directory: TemporaryDirectory
+
+        init(_ role: Role, seed: UInt64, in directory: TemporaryDirectory) throws {
+            self.directory = directory
+            path = directory.path + "/\(role.rawValue)-\(seed).sqlite"
+            replica = try ReplicaFixtures.replica(role: role, seed: seed, clock: clock, path: path)
+            replica.writeMarks = marks
+        }
+
+        func add(_ text: String) throws -> String {
+            clock.advance(by: 1_000)
+            return try replica.add(json: ReplicaFixtures.entryJSON(text: text)).id
+        }
+
+        func takeBackup() throws {
+            let copy = try Database(path: path + ".backup")
+            try replica.database.copy(into: copy)
+            backup = (copy, marks.marks)
+        }
+
+        /// Puts the replica and its marks back as the backup had them (the clock goes on).
+        func restoreWhole() throws {
+            guard let backup else { return }
+            try backup.database.copy(into: replica.database)
+            marks.marks = backup.marks
+            replica = try Replica(path: path, clock: clock, random: SeededRandom(seed: 99))
+            TestKeys.adopt(replica)
+            replica.writeMarks = marks
+        }
+
+        func texts() throws -> Set<String> { Set(try replica.entries(matching: EntryQuery()).compactMap { $0.data.text }) }
+    }
+
+    /// Syncs two replicas through a session pair until quiet; returns its events.
+    @discardableResult
+    static func sync(_ a: Replica, _ b: Replica) -> [SessionPair.Side: [SessionEvent]] {
+        let pair = SessionPair(a, b)
+        pair.start()
+        #expect(pair.run())
+        #expect(pair.closed.isEmpty, "closed: \(pair.closed)")
+        return [.a: pair.events.filter { $0.side == .a }.map(\.event), .b: pair.events.filter { $0.side == .b }.map(\.event)]
+    }
+
+    static func repairs(_ events: [SessionEvent]?) -> [HistoryRepair] {
+        (events ?? []).compactMap { if case .historyRepaired(let repair) = $0 { return repair }; return nil }
+    }
+
+    /// The issue's reproduction, mark included: "one" synced; a backup; "two" synced; the whole
+    /// device put back; "three" written. The phone gets "three", the mac gets "two" back, and
+    /// both hold the same state.
+    @Test func aDeviceRestoredWholeSendsItsNewWritesAndGetsItsLostOnesBack() throws {
+        let directory = TemporaryDirectory()
+        let mac = try Device(.mac, seed: 1, in: directory)
+        let phone = try Device(.phone, seed: 2, in: directory)
+        _ = try mac.add("one")
+        Self.sync(mac.replica, phone.replica)
+        try mac.takeBackup()
+        _ = try mac.add("two")
+        Self.sync(mac.replica, phone.replica)
+        let forked = mac.replica.identity.incarnation
+        try mac.restoreWhole()
+        #expect(try mac.replica.restoreEvidence() == nil, "nothing local tells the device was restored")
+        _ = try mac.add("three")
+        #expect(mac.replica.identity.incarnation == forked, "the write reused a number the phone holds")
+
+        let events = Self.sync(mac.replica, phone.replica)
+        let repairs = Self.repairs(events[.a])
+        #expect(repairs.count == 1 && repairs.first?.origin == forked && repairs.first?.fork == 1 && repairs.first?.reissued.count == 1)
+        #expect(mac.replica.identity.incarnation != forked)
+        #expect(try phone.texts() == ["one", "two", "three"])
+        #expect(try mac.texts() == ["one", "two", "three"])
+        #expect(try mac.replica.canonicalHash() == phone.replica.canonicalHash())
+        #expect(try mac.replica.conflicts().isEmpty && phone.replica.conflicts().isEmpty)
+
+        // Once repaired, later sessions find nothing to repair, and writes flow as usual.
+        _ = try mac.add("four")
+        let again = Self.sync(mac.replica, phone.replica)
+        #expect(Self.repairs(again[.a]).isEmpty && Self.repairs(again[.b]).isEmpty)
+        #expect(try phone.texts() == ["one", "two", "three", "four"])
+    }
+
+    /// A re-issued write keeps its HLC: an edit another device made after it still wins.
+    @Test func aReissuedWriteKeepsItsPlaceInTime() throws {
+        let directory = TemporaryDirectory()
+        let mac = try Device(.mac, seed: 3, in: directory)
+        let phone = try Device(.phone, seed: 4, in: directory)
+        let id = try mac.add("draft")
+        Self.sync(mac.replica, phone.replica)
+        try mac.takeBackup()
+        _ = try mac.add("lost with the restore")
+        Self.sync(mac.replica, phone.replica)
+        try mac.restoreWhole()
+        mac.clock.advance(by: 1_000)
+        try mac.replica.update(id: id, patch: .object([("data", .object([("text", .string("edited on the restored mac"))]))]))
+        // The phone, offline meanwhile, edits the same text later.
+        phone.clock.advance(by: 60_000)
+        try phone.replica.update(id: id, patch: .object([("data", .object([("text", .string("edited on the phone, later"))]))]))
+        Self.sync(mac.replica, phone.replica)
+        for device in [mac, phone] {
+            #expect(try device.replica.entry(id: id).data.text == "edited on the phone, later")
+            #expect(try device.replica.conflicts().map { $0.loserEntry?.data.text } == ["edited on the restored mac"])
+        }
+        #expect(try mac.replica.canonicalHash() == phone.replica.canonicalHash())
+    }
+
+    /// `device` writes "one" (both others get it), is backed up, writes "two" (only `old` gets
+    /// it), is restored whole, and writes "three" under the number "two" took (only `other` gets it).
+    static func fork(_ device: Device, old: Device, other: Device) throws {
+        _ = try device.add("one")
+        sync(device.replica, old.replica)
+        sync(device.replica, other.replica)
+        try device.takeBackup()
+        _ = try device.add("two")
+        sync(device.replica, old.replica)
+        try device.restoreWhole()
+        _ = try device.add("three")
+        sync(device.replica, other.replica)
+    }
+
+    /// The relay case: the restored device's forked write reaches a replica that lacked the old
+    /// history before the device meets one that holds it. The repair it then makes travels with
+    /// its next HISTORY: the other replica moves the forked write where the device moved it and
+    /// takes the old history back. All three converge; nothing is lost.
+    @Test func aForkedWriteThatReachedAnotherReplicaFollowsTheRepair() throws {
+        let directory = TemporaryDirectory()
+        let hub = try Device(.phone, seed: 5, in: directory)
+        let old = try Device(.mac, seed: 6, in: directory)
+        let other = try Device(.mac, seed: 7, in: directory)
+        try Self.fork(hub, old: old, other: other)
+        #expect(try other.texts() == ["one", "three"])
+        let repaired = Self.sync(hub.replica, old.replica)
+        #expect(Self.repairs(repaired[.a]).count == 1)
+        Self.sync(hub.replica, other.replica)
+        for device in [hub, old, other] {
+            #expect(try device.texts() == ["one", "two", "three"], "on \(device.replica.identity.nodeID)")
+            #expect(try device.replica.conflicts().isEmpty)
+        }
+        #expect(try hub.replica.canonicalHash() == old.replica.canonicalHash())
+        #expect(try hub.replica.canonicalHash() == other.replica.canonicalHash())
+    }
+
+    /// The repair is signed by the restored device and relayed: a replica that got the forked
+    /// write from one peer and the old one from another (a clash, kept) follows the repair it
+    /// hears of from a third, without meeting the device again.
+    @Test func aSignedRepairIsRelayedToReplicasThatNeverMeetTheDeviceAgain() throws {
+        let directory = TemporaryDirectory()
+        let device = try Device(.mac, seed: 10, in: directory)
+        let near = try Device(.phone, seed: 11, in: directory)
+        let far = try Device(.mac, seed: 12, in: directory)
+        try Self.fork(device, old: far, other: near)
+        Self.sync(near.replica, far.replica)
+        #expect(try near.texts() == ["one", "three"] && far.texts() == ["one", "two"], "each kept its own and listed the other as a clash")
+        let repaired = Self.sync(device.replica, far.replica)
+        #expect(Self.repairs(repaired[.a]).count == 1)
+        // Only the device's word counts: a repair whose signature does not verify is ignored.
+        var forged = try #require(try far.replica.repairs(for: near.replica.replicaVector()).first)
+        forged.signature[10] ^= 1
+        let ignored = try near.replica.takeHistory(History(vector: VersionVector(), incarnation: far.replica.identity.incarnation, repairs: [forged]),
+                                                   sendsRecordings: true)
+        #expect(ignored.learned.isEmpty && ignored.movedForPeer == 0)
+        Self.sync(far.replica, near.replica)
+        for replica in [device, near, far] {
+            #expect(try replica.texts() == ["one", "two", "three"], "on \(replica.replica.identity.nodeID)")
+            #expect(try replica.replica.conflicts().isEmpty, "on \(replica.replica.identity.nodeID)")
+        }
+        #expect(try near.replica.canonicalHash() == far.replica.canonicalHash())
+        #expect(try near.replica.canonicalHash() == device.replica.canonicalHash())
+    }
+
+    /// Ordinary sessions between replicas that never forked repair nothing: the written log
+    /// matches every probe.
+    @Test func replicasThatNeverForkedRepairNothing() throws {
+        let directory = TemporaryDirectory()
+        let mac = try Device(.mac, seed: 8, in: directory)
+        let phone = try Device(.phone, seed: 9, in: directory)
+        for round in 0..<5 {
+            let id = try mac.add("mac \(round)")
+            _ = try phone.add("phone \(round)")
+            try mac.replica.update(id: id, patch: .object([("data", .object([("text", .string("mac \(round), edited"))]))]))
+            let events = Self.sync(mac.replica, phone.replica)
+            #expect(Self.repairs(events[.a]).isEmpty && Self.repairs(events[.b]).isEmpty)
+        }
+        #expect(try mac.replica.canonicalHash() == phone.replica.canonicalHash())
+    }
+}
