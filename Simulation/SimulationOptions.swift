@@ -55,6 +55,9 @@ package struct SimulationOptions: Sendable {
     package var script: [ScriptedEvent] = []
     /// When true, no random workload or faults: only the script.
     package var scriptOnly = false
+    /// Receives every trace line as it is recorded (`simulate --trace`): to read a failing seed
+    /// whole, not only the end the report shows.
+    package var traceEcho: (@Sendable (String) -> Void)?
 
     package init() {}
 

@@ -106,6 +106,7 @@ package final class Simulator {
         checkRandom = root.derive("checks")
         restoreRandom = root.derive("restores")
         names = options.nodeNames
+        trace.echo = options.traceEcho
         network.tracer = { [unowned self] time, line, bytes in trace.record(time, line, bytes: bytes) }
         network.observer = { [unowned self] time, name, action in
             guard case .event(let event) = action else { return }

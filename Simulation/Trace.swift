@@ -8,10 +8,14 @@ struct Trace {
     private var recent: [String] = []
     private var recentStart = 0
     static let keep = 60
+    /// Where every event goes as it is recorded (`simulate --trace`); nil: only the hash and the
+    /// last lines are kept.
+    var echo: (@Sendable (String) -> Void)?
 
     mutating func record(_ time: Int64, _ line: String, bytes: [UInt8]? = nil) {
         events += 1
         let text = "\(time) \(line)"
+        echo?(text)
         hasher.update(text.utf8)
         hasher.update([0x0A])
         if let bytes { bytes.withUnsafeBytes { hasher.update($0) } }

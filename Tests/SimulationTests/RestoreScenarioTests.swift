@@ -12,8 +12,9 @@ import Testing
     }
 
     /// Entry losses and conflicts on one replica only (95, 100163, 100195); recording files a
-    /// restored replica forgot, still awaited, or kept after their delete (the others).
-    @Test(arguments: [UInt64(24), 47, 89, 95, 199, 540, 1078, 1201, 100163, 100195])
+    /// restored replica forgot, still awaited, or kept after their delete (the others); a watch
+    /// restored whole whose writes since were called converged before it ever reconnected (4289).
+    @Test(arguments: [UInt64(24), 47, 89, 95, 199, 540, 1078, 1201, 4289, 100163, 100195])
     func seedsThatOnceFailedKeepEveryInvariant(seed: UInt64) {
         let result = Simulator(seed: seed, options: Self.options()).run()
         #expect(result.violations.isEmpty, "replay: lifesync simulate --seed \(seed) --restores: \(result.violations.prefix(2))")
@@ -22,6 +23,6 @@ import Testing
     @Test func restoresReallyHappenBothWays() {
         var kinds = Set<String>()
         for seed in UInt64(1)...30 { kinds.formUnion(Simulator(seed: seed, options: Self.options()).run().faults.keys) }
-        for kind in ["backup", "copy_aside", "restore"] { #expect(kinds.contains(kind), "no \(kind) in 30 seeds") }
+        for kind in ["backup", "copy_aside", "restore", "restore_whole"] { #expect(kinds.contains(kind), "no \(kind) in 30 seeds") }
     }
 }

@@ -19,6 +19,7 @@ extension LifeSyncCommandLine {
                 OptionSpec(name: "--hostile-skip", kind: .repeated, valueName: "ATTACK", help: "leave one of the hostile node's attacks out (its fault-count name)"),
                 OptionSpec(name: "--scenario", kind: .value, valueName: "FILE", help: "run a scripted scenario (JSON)"),
                 OptionSpec(name: "--check-determinism", kind: .flag, help: "run each seed twice and compare trace hashes"),
+                OptionSpec(name: "--trace", kind: .flag, help: "print every event of the run as it happens, not only the end a failure shows"),
                 OptionSpec(name: "--plant", kind: .repeated, valueName: "BUG", help: "plant a known bug to see the checker catch it: \(PlantedBugNames.all.joined(separator: ", "))"),
                 CommandSpec.jsonFlag,
             ],
@@ -54,6 +55,7 @@ extension LifeSyncCommandLine {
             if arguments.flag("--no-faults") { options.faults = false }
             if arguments.flag("--hostile") { options.hostile = true }
             if arguments.flag("--restores") { options.restores = true }
+            if arguments.flag("--trace") { options.traceEcho = { print("  \($0)") } }
             for name in arguments.all("--hostile-skip") {
                 guard SimulationOptions.hostileAttacks.contains(name) else {
                     throw CLIError.refused("--hostile-skip: unknown attack '\(name)' (\(SimulationOptions.hostileAttacks.joined(separator: ", ")))")
