@@ -8,12 +8,13 @@ extension HostileNode {
     /// (`--hostile-skip`) or needs the hub mutates a frame instead.
     enum TimedAttack: Sendable {
         case ownWrites, forgedThrough, duplicateSequence, squat, pastCeiling, tooManyOrigins, lyingVector, ackNeverSent, offer,
-             pingFlood, outOfState, forgeHonestWrite, mutatedFrame
+             pingFlood, outOfState, forgeHonestWrite, wantFlood, mutatedFrame
     }
 
     static let timedAttacks = WeightedTable<TimedAttack>([
         (.ownWrites, 22), (.forgedThrough, 8), (.duplicateSequence, 4), (.squat, 4), (.pastCeiling, 6), (.tooManyOrigins, 4),
-        (.lyingVector, 8), (.ackNeverSent, 4), (.offer, 8), (.pingFlood, 4), (.outOfState, 4), (.forgeHonestWrite, 4), (.mutatedFrame, 20),
+        (.lyingVector, 8), (.ackNeverSent, 4), (.offer, 8), (.pingFlood, 4), (.outOfState, 4), (.forgeHonestWrite, 4),
+        (.wantFlood, 4), (.mutatedFrame, 20),
     ])
 
     func attack(over link: Link) {
@@ -36,6 +37,19 @@ extension HostileNode {
             for i in 0..<(50 + Int(random.next(below: 150))) { burst += ping(UInt64(i)) }
             send(burst, on: link)
         case .forgeHonestWrite where toHub && may(.forgeHonestWrite): forgeHonestWrite(on: link)
+        case .wantFlood where may(.wantFlood):
+            // WANTs past the session's allowance, naming recordings it learnt of and made-up ones:
+            // at most bytes it may receive anyway, then `limit_exceeded`.
+            count(.wantFlood)
+            let known = recordings.keys.sorted()
+            var burst: [UInt8] = []
+            for _ in 0..<(1 + Int(random.next(below: 20))) {
+                let ids = (0..<(1 + Int(random.next(below: 50)))).map { _ in
+                    known.isEmpty || random.next(below: 2) == 0 ? Identifier.make(role: .phone, random: random) : known[Int(random.next(below: UInt64(known.count)))]
+                }
+                burst += Message.want(recordingIDs: ids).encoded()
+            }
+            send(burst, on: link)
         case .outOfState where may(.outOfState):
             count(.outOfState)
             send(hello(link, vector: [], clock: currentHLC()), on: link)

@@ -64,6 +64,8 @@ final class HostileNode: VirtualEndpoint {
         case offerWrongHash = "hostile_offer_wrong_hash"
         case chunkOutOfOrder = "hostile_chunk_out_of_order"
         case pingFlood = "hostile_ping_flood"
+        /// WANTs (PROTOCOL.md §5.9.9) past the session's allowance, for known and unknown recordings.
+        case wantFlood = "hostile_want_flood"
         case mutatedFrame = "hostile_mutated_frame"
         case outOfState = "hostile_out_of_state"
         /// A write under an honest node's origin, at its next sequence or near it, sealed with its
@@ -293,7 +295,7 @@ final class HostileNode: VirtualEndpoint {
                 simulator.count(link.claimsOwnIdentity ? "hostile_own_identity_refused" : "hostile_claimed_identity_refused")
             }
             links[link.end] = nil
-        case .caughtUp, .syncRequest, .pong, .ack, .confirm, .failure, .history:
+        case .caughtUp, .syncRequest, .pong, .ack, .confirm, .failure, .history, .want:
             break
         }
     }

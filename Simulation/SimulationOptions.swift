@@ -46,8 +46,8 @@ package struct SimulationOptions: Sendable {
     /// corrupt chunk is found after later ones arrived.
     package var checksLater = true
     /// Replicas copied aside (half of them by `lifesync backup`) and later put back, the node
-    /// down meanwhile (`Simulator+Restores`). Off by default until the sweeps with it pass: a
-    /// restored replica does not yet take back the recording files its folder still holds.
+    /// down meanwhile (`Simulator+Restores`), the replica alone or the whole device. A sweep of
+    /// its own (`simulate --restores`, in CI too): the default scenario's traces stay as they were.
     package var restores = false
     /// Defects to plant, for the tests that prove the checker can fail.
     package var plantedBugs: PlantedBugs = []

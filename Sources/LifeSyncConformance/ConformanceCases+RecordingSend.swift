@@ -142,5 +142,20 @@ extension ConformanceCases {
             }
             throw ConformanceFailure("the target answered FAILURE not_accepted to 50 OFFERs after the first session was cut")
         },
+        ConformanceCase("5.9.9", "recordings.want-what-it-lacks", "a target that sets capability bit 5, given a recording's metadata and not its bytes, names it in a WANT after the runner's CAUGHT_UP") { target in
+            try requireRecordings(target, receiving: true)
+            try target.requireReceivesEntries()
+            guard target.firstHello.capabilities.contains(.wants) else { throw ConformanceSkip("the target's HELLO does not set capability bit 5 `wants` (§5.9.9)") }
+            let (recording, metadata, _) = try ownRecording(target, size: 1_500)
+            let (connection, _) = try target.open(capabilities: sendingCapabilities.union(.wants))
+            defer { connection.close() }
+            try target.push([metadata], on: connection)
+            _ = connection.send(.caughtUp(vector: VersionVector([(metadata.stamp.origin, metadata.stamp.sequence)])))
+            let named = try target.waitFor("a WANT naming \(recording.id)", on: connection) { message -> Int? in
+                guard case .want(let ids) = message, ids.contains(recording.id) else { return nil }
+                return ids.count
+            }
+            return .pass("a WANT of \(named) recording(s), this one among them")
+        },
     ]
 }

@@ -91,6 +91,7 @@ import TestSupport
         case .offer(let offer): members.append(("chunk_size", number(Int(offer.chunkSize))))
         case .error(let code, let text), .failure(_, let code, let text):
             members += [("code", number(Int(code))), ("message_bytes", number(text.utf8.count))]
+        case .want(let ids): members.append(("recording_ids", number(ids.count)))
         default: break
         }
         return .object(members)

@@ -36,6 +36,7 @@ package enum MessageJSON {
         case .confirm: return "confirm"
         case .failure: return "failure"
         case .history: return "history"
+        case .want: return "want"
         }
     }
 
@@ -96,6 +97,8 @@ package enum MessageJSON {
                 ("code_name", errorName(code).map(JSONValue.string) ?? .null),
                 ("message", .string(text)),
             ]
+        case .want(let ids):
+            members.append(("recording_ids", .array(ids.map { .string($0) })))
         case .offer(let offer):
             members += [
                 ("recording_id", .string(offer.recordingID)),
@@ -289,6 +292,11 @@ package enum MessageJSON {
         case .failure:
             return .failure(recordingID: try object.string("recording_id"), code: try object.integer("code"),
                             message: try object.string("message"))
+        case .want:
+            return .want(recordingIDs: try object.array("recording_ids").map { json in
+                guard case .string(let id) = json else { throw FormatError("want: a recording ID that is not a string") }
+                return id
+            })
         case .history:
             func members(_ list: [JSONValue]) throws -> [Seal.Member] {
                 try list.map { json in

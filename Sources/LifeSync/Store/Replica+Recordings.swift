@@ -176,12 +176,23 @@ extension Replica {
     }
 
     /// Live recordings whose bytes this replica does not count as held (no file record, or a
-    /// partial one): what a storage folder that outlived its replica may hold already.
-    public func recordingsWithoutBytes() throws -> [String] {
+    /// partial one), the first `limit` by ID: what a storage folder that outlived its replica
+    /// may hold already, and what a receiver names in a WANT.
+    public func recordingsWithoutBytes(limit: Int = .max) throws -> [String] {
         try database.rows("""
             SELECT r.id FROM recordings r LEFT JOIN recording_files f ON f.id = r.id
-            WHERE r.deleted = 0 AND (f.id IS NULL OR f.state = 'partial') ORDER BY r.id
-            """) { $0.string(0) }
+            WHERE r.deleted = 0 AND (f.id IS NULL OR f.state = 'partial') ORDER BY r.id LIMIT ?
+            """, [.integer(Int64(clamping: limit))]) { $0.string(0) }
+    }
+
+    /// Those of `ids` this replica holds live, undamaged and in its storage, in the order given.
+    package func presentRecordings(ids: [String]) throws -> [Recording] {
+        try ids.compactMap { id in
+            try database.firstRow("""
+                SELECT \(Replica.recordingColumns(prefix: "r.")) FROM recordings r JOIN recording_files f ON f.id = r.id
+                WHERE r.id = ? AND f.state = 'present' AND f.damage IS NULL AND r.deleted = 0
+                """, [.text(id)]) { try Replica.recording(from: $0) }
+        }
     }
 
     /// Live recordings this replica counts as held in its storage.

@@ -23,6 +23,7 @@ package struct RolePolicy: Sendable, Equatable {
         var capabilities: Capabilities = role.isFullReplica || watchReceivesEntries ? [.receivesEntries, .seals, .histories] : [.seals, .histories]
         if transfersRecordings {
             capabilities.insert(.recordings)
+            capabilities.insert(.wants)
             // Recordings never flow to a watch.
             if role != .watch { capabilities.insert(.receivesRecordings) }
         }
@@ -45,6 +46,12 @@ package struct RolePolicy: Sendable, Equatable {
     package func offersRecordings(to peer: Hello) -> Bool {
         guard peer.capabilities.contains(.recordings), peer.capabilities.contains(.receivesRecordings) else { return false }
         return Self.recordingBytesFlow(from: role, to: peer.role)
+    }
+
+    /// Whether `peer` offers recording bytes to this node (the mirror of `offersRecordings`).
+    package func receivesRecordings(from peer: Hello, transfersRecordings: Bool) -> Bool {
+        guard peer.capabilities.contains(.recordings), receivesRecordings(transfersRecordings: transfersRecordings) else { return false }
+        return Self.recordingBytesFlow(from: peer.role, to: role)
     }
 
     /// Between which roles recording bytes go at all (both sides transferring recordings).

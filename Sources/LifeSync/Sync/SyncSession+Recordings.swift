@@ -23,7 +23,9 @@ extension SyncSession {
     /// Offers the next recording the peer lacks, one at a time.
     func offerNext(now: Int64, actions: inout [SessionAction]) {
         guard state == .open, open?.historyStep == .done, open?.outgoing == nil, mayOfferRecordings, let storage, let peer else { return }
-        guard let candidates = try? replica.recordingsToOffer(peerNodeID: peer.nodeID, peerIncarnation: peer.incarnation) else { return }
+        // What the peer said it lacks first (`receiveWant`), then what it has not confirmed.
+        guard let unconfirmed = try? replica.recordingsToOffer(peerNodeID: peer.nodeID, peerIncarnation: peer.incarnation) else { return }
+        let candidates = (open?.wanted ?? []) + unconfirmed
         // Only once the peer holds the recording's metadata: a receiver takes bytes only for a
         // recording it knows, and checks them against that metadata.
         guard let recording = candidates.first(where: { candidate in
@@ -31,6 +33,7 @@ extension SyncSession {
                 && holdsCopy(of: candidate, in: storage, actions: &actions) && peerHoldsMetadata(of: candidate.id)
         }) else { return }
         open?.failedRecordings[recording.id] = nil
+        open?.wanted.removeAll { $0.id == recording.id }
         let chunkSize = configuration.transfer.chunkSize
         open?.outgoing = OutgoingTransfer(recording: recording, now: now,
                                           digests: storage.chunkDigests(recording.storageName, chunkSize: chunkSize), chunkSize: chunkSize)

@@ -90,6 +90,11 @@ struct OpenSession {
     /// offered again in this session, but not recorded as confirmed either — that takes bytes
     /// delivered (a claim costs nothing, even under another node's name).
     var claimedByPeer: Set<String> = []
+    /// Recordings the peer said it lacks (WANT) that we hold: offered first, each once.
+    var wanted: [Recording] = []
+    /// Whether we named what we lack to the peer, and how many WANTs it sent us.
+    var wantsSent = false
+    var wantsReceived = 0
 
     init(peer: Hello, own: OwnHistory) {
         self.peer = peer

@@ -14,6 +14,7 @@ package enum MessageType: UInt8, CaseIterable, Sendable {
     case chunk = 0x12
     case confirm = 0x13
     case failure = 0x14
+    case want = 0x15
 }
 
 /// Framing constants (PROTOCOL.md §3).

@@ -41,5 +41,9 @@ extension Message {
         package static let maximumHistoryProbesPerOrigin = 256
         /// Probes of all the origins of one HISTORY together.
         package static let maximumHistoryProbes = 65_536
+        /// Recordings one WANT names (PROTOCOL.md §5.9.9), and WANTs a receiver sends in one
+        /// session: what a sender keeps of them is bounded by their product.
+        package static let maximumWantedRecordings = 1_024
+        package static let maximumWantsPerSession = 16
     }
 }

@@ -66,6 +66,16 @@ extension Message {
             message = .failure(recordingID: try recordingID(&r), code: try r.u16("code"), message: try boundedString(&r, "message"))
         case .history:
             message = .history(try readHistory(&r))
+        case .want:
+            // Each ID takes its str16 length and at least 40 bytes ("mac_" and a UUID).
+            let count = try r.count16("recording count", minimumItemSize: 42)
+            guard (1...Limits.maximumWantedRecordings).contains(count) else {
+                throw WireError(.malformed, "a WANT names \(count) recordings (1 to \(Limits.maximumWantedRecordings))")
+            }
+            var ids: [String] = []
+            ids.reserveCapacity(count)
+            for _ in 0..<count { ids.append(try recordingID(&r)) }
+            message = .want(recordingIDs: ids)
         }
         try r.expectEnd("the \(type) payload")
         return message

@@ -93,6 +93,9 @@ extension Message {
             w.string(Message.truncated(message))
         case .history(let history):
             Message.writeHistory(history, to: &w)
+        case .want(let ids):
+            w.u16(UInt16(clamping: ids.count))
+            for id in ids { w.string(id) }
         }
     }
 

@@ -15,6 +15,9 @@ package struct Capabilities: OptionSet, Sendable, Hashable {
     /// The node compares its peer's origins' histories at the handshake (PROTOCOL.md §7.2.3): it
     /// sends and expects a HISTORY after the HELLOs, when both set this bit.
     package static let histories = Capabilities(rawValue: 1 << 4)
+    /// The node understands WANT (PROTOCOL.md §5.9.9), and, when it receives recordings, names
+    /// in one the recordings whose bytes it lacks.
+    package static let wants = Capabilities(rawValue: 1 << 5)
 }
 
 /// An origin named in a batch, with the node it belongs to when the sender knows it.
@@ -235,6 +238,9 @@ package enum Message: Equatable, Sendable {
     /// The receiver verified the whole file: `sha256` is what it computed.
     case confirm(recordingID: String, sha256: SHA256.Digest)
     case failure(recordingID: String, code: UInt16, message: String)
+    /// The receiver lacks these recordings' bytes (PROTOCOL.md §5.9.9): a sender that holds one
+    /// offers it, whatever it recorded of an earlier delivery.
+    case want(recordingIDs: [String])
     /// The sender's vector and what it knows of the peer's origins' histories (§5.10).
     case history(History)
 
@@ -253,6 +259,7 @@ package enum Message: Equatable, Sendable {
         case .chunk: return .chunk
         case .confirm: return .confirm
         case .failure: return .failure
+        case .want: return .want
         case .history: return .history
         }
     }

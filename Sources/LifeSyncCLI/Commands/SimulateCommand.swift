@@ -14,7 +14,7 @@ extension LifeSyncCommandLine {
                 OptionSpec(name: "--duration", kind: .value, valueName: "SECONDS", help: "simulated length of the fault phase (default 120)"),
                 OptionSpec(name: "--operations", kind: .value, valueName: "N", help: "local writes in the fault phase (default 120)"),
                 OptionSpec(name: "--no-faults", kind: .flag, help: "no partitions, crashes or clock jumps"),
-                OptionSpec(name: "--restores", kind: .flag, help: "also copy replicas aside (half by lifesync backup) and put them back later, the replica alone or the whole device (write marks and recordings too) (not yet in CI's sweep: see README)"),
+                OptionSpec(name: "--restores", kind: .flag, help: "also copy replicas aside (half by lifesync backup) and put them back later, the replica alone or the whole device (write marks and recordings too)"),
                 OptionSpec(name: "--hostile", kind: .flag, help: "add a hostile node (forged and mutated frames, lying vectors, claimed identities) and strangers (keys nobody trusts)"),
                 OptionSpec(name: "--hostile-skip", kind: .repeated, valueName: "ATTACK", help: "leave one of the hostile node's attacks out (its fault-count name)"),
                 OptionSpec(name: "--scenario", kind: .value, valueName: "FILE", help: "run a scripted scenario (JSON)"),
