@@ -11,42 +11,49 @@ import LifeSync
 import LifeSyncHTTP
 
 extension LifeLogAPI {
-    func manageKeys(_ path: [String], method: String, _ request: HTTPRequest, keyHash: String?) throws -> HTTPResponse {
+    /// Keys are for an admin key only (the table of routes has checked the method first).
+    private func requireAdmin(_ keyHash: String?) throws {
         guard let keyHash, try replica.apiKeyIsAdmin(hash: keyHash) == true else {
             throw HTTPError(403, "managing keys needs an admin key (lifesync keys create NAME --admin); this key is not one")
         }
-        switch (path.count, method) {
-        case (1, "GET"):
-            try Self.refuseParameters(request, allowed: [])
-            return .json(200, .array(try replica.apiKeys().map(\.json)))
-        case (1, "POST"):
-            try Self.refuseParameters(request, allowed: [])
-            let body = try Self.object(request, allowed: ["name", "presentation", "admin"])
-            guard let name = body["name"]?.stringValue else { throw HTTPError(400, "name: a string is required (the key's name)") }
-            var presentation = EntryPresentation.lifeSync
-            if let value = body["presentation"] {
-                guard let form = value.stringValue.flatMap(EntryPresentation.init(rawValue:)) else {
-                    throw HTTPError(400, "presentation: expected one of \(EntryPresentation.names)")
-                }
-                presentation = form
+    }
+
+    /// `GET /api/keys`: every key's name, presentation and rights (never the key).
+    func listKeys(_ request: HTTPRequest, keyHash: String?) throws -> HTTPResponse {
+        try requireAdmin(keyHash)
+        try Self.refuseParameters(request, allowed: [])
+        return .json(200, .array(try replica.apiKeys().map(\.json)))
+    }
+
+    /// `POST /api/keys` with `{"name", "presentation"?, "admin"?}`: the new key, shown once.
+    func createKey(_ request: HTTPRequest, keyHash: String?) throws -> HTTPResponse {
+        try requireAdmin(keyHash)
+        try Self.refuseParameters(request, allowed: [])
+        let body = try Self.object(request, allowed: ["name", "presentation", "admin"])
+        guard let name = body["name"]?.stringValue else { throw HTTPError(400, "name: a string is required (the key's name)") }
+        var presentation = EntryPresentation.lifeSync
+        if let value = body["presentation"] {
+            guard let form = value.stringValue.flatMap(EntryPresentation.init(rawValue:)) else {
+                throw HTTPError(400, "presentation: expected one of \(EntryPresentation.names)")
             }
-            var admin = false
-            if let value = body["admin"] {
-                guard case .bool(let flag) = value else { throw HTTPError(400, "admin: expected true or false, got \(value.typeName)") }
-                admin = flag
-            }
-            let key = try replica.createAPIKey(name: name, presentation: presentation, admin: admin)
-            return .json(201, .object([("name", .string(name)), ("key", .string(key)), ("admin", .bool(admin)),
-                                       ("presentation", .string(presentation.rawValue))]))
-        case (2, "DELETE"):
-            try Self.refuseParameters(request, allowed: [])
-            try replica.revokeAPIKey(name: path[1])
-            return .json(200, .object([("revoked", .string(path[1]))]))
-        case (1, _):
-            throw Self.notAllowed(request, allowed: "GET, HEAD, POST")
-        default:
-            throw Self.notAllowed(request, allowed: "DELETE")
+            presentation = form
         }
+        var admin = false
+        if let value = body["admin"] {
+            guard case .bool(let flag) = value else { throw HTTPError(400, "admin: expected true or false, got \(value.typeName)") }
+            admin = flag
+        }
+        let key = try replica.createAPIKey(name: name, presentation: presentation, admin: admin)
+        return .json(201, .object([("name", .string(name)), ("key", .string(key)), ("admin", .bool(admin)),
+                                   ("presentation", .string(presentation.rawValue))]))
+    }
+
+    /// `DELETE /api/keys/NAME`.
+    func revokeKey(_ name: String, _ request: HTTPRequest, keyHash: String?) throws -> HTTPResponse {
+        try requireAdmin(keyHash)
+        try Self.refuseParameters(request, allowed: [])
+        try replica.revokeAPIKey(name: name)
+        return .json(200, .object([("revoked", .string(name))]))
     }
 
     /// `POST /api/conflicts/ENTRY/resolve` with `{"keep": "winner"|"loser", "field"?, "loser"?}`.

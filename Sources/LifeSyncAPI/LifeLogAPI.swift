@@ -78,14 +78,14 @@ package final class LifeLogAPI {
         switch segments {
         case let path where path.first == "dashboard" && path.count <= 2:
             // The files hold no data: the page asks for the key and every call it makes needs it.
-            guard method == "GET" else { throw Self.notAllowed(incoming, allowed: "GET, HEAD") }
+            guard method == "GET" else { return APIRoute.notAllowed(incoming, allowed: APIRoute.allowed(["GET"])) }
             try Self.refuseParameters(incoming, allowed: [])
             guard let file = Self.dashboardFile(path.count == 2 ? path[1] : "") else {
                 throw HTTPError(404, "no dashboard file \(incoming.path.prefix(200))")
             }
             return file
         case ["metrics"]:
-            guard method == "GET" else { throw Self.notAllowed(incoming, allowed: "GET, HEAD") }
+            guard method == "GET" else { return APIRoute.notAllowed(incoming, allowed: APIRoute.allowed(["GET"])) }
             _ = try authenticate(incoming, segments: segments)
             try Self.refuseParameters(incoming, allowed: [])
             return try metricsText()
@@ -94,62 +94,18 @@ package final class LifeLogAPI {
         }
         guard segments.first == "api" else { throw HTTPError(404, "no route \(incoming.path.prefix(200)); the API is under /api/ (and /dashboard, /metrics)") }
         let (request, keyHash, presentation) = try authenticate(incoming, segments: segments)
-        switch Array(segments.dropFirst()) {
-        case ["media-token"]:
-            guard method == "POST" else { throw Self.notAllowed(request, allowed: "POST") }
-            guard let keyHash else { throw Self.unauthorized("a media token is made only for a request bearing the key") }
-            return try makeMediaToken(request, keyHash: keyHash)
-        case ["entries"]:
-            switch method {
-            case "GET": return try listEntries(request, presentation)
-            case "POST": return try postEntries(request, wrote: &wrote)
-            default: throw Self.notAllowed(request, allowed: "GET, HEAD, POST")
+        let inAPI = Array(segments.dropFirst())
+        for route in Self.routes {
+            guard let captures = route.captures(inAPI) else { continue }
+            guard let handler = route.methods.first(where: { $0.method == method })?.handler else {
+                return APIRoute.notAllowed(request, allowed: route.allowed)
             }
-        case ["entries", "stats"]:
-            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
-            return try stats(request)
-        case let path where path.count == 2 && path[0] == "entries" && !path[1].isEmpty:
-            // The ID the client holds, by the rule its entry was created with (a bare UUID too).
-            let id = try replica.entryID(addressedBy: path[1])
-            switch method {
-            case "GET": return try getEntry(id, request, presentation)
-            case "PUT", "PATCH": return try changeEntry(id, request, presentation, wrote: &wrote)
-            case "DELETE": return try deleteEntry(id, request, wrote: &wrote)
-            default: throw Self.notAllowed(request, allowed: "GET, HEAD, PUT, PATCH, DELETE")
-            }
-        case ["recordings"]:
-            switch method {
-            case "GET": return try listRecordings(request)
-            case "POST": return try uploadRecording(request, wrote: &wrote)
-            default: throw Self.notAllowed(request, allowed: "GET, HEAD, POST")
-            }
-        case ["conflicts"]:
-            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
-            return try listConflicts(request)
-        case let path where path.count == 3 && path[0] == "conflicts" && !path[1].isEmpty && path[2] == "resolve":
-            guard method == "POST" else { throw Self.notAllowed(request, allowed: "POST") }
-            return try resolveConflict(path[1], request, wrote: &wrote)
-        case let path where path.first == "keys" && path.count <= 2 && path.last?.isEmpty == false:
-            return try manageKeys(path, method: method, request, keyHash: keyHash)
-        case ["changes"]:
-            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
-            return try listChanges(request)
-        case ["changes", "stream"]:
-            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
-            return try streamChanges(request)
-        case ["export"]:
-            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
-            return try export(request)
-        case let path where path.count == 3 && path[0] == "recordings" && !path[1].isEmpty && path[2] == "content":
-            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
-            return try recordingContent(path[1], request)
-        case ["status"]:
-            guard method == "GET" else { throw Self.notAllowed(request, allowed: "GET, HEAD") }
-            try Self.refuseParameters(request, allowed: [])
-            return .json(200, try status())
-        default:
-            throw HTTPError(404, "no route \(request.path.prefix(200))")
+            var call = APICall(request: request, keyHash: keyHash, presentation: presentation, captures: captures)
+            let response = try handler(self, &call)
+            wrote = call.wrote
+            return response
         }
+        throw HTTPError(404, "no route \(request.path.prefix(200))")
     }
 
     /// The one place a request proves who it is: `Authorization: Bearer <key>` naming a key
@@ -183,11 +139,7 @@ package final class LifeLogAPI {
 
     struct Unauthorized: Error { var message: String }
 
-    private static func unauthorized(_ message: String) -> Unauthorized { Unauthorized(message: message) }
-
-    static func notAllowed(_ request: HTTPRequest, allowed: String) -> HTTPError {
-        HTTPError(405, "\(request.method) is not allowed on \(request.path.prefix(200)); allowed: \(allowed)")
-    }
+    static func unauthorized(_ message: String) -> Unauthorized { Unauthorized(message: message) }
 
     /// A query parameter this route does not know is refused, as an unknown JSON field is: a
     /// typo (`?categroy=`) must not silently widen a query.
