@@ -68,7 +68,7 @@ struct FieldInvariants {
         }
         for unit in units where !accounted.contains(key(unit.write.stamp, unit.field)) {
             let w = unit.write.stamp, standing = winner(unit.field)
-            found.append("no acknowledged write lost: \(id): \(unit.field.map { "the \($0.name) of " } ?? "")the write \(w.label) on \(unit.write.node) at \(unit.write.time) ms is neither what stands (\(standing.label)\(final.deleted ? " delete" : ""), vector \(standing.vector.entries.map { "\($0.origin.prefix(8))=\($0.sequence)" })), nor seen by it, nor kept in a conflicts table")
+            found.append("no acknowledged write lost: \(id): \(unit.field.map { "the \($0.name) of " } ?? "")the write \(w.label) on \(unit.write.node) at \(unit.write.time) ms is neither what stands (\(standing.label)\(final.deleted ? " delete" : ""), vector \(standing.vector.entries.map { "\($0.origin.prefix(13))=\($0.sequence)" })), nor seen by it, nor kept in a conflicts table")
         }
         return found
     }
@@ -78,5 +78,5 @@ struct FieldInvariants {
 
 extension VersionStamp {
     fileprivate func isSame(_ other: VersionStamp) -> Bool { origin == other.origin && sequence == other.sequence }
-    fileprivate var label: String { "\(origin.prefix(8))#\(sequence)" }
+    fileprivate var label: String { "\(origin.prefix(13))#\(sequence)" }
 }

@@ -23,7 +23,7 @@ extension Simulator {
         // where it was found (it never travels: its (origin, sequence) belongs to another write).
         let honest = Set(ledger.writes.map { "\($0.stamp.origin)#\($0.stamp.sequence)" })
         let conflictLists = replicas.map { replica in
-            ((try? replica.conflicts()) ?? []).filter { honest.contains("\($0.loser.origin)#\($0.loser.sequence)") }.map { "\($0.entryID)|\($0.loser.origin.prefix(8))#\($0.loser.sequence)|\($0.lostFields?.rawValue ?? 255)" }.sorted()
+            ((try? replica.conflicts()) ?? []).filter { honest.contains("\($0.loser.origin)#\($0.loser.sequence)") }.map { "\($0.entryID)|\($0.loser.origin.prefix(13))#\($0.loser.sequence)|\($0.lostFields?.rawValue ?? 255)" }.sorted()
         }
         if let odd = zip(full, conflictLists).first(where: { $0.1 != conflictLists[0] }) {
             let missing = Set(conflictLists[0]).symmetricDifference(odd.1).sorted().prefix(3)
@@ -36,8 +36,8 @@ extension Simulator {
             for origin in own where vector[origin] > 0 {
                 for (other, otherVector) in zip(full, vectors) where otherVector[origin] < vector[origin] {
                     if let write = firstUnabsorbed(origin: origin, above: otherVector[origin], by: nodes[other]!.replica!) {
-                        let held = (try? nodes[other]!.replica!.versionStamp(id: write.id)).map { "\($0.origin.prefix(8))#\($0.sequence)" } ?? "nothing"
-                        return "\(name)'s write \(origin.prefix(8))#\(write.stamp.sequence) to \(write.id) has not reached \(other), which holds \(held) there (its vector: \(otherVector[origin]))"
+                        let held = (try? nodes[other]!.replica!.versionStamp(id: write.id)).map { "\($0.origin.prefix(13))#\($0.sequence)" } ?? "nothing"
+                        return "\(name)'s write \(origin.prefix(13))#\(write.stamp.sequence) to \(write.id) has not reached \(other), which holds \(held) there (its vector: \(otherVector[origin]))"
                     }
                 }
             }
@@ -57,7 +57,7 @@ extension Simulator {
             // One the writer replaced never travels: its replacement, checked too, stands for it.
             for write in ledger.writes where write.node == name && write.time >= since && !supersededAtWriter(write) {
                 for other in full where !absorbed(write, by: nodes[other]!.replica!) {
-                    return "\(name)'s write \(write.stamp.origin.prefix(8))#\(write.stamp.sequence) to \(write.id) since its restore has not reached \(other)"
+                    return "\(name)'s write \(write.stamp.origin.prefix(13))#\(write.stamp.sequence) to \(write.id) since its restore has not reached \(other)"
                 }
             }
         }
@@ -90,7 +90,7 @@ extension Simulator {
         for name in full {
             for id in ledger.ids {
                 let stamp = try? nodes[name]!.replica!.versionStamp(id: id)
-                versions[id, default: []].append(stamp.map { "\($0.origin.prefix(8))#\($0.sequence)\($0.deleted ? " deleted" : "")" } ?? "none")
+                versions[id, default: []].append(stamp.map { "\($0.origin.prefix(13))#\($0.sequence)\($0.deleted ? " deleted" : "")" } ?? "none")
             }
         }
         let differing = versions.filter { Set($0.value).count > 1 }.sorted { $0.key < $1.key }.prefix(3)

@@ -14,8 +14,10 @@ import Testing
     /// Entry losses and conflicts on one replica only (95, 100163, 100195); recording files a
     /// restored replica forgot, still awaited, or kept after their delete (the others); a watch
     /// restored whole whose writes since were called converged before it ever reconnected (4289);
-    /// a mac restored whole that lost bytes the phone had its confirmation of (3483, WANT).
-    @Test(arguments: [UInt64(24), 47, 89, 95, 199, 540, 1078, 1201, 3483, 4289, 100163, 100195])
+    /// a mac restored whole that lost bytes the phone had its confirmation of (3483, WANT); a mac
+    /// restored whole twice whose incarnation made between the two came back unlogged and read
+    /// as a fork (3448).
+    @Test(arguments: [UInt64(24), 47, 89, 95, 199, 540, 1078, 1201, 3448, 3483, 4289, 100163, 100195])
     func seedsThatOnceFailedKeepEveryInvariant(seed: UInt64) {
         let result = Simulator(seed: seed, options: Self.options()).run()
         #expect(result.violations.isEmpty, "replay: lifesync simulate --seed \(seed) --restores: \(result.violations.prefix(2))")
