@@ -89,7 +89,8 @@ extension Replica {
             // merge only when the ID turns out to be taken (the common case of a fresh replica).
             var noTombstones = try tombstoneCount() == 0
             var writer = RecordWriter(database: database, createdAt: Timestamp(millisecondsSince1970: now))
-            var absorbed = Dictionary(uniqueKeysWithValues: try replicaVector().entries.map { ($0.origin, $0.sequence) })
+            let before = try replicaVector()
+            var absorbed = Dictionary(uniqueKeysWithValues: before.entries.map { ($0.origin, $0.sequence) })
             let own = seals == nil ? [] : try ownOrigins()
             let outcomes = try batches.enumerated().map { number, batch in
                 if let seals, !plantedBugs.contains(.ignoresSeals) {
@@ -127,6 +128,8 @@ extension Replica {
                 return outcome
             }
             for origin in origins { try recordOriginIfUnknown(origin.origin, nodeID: origin.nodeID, role: origin.role) }
+            // Our own writes given back (a restored replica) join our history in the same commit.
+            if let seals { try noteReceivedOwn(seals.flatMap(\.seals), before: before) }
             return outcomes
         } }
     }

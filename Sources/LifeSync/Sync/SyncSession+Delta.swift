@@ -38,14 +38,6 @@ extension SyncSession {
             throw WireError(.storageFailure, "could not store \(ids): \(error)")
         }
         precondition(outcomes.count == acceptable.count, "one outcome per committed batch")
-        // Our own writes given back (a restored replica): part of our history from now on. Our
-        // origins as they are now: an incarnation we started after the copy we were restored
-        // from is ours too, though this session began without knowing it (seed 3448 of the
-        // restore sweep: its numbers went unlogged, and the next HISTORY read them as a fork).
-        let ownNow = (try? replica.ownOrigins()) ?? own.origins
-        if acceptable.contains(where: { $0.changes.contains { ownNow.contains($0.stamp.origin) } }) {
-            try? replica.noteReceivedOwn(acceptable.flatMap(\.seals), own: ownNow, before: current)
-        }
         if let peer, acceptable.contains(where: { $0.changes.contains { $0.stamp.origin == peer.incarnation } }) { open?.peerOriginRecorded = true }
         if let peer, open?.unbackedClaim == true, try replica.backIncarnationClaim(by: peer.nodeID) { open?.unbackedClaim = false }
         // Writes of our own current history that we never made, delivered for real: this file
