@@ -25,8 +25,27 @@ import TestSupport
             let kept = try replica.stats(days: days), scanned = try replica.scannedStats(days: days)
             #expect(kept == scanned, "\(label), \(days): kept \(kept.json.canonicalText) scanned \(scanned.json.canonicalText)",
                     sourceLocation: sourceLocation)
+            for window in windows {
+                let kept = try replica.stats(matching: window, days: days), scanned = try replica.scannedStats(matching: window, days: days)
+                #expect(kept == scanned, "\(label), \(days), \(window): kept \(kept.json.canonicalText) scanned \(scanned.json.canonicalText)",
+                        sourceLocation: sourceLocation)
+                func text(_ list: [(day: String, metric: EntryStats.MetricSummary)]) -> [String] { list.map { "\($0.day) \($0.metric)" } }
+                let keptDays = text(try replica.metricsByDay(matching: window, days: days))
+                let scannedDays = text(try replica.scannedMetricsByDay(matching: window, days: days))
+                #expect(keptDays == scannedDays, "\(label), \(days), \(window): metrics by day", sourceLocation: sourceLocation)
+            }
         }
     }
+
+    /// Windows of time as the dashboard (a day, the last days) and `--since`/`--until` ask them:
+    /// whole hours and parts of hours at either end, one end open, and one with no whole hour.
+    static let windows: [EntryQuery] = {
+        func at(_ text: String) -> Timestamp { try! Timestamp(iso8601: text) }
+        return [EntryQuery(since: at("2026-11-22T00:00:00Z"), until: at("2026-11-22T23:59:59.999Z")),
+                EntryQuery(since: at("2026-11-22T23:20:00Z")), EntryQuery(until: at("2026-11-24T05:40:00Z")),
+                EntryQuery(since: at("2026-11-22T18:10:00Z"), until: at("2026-11-26T12:00:00Z")),
+                EntryQuery(since: at("2026-11-23T00:05:00Z"), until: at("2026-11-23T00:50:00Z"))]
+    }()
 
     static func entry(_ text: String, category: String = "mood", at timestamp: String, mood: Double? = nil) -> JSONValue {
         var data: [(String, JSONValue)] = [("text", .string(text))]

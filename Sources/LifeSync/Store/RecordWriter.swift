@@ -11,7 +11,9 @@ struct RecordWriter {
     private var latestFeed: Statement?
     private var unindex: Statement?
     private var indexed: Statement?
-    private var retireEntry: [Statement?] = [nil, nil]
+    private var retireEntry: [Statement?] = [nil, nil, nil]
+    private var metricHour: Statement?
+    private var retireMetricHour: [Statement?] = [nil, nil]
     private var retireTombstone: Statement?
     /// The feed number of the last row this writer wrote (nil until it reads the tables' latest).
     private var latestFeedNumber: Int64?
@@ -99,6 +101,18 @@ struct RecordWriter {
         for (index, sql) in EntrySummary.retireEntrySQL.enumerated() {
             let statement = try held(&retireEntry[index], sql)
             statement.bind(id, at: 1)
+            try statement.execute()
+        }
+        let metric = try held(&metricHour, EntrySummary.metricHourSQL)
+        metric.bind(id, at: 1)
+        let place = try metric.step() ? (hour: metric.string(0), name: metric.string(1)) : nil
+        metric.reset()
+        guard let place else { return }
+        for (index, sql) in EntrySummary.retireMetricHourSQL.enumerated() {
+            let statement = try held(&retireMetricHour[index], sql)
+            statement.bind(id, at: 1)
+            statement.bind(place.hour, at: 2)
+            statement.bind(place.name, at: 3)
             try statement.execute()
         }
     }

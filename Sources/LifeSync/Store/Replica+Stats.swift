@@ -26,6 +26,7 @@ extension Replica {
     /// live entries `filter` selects (its `limit` and `offset` do not apply).
     package func stats(matching filter: EntryQuery = EntryQuery(), days: StatsDays = .utc) throws -> EntryStats {
         if filter.selectsEveryEntry { return try summaryStats(days: days) }
+        if filter.selectsATimeWindowOnly, let window = try windowStats(filter, days: days, perDay: false) { return window.stats }
         return try scannedStats(matching: filter, days: days)
     }
 
@@ -54,6 +55,13 @@ extension Replica {
     /// Each metric's summary per day (`days`' days) over the entries `filter` selects, by name
     /// then day: what a chart of a month draws, in a row per day however many entries it holds.
     package func metricsByDay(matching filter: EntryQuery = EntryQuery(), days: StatsDays = .utc) throws
+        -> [(day: String, metric: EntryStats.MetricSummary)] {
+        if filter.selectsATimeWindowOnly, let window = try windowStats(filter, days: days, perDay: true) { return window.byDay }
+        return try scannedMetricsByDay(matching: filter, days: days)
+    }
+
+    /// `metricsByDay` by reading every entry `filter` selects: the meaning the kept counts must match.
+    package func scannedMetricsByDay(matching filter: EntryQuery = EntryQuery(), days: StatsDays = .utc) throws
         -> [(day: String, metric: EntryStats.MetricSummary)] {
         let (clause, values) = try self.filter(filter)
         return try database.rows("""

@@ -1,8 +1,20 @@
 extension EntryQuery {
     /// Whether the query selects every live entry (its page, `limit` and `offset`, aside).
-    var selectsEveryEntry: Bool {
-        since == nil && until == nil && category == nil && source == nil && tag == nil && search == nil && !hasLocation
-    }
+    var selectsEveryEntry: Bool { !hasTimeWindow && selectsEveryEntryInItsWindow }
+
+    /// Whether the query selects by time only (since, until, or both).
+    var selectsATimeWindowOnly: Bool { hasTimeWindow && selectsEveryEntryInItsWindow }
+
+    private var hasTimeWindow: Bool { since != nil || until != nil }
+    private var selectsEveryEntryInItsWindow: Bool { category == nil && source == nil && tag == nil && search == nil && !hasLocation }
+}
+
+/// Where a UTC hour's entries fall on a clock (`StatsDays`): all on one day; on two, before and
+/// after the UTC instant (`split`, ISO 8601) of that day's end; or to be told entry by entry.
+enum HourDay {
+    case one(String)
+    case two(String, String, split: String)
+    case byEntry
 }
 
 extension Replica {
@@ -13,52 +25,92 @@ extension Replica {
                    byDay: try dayCounts(fromHours: try summaryCounts("hour"), days: days), metrics: try summaryMetrics())
     }
 
-    /// Counts by `days`' day from counts by UTC hour (`YYYY-MM-DDTHH`). An hour lies in one
-    /// day of any clock whose offset from UTC is a whole number of hours and does not change
-    /// within it: its first and last second are on the same day, an hour apart. An hour that a
-    /// day's end splits (a zone half an hour off UTC, such as India's) or that a change of
-    /// offset falls inside is counted entry by entry, through the time index. The day of each
-    /// instant is SQLite's own (`dayExpression`), as the scanning `stats` has it.
+    /// Counts by `days`' day from counts by UTC hour (`YYYY-MM-DDTHH`, sorted): an hour on one
+    /// day adds to it; one a day's end divides is counted in its two time ranges, and one to be
+    /// told entry by entry is, both through the time index.
     func dayCounts(fromHours hours: [(key: String, count: Int)], days: StatsDays) throws -> [(key: String, count: Int)] {
-        guard let modifier = days.modifier else {
-            return merged(hours.map { (key: String($0.key.prefix(10)), count: $0.count) })
-        }
         var counts: [(key: String, count: Int)] = []
-        var split: [String] = []
-        let bounds = try database.prepare("SELECT datetime(?1 || ':00:00', \(modifier)), datetime(?1 || ':59:59', \(modifier))")
-        for hour in hours {
-            bounds.bind(hour.key, at: 1)
-            defer { bounds.reset() }
-            guard try bounds.step(), let first = bounds.optionalString(0), let last = bounds.optionalString(1),
-                  first.prefix(10) == last.prefix(10), let start = Self.secondOfDay(first), let end = Self.secondOfDay(last),
-                  end - start == 3_599 else {
-                split.append(hour.key)
-                continue
-            }
-            counts.append((key: String(first.prefix(10)), count: hour.count))
+        let placed = try hourDays(hours.map(\.key), days: days)
+        let range = try database.prepare("SELECT count(*) FROM entries WHERE timestamp >= ?1 AND timestamp < ?2")
+        func count(from lower: String, to upper: String) throws -> Int {
+            range.bind(lower, at: 1)
+            range.bind(upper, at: 2)
+            defer { range.reset() }
+            return try range.step() ? Int(range.int64(0)) : 0
         }
         let entryDays = try database.prepare("""
             SELECT \(days.dayExpression), count(*) FROM entries WHERE timestamp >= ?1 AND timestamp < ?1 || ';' GROUP BY 1
             """)
-        for hour in split {
-            // The hour's timestamps all begin `YYYY-MM-DDTHH:`, and ';' sorts right after ':'.
-            entryDays.bind(hour, at: 1)
-            defer { entryDays.reset() }
-            while try entryDays.step() { counts.append((key: entryDays.string(0), count: Int(entryDays.int64(1)))) }
+        for (hour, day) in zip(hours, placed) {
+            switch day {
+            case .one(let day): counts.append((key: day, count: hour.count))
+            case .two(let before, let after, let split):
+                // The hour's timestamps all begin `YYYY-MM-DDTHH:`, and ';' sorts right after ':'.
+                counts += [(key: before, count: try count(from: hour.key, to: split)), (key: after, count: try count(from: split, to: hour.key + ";"))]
+            case .byEntry:
+                entryDays.bind(hour.key, at: 1)
+                defer { entryDays.reset() }
+                while try entryDays.step() { counts.append((key: entryDays.string(0), count: Int(entryDays.int64(1)))) }
+            }
         }
         return merged(counts)
     }
 
-    /// The seconds since midnight of SQLite's `YYYY-MM-DD HH:MM:SS`.
-    private static func secondOfDay(_ text: String) -> Int? {
-        let parts = text.dropFirst(11).split(separator: ":").compactMap { Int($0) }
-        return parts.count == 3 ? parts[0] * 3_600 + parts[1] * 60 + parts[2] : nil
+    /// Where each UTC hour (`YYYY-MM-DDTHH`, sorted) falls on `days`' clock, a UTC day at a
+    /// time. Over a UTC day whose clock keeps one offset from UTC (the same at its first and its
+    /// last second: no zone changes its offset twice in a day), an hour lies in the day of its
+    /// first second, unless that day ends inside it (a zone half an hour off UTC, such as
+    /// India's). The hours of a day whose offset changes, and an hour whose day would fall
+    /// outside the years 0000–9999, are told entry by entry. The offsets are SQLite's own, so
+    /// each day is the one the scanning `stats` (`dayExpression`) gives each entry.
+    func hourDays(_ hours: [String], days: StatsDays) throws -> [HourDay] {
+        guard days.modifier != nil else { return hours.map { .one(String($0.prefix(10))) } }
+        var placed: [HourDay] = []
+        var first = 0
+        while first < hours.count {
+            let utcDay = hours[first].prefix(10)
+            var end = first + 1
+            while end < hours.count && hours[end].hasPrefix(utcDay) { end += 1 }
+            let offset = try steadyOffset(utcDay: String(utcDay), days: days)
+            placed += hours[first..<end].map { hour in offset.map { Self.place(hour: hour, offset: $0) } ?? .byEntry }
+            first = end
+        }
+        return placed
     }
 
-    /// Counts of the same key added up, sorted by key.
-    private func merged(_ counts: [(key: String, count: Int)]) -> [(key: String, count: Int)] {
-        var byKey: [String: Int] = [:]
-        for item in counts { byKey[item.key, default: 0] += item.count }
-        return byKey.sorted { $0.key < $1.key }.map { (key: $0.key, count: $0.value) }
+    /// The offset from UTC, in seconds, that `days`' clock keeps through the whole UTC day
+    /// `utcDay` (`YYYY-MM-DD`), or nil if it changes within it.
+    private func steadyOffset(utcDay: String, days: StatsDays) throws -> Int? {
+        guard let modifier = days.modifier else { return 0 }
+        let offsets = try database.prepare("""
+            SELECT round((julianday(?1, \(modifier)) - julianday(?1)) * 86400), round((julianday(?2, \(modifier)) - julianday(?2)) * 86400)
+            """)
+        offsets.bind(utcDay + " 00:00:00", at: 1)
+        offsets.bind(utcDay + " 23:59:59", at: 2)
+        defer { offsets.reset() }
+        guard try offsets.step(), !offsets.isNull(0), !offsets.isNull(1), offsets.double(0) == offsets.double(1) else { return nil }
+        return Int(offsets.double(0))
+    }
+
+    /// Where UTC hour `hour` falls on a clock `offset` seconds ahead of UTC.
+    private static func place(hour: String, offset: Int) -> HourDay {
+        guard let start = try? Timestamp(iso8601: hour + ":00Z") else { return .byEntry }
+        let local = start.millisecondsSince1970 + Int64(offset) * 1000
+        let day: Int64 = 86_400_000, hourLength: Int64 = 3_600_000
+        let midnight = (local >= 0 ? local / day : (local - day + 1) / day) * day
+        let into = local - midnight
+        guard Timestamp.representable.contains(midnight), Timestamp.representable.contains(midnight + 2 * day - 1) else { return .byEntry }
+        let today = Timestamp(millisecondsSince1970: midnight).day
+        guard into + hourLength > day else { return .one(today) }
+        return .two(today, Timestamp(millisecondsSince1970: midnight + day).day,
+                    split: Timestamp(millisecondsSince1970: start.millisecondsSince1970 + (day - into)).iso8601)
+    }
+
+    /// Counts of the same key added up, sorted by key. Keys are compared as SQLite does (their
+    /// UTF-8 bytes), not as Swift's strings (canonically equivalent spellings are one to it).
+    func merged(_ counts: [(key: String, count: Int)]) -> [(key: String, count: Int)] {
+        var byKey: [[UInt8]: Int] = [:]
+        for item in counts { byKey[Array(item.key.utf8), default: 0] += item.count }
+        return byKey.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { (key: String(decoding: $0.key, as: UTF8.self), count: $0.value) }
     }
 }
