@@ -4,13 +4,17 @@ extension Replica {
     /// counted now through the feed index (the rows of the transactions since the mark last
     /// moved, or of the sync burst under way).
     package func summaryCounts(_ kind: String) throws -> [(key: String, count: Int)] {
+        // Two reads, not one grouped union: the kept rows come in key order from their primary
+        // key, where grouping them with the backlog in one statement sorted them all again (the
+        // 17,000 hours of a million entries written one a minute).
+        let kept = try database.rows("SELECT key, count FROM entry_summary WHERE kind = ? AND count > 0 ORDER BY key", [.text(kind)]) {
+            (key: $0.string(0), count: Int($0.int64(1)))
+        }
         let backlog = EntrySummary.keys(kind == "tombstones" ? "tombstones" : "entries", where: "feed_seq > \(EntrySummary.mark)")
-        return try database.rows("""
-            SELECT key, sum(n) FROM (
-                SELECT key, count AS n FROM entry_summary WHERE kind = ?1
-                UNION ALL SELECT key, count(*) FROM (\(backlog)) WHERE kind = ?1 GROUP BY key)
-            GROUP BY key HAVING sum(n) > 0 ORDER BY key
-            """, [.text(kind)]) { (key: $0.string(0), count: Int($0.int64(1))) }
+        let recent = try database.rows("SELECT key, count(*) FROM (\(backlog)) WHERE kind = ? GROUP BY key", [.text(kind)]) {
+            (key: $0.string(0), count: Int($0.int64(1)))
+        }
+        return recent.isEmpty ? kept : merged(kept + recent).filter { $0.count > 0 }
     }
 
     /// The number of `kind` (all: live entries, tombstones), kept up to date as above.

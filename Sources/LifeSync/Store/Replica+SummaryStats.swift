@@ -65,17 +65,63 @@ extension Replica {
     /// each day is the one the scanning `stats` (`dayExpression`) gives each entry.
     func hourDays(_ hours: [String], days: StatsDays) throws -> [HourDay] {
         guard days.modifier != nil else { return hours.map { .one(String($0.prefix(10))) } }
+        let day: Int64 = 86_400_000
         var placed: [HourDay] = []
-        var first = 0
-        while first < hours.count {
-            let utcDay = hours[first].prefix(10)
-            var end = first + 1
-            while end < hours.count && hours[end].hasPrefix(utcDay) { end += 1 }
-            let offset = try steadyOffset(utcDay: String(utcDay), days: days)
-            placed += hours[first..<end].map { hour in offset.map { Self.place(hour: hour, offset: $0) } ?? .byEntry }
-            first = end
+        placed.reserveCapacity(hours.count)
+        var utcDay: Int64?, offset: Int?
+        var named: (day: Int64, text: String)?  // consecutive hours mostly share their day's name
+        func name(_ midnight: Int64) -> String {
+            if let named, named.day == midnight { return named.text }
+            let text = Timestamp(millisecondsSince1970: midnight).day
+            named = (midnight, text)
+            return text
+        }
+        for hour in hours {
+            guard let start = Self.hourStart(hour) else {
+                placed.append(.byEntry)
+                continue
+            }
+            if utcDay != start.floorDiv(day) {
+                utcDay = start.floorDiv(day)
+                offset = try steadyOffset(utcDay: String(hour.prefix(10)), days: days)
+            }
+            guard let offset else {
+                placed.append(.byEntry)
+                continue
+            }
+            let local = start + Int64(offset) * 1000
+            let midnight = local.floorDiv(day) * day, into = local - midnight
+            guard Timestamp.representable.contains(midnight), Timestamp.representable.contains(midnight + 2 * day - 1) else {
+                placed.append(.byEntry)
+                continue
+            }
+            if into + 3_600_000 <= day {
+                placed.append(.one(name(midnight)))
+            } else {
+                // Midnight falls inside the hour, at this UTC instant.
+                placed.append(.two(name(midnight), name(midnight + day),
+                                   split: Timestamp(millisecondsSince1970: start + (day - into)).iso8601))
+            }
         }
         return placed
+    }
+
+    /// The instant an hour key (`YYYY-MM-DDTHH`) starts, read digit by digit: a million-entry
+    /// journal has some 20,000 of them to place.
+    private static func hourStart(_ key: String) -> Int64? {
+        var utf8 = key.utf8.makeIterator()
+        func number(_ digits: Int, then separator: UInt8?) -> Int? {
+            var value = 0
+            for _ in 0..<digits {
+                guard let byte = utf8.next(), (0x30...0x39).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            if let separator { guard utf8.next() == separator else { return nil } }
+            return value
+        }
+        guard let year = number(4, then: 0x2D), let month = number(2, then: 0x2D), let day = number(2, then: 0x54),
+              let hour = number(2, then: nil), utf8.next() == nil, (1...12).contains(month), day >= 1, day <= Timestamp.daysIn(month: month, year: year), hour < 24 else { return nil }
+        return (Int64(Timestamp.daysSinceEpoch(year: year, month: month, day: day)) * 24 + Int64(hour)) * 3_600_000
     }
 
     /// The offset from UTC, in seconds, that `days`' clock keeps through the whole UTC day
@@ -90,20 +136,6 @@ extension Replica {
         defer { offsets.reset() }
         guard try offsets.step(), !offsets.isNull(0), !offsets.isNull(1), offsets.double(0) == offsets.double(1) else { return nil }
         return Int(offsets.double(0))
-    }
-
-    /// Where UTC hour `hour` falls on a clock `offset` seconds ahead of UTC.
-    private static func place(hour: String, offset: Int) -> HourDay {
-        guard let start = try? Timestamp(iso8601: hour + ":00Z") else { return .byEntry }
-        let local = start.millisecondsSince1970 + Int64(offset) * 1000
-        let day: Int64 = 86_400_000, hourLength: Int64 = 3_600_000
-        let midnight = (local >= 0 ? local / day : (local - day + 1) / day) * day
-        let into = local - midnight
-        guard Timestamp.representable.contains(midnight), Timestamp.representable.contains(midnight + 2 * day - 1) else { return .byEntry }
-        let today = Timestamp(millisecondsSince1970: midnight).day
-        guard into + hourLength > day else { return .one(today) }
-        return .two(today, Timestamp(millisecondsSince1970: midnight + day).day,
-                    split: Timestamp(millisecondsSince1970: start.millisecondsSince1970 + (day - into)).iso8601)
     }
 
     /// Counts of the same key added up, sorted by key. Keys are compared as SQLite does (their

@@ -30,7 +30,9 @@ extension Replica {
         let end = filter.until.map { ($0.millisecondsSince1970 + 1).floorDiv(hour) * hour }
         for bound in [first, end].compactMap({ $0 }) where !Timestamp.representable.contains(bound) { return nil }
         // Hour keys (`YYYY-MM-DDTHH`): every timestamp of an hour sorts after its key and before
-        // the next hour's; "" and "~" sort before and after every timestamp.
+        // the next hour's; "" and "~" sort before and after every timestamp. The backlog's rows
+        // are found by the feed index (`+timestamp` keeps SQLite off the time index, which would
+        // read every entry of the window to find the few above the mark).
         let firstKey = first.map { String(Timestamp(millisecondsSince1970: $0).iso8601.prefix(13)) } ?? ""
         let endKey = end.map { String(Timestamp(millisecondsSince1970: $0).iso8601.prefix(13)) } ?? "~"
         guard firstKey < endKey else { return nil }
@@ -40,30 +42,33 @@ extension Replica {
         let ending = ends.joined(separator: " OR ")
 
         var total = 0, categories: [(key: String, count: Int)] = [], sources: [(key: String, count: Int)] = []
-        var hours: [(key: String, count: Int)] = [], metricHours: [(hour: String, name: String, tally: MetricTally)] = []
+        var hourTotals: [String: Int] = [:], metricHours: [(hour: String, name: String, tally: MetricTally)] = []
         var metrics: [[UInt8]: MetricTally] = [:]
-        try database.forEachRow("""
-            SELECT hour, kind, key, sum(n), sum(total), min(low), max(high) FROM (
-                SELECT hour, kind, key, count AS n, total, low, high FROM hour_summary WHERE hour >= ?1 AND hour < ?2 AND count > 0
-                UNION ALL SELECT hour, kind, key, count(*), sum(value), min(value), max(value)
-                    FROM (\(EntrySummary.hourKeys(where: "feed_seq > \(EntrySummary.mark) AND timestamp >= ?1 AND timestamp < ?2")))
-                    GROUP BY hour, kind, key)
-            GROUP BY hour, kind, key HAVING sum(n) > 0 ORDER BY hour
-            """, [.text(firstKey), .text(endKey)]) { row in
+        func take(_ row: Statement) {
             let count = Int(row.int64(3))
             switch row.string(1) {
             case "category":
                 categories.append((key: row.string(2), count: count))
                 total += count
-                if hours.last?.key == row.string(0) { hours[hours.count - 1].count += count } else { hours.append((key: row.string(0), count: count)) }
+                hourTotals[row.string(0), default: 0] += count
             case "source": sources.append((key: row.string(2), count: count))
             default:
                 var tally = MetricTally()
                 tally.add(row, from: 3)
-                metrics[Array(row.string(2).utf8), default: MetricTally()].add(row, from: 3)
+                metrics[Array(row.string(2).utf8), default: MetricTally()].add(tally)
                 metricHours.append((hour: row.string(0), name: row.string(2), tally: tally))
             }
         }
+        // The kept hours as their primary key orders them, and the backlog's apart: grouping the
+        // two in one statement sorted every hour of the window again.
+        try database.forEachRow("""
+            SELECT hour, kind, key, count, total, low, high FROM hour_summary WHERE hour >= ?1 AND hour < ?2 AND count > 0
+            """, [.text(firstKey), .text(endKey)], take)
+        try database.forEachRow("""
+            SELECT hour, kind, key, count(*), sum(value), min(value), max(value)
+            FROM (\(EntrySummary.hourKeys(where: "feed_seq > \(EntrySummary.mark) AND +timestamp >= ?1 AND +timestamp < ?2"))) GROUP BY hour, kind, key
+            """, [.text(firstKey), .text(endKey)], take)
+        let hours = hourTotals.filter { $0.value != 0 }.sorted { $0.key < $1.key }.map { (key: $0.key, count: $0.value) }
         var byDay = try dayCounts(fromHours: hours, days: days)
         if !ends.isEmpty {
             try database.forEachRow("""
@@ -92,7 +97,7 @@ extension Replica {
                               days: StatsDays) throws -> [(day: String, metric: EntryStats.MetricSummary)] {
         var tallies: [[UInt8]: MetricTally] = [:]
         func key(_ name: String, _ day: String) -> [UInt8] { Array(name.utf8) + [0] + Array(day.utf8) }
-        let distinct = hours.map(\.hour).reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
+        let distinct = Set(hours.map(\.hour)).sorted()
         var whereDay: [String: String] = [:], byEntry: [String] = []
         for (hour, day) in zip(distinct, try hourDays(distinct, days: days)) {
             if case .one(let day) = day { whereDay[hour] = day } else { byEntry.append(hour) }
