@@ -166,9 +166,9 @@ final class ServeNode {
     /// Whatever state it is in: gone afterwards.
     func stop() { kill9() }
 
-    /// `status --json`, parsed.
+    /// `status --json --hash`, parsed: the tests compare state hashes.
     func status() throws -> [String: Any] {
-        let result = try LifeSyncBinary.run(["status", "--json", "--db", db], timeout: 20)
+        let result = try LifeSyncBinary.run(["status", "--json", "--hash", "--db", db], timeout: 20)
         guard result.status == 0, let object = try parseJSON(result.stdout) as? [String: Any] else {
             throw ServeError("status \(name): \(result.status) \(result.stderr)")
         }

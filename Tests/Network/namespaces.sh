@@ -95,7 +95,7 @@ serve "$ns_phone" "$S" "$work/stranger.log" --listen 0.0.0.0:7009
 serve "$ns_watch" "$W" "$work/watch.log" --peer 10.77.1.1:7000
 
 entries() { "$LIFESYNC" status --db "$1" --json | sed -n 's/^  "entries": \([0-9]*\),*/\1/p'; }
-hash_of() { "$LIFESYNC" status --db "$1" --json | sed -n 's/^  "state_hash": "\([0-9a-f]*\)",*/\1/p'; }
+hash_of() { "$LIFESYNC" status --hash --db "$1" --json | sed -n 's/^  "state_hash": "\([0-9a-f]*\)",*/\1/p'; }
 wait_for() { # description, seconds, condition...
     local what=$1 limit=$2; shift 2
     local deadline=$((SECONDS + limit))

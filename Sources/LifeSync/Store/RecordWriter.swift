@@ -10,6 +10,11 @@ struct RecordWriter {
     private var upsert: Statement?
     private var latestFeed: Statement?
     private var unindex: Statement?
+    private var indexed: Statement?
+    private var retireEntry: [Statement?] = [nil, nil, nil]
+    private var metricHour: Statement?
+    private var retireMetricHour: [Statement?] = [nil, nil]
+    private var retireTombstone: Statement?
     /// The feed number of the last row this writer wrote (nil until it reads the tables' latest).
     private var latestFeedNumber: Int64?
     private var row = RowText()
@@ -33,6 +38,7 @@ struct RecordWriter {
             // The new version first: if another record holds its (origin, sequence), this throws
             // before anything of the old version is gone (see `storeUnlessClashing`).
             let feed = try nextFeedSequence()
+            try retire(tombstone: id)
             try database.run("""
                 INSERT INTO tombstones(id, deleted_at, hlc, origin, origin_seq, vv, feed_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                 ON CONFLICT(id) DO UPDATE SET hlc = ?3, origin = ?4, origin_seq = ?5, vv = ?6, feed_seq = ?7
@@ -40,14 +46,15 @@ struct RecordWriter {
                       .counter(stamp.sequence), .text(stamp.vector.description), .integer(feed)])
             latestFeedNumber = feed
             if previous == .live {
-                try unindexText(id: id)
+                try retire(entry: id)
                 try database.run("DELETE FROM entries WHERE id = ?", [.text(id)])
             }
             return true
         }
         precondition(entry.id == id && !stamp.deleted)
-        // A row it replaces leaves the text index first; the new version lands in its backlog.
-        if !ifAbsent { try unindexText(id: id) }
+        // A row it replaces leaves the text index and the counts first; the new version lands in
+        // their backlog.
+        if !ifAbsent { try retire(entry: id) }
         let statement = ifAbsent ? try held(&insertIfAbsent, RecordWriter.insertIfAbsentSQL) : try held(&upsert, RecordWriter.upsertSQL)
         row.removeAll()
         row.set(1, id)
@@ -69,18 +76,55 @@ struct RecordWriter {
         try row.execute(statement)
         let stored = database.changes > 0
         if stored { latestFeedNumber = feed }
-        if previous == .tombstone { try database.run("DELETE FROM tombstones WHERE id = ?", [.text(id)]) }
+        if previous == .tombstone {
+            try retire(tombstone: id)
+            try database.run("DELETE FROM tombstones WHERE id = ?", [.text(id)])
+        }
         return stored
     }
 
     /// Takes entry `id`'s live row, if it has one at or below the text index's mark, out of
-    /// `entries_text` (contentless: FTS5 needs the text it was given to find its rows). Rows
-    /// above the mark are not in the index yet. Schema step 23 says why this is not a trigger.
-    private mutating func unindexText(id: String) throws {
+    /// `entries_text` (contentless: FTS5 needs the text it was given to find its rows) and out of
+    /// the journal's counts (EntrySummary). Rows above the mark are in neither yet. Schema step
+    /// 23 says why this is not a trigger.
+    private mutating func retire(entry id: String) throws {
+        // One lookup first, what the text index alone cost before: most rows a sync writes are
+        // new, and the statements below would look each of them up five more times.
+        let probe = try held(&indexed, RecordWriter.indexedSQL)
+        probe.bind(id, at: 1)
+        let found = try probe.step()
+        probe.reset()
+        guard found else { return }
         let statement = try held(&unindex, RecordWriter.unindexSQL)
         statement.bind(id, at: 1)
         try statement.execute()
+        for (index, sql) in EntrySummary.retireEntrySQL.enumerated() {
+            let statement = try held(&retireEntry[index], sql)
+            statement.bind(id, at: 1)
+            try statement.execute()
+        }
+        let metric = try held(&metricHour, EntrySummary.metricHourSQL)
+        metric.bind(id, at: 1)
+        let place = try metric.step() ? (hour: metric.string(0), name: metric.string(1)) : nil
+        metric.reset()
+        guard let place else { return }
+        for (index, sql) in EntrySummary.retireMetricHourSQL.enumerated() {
+            let statement = try held(&retireMetricHour[index], sql)
+            statement.bind(id, at: 1)
+            statement.bind(place.hour, at: 2)
+            statement.bind(place.name, at: 3)
+            try statement.execute()
+        }
     }
+
+    /// Takes record `id`'s tombstone, if it has one at or below the mark, out of the counts.
+    private mutating func retire(tombstone id: String) throws {
+        let statement = try held(&retireTombstone, EntrySummary.retireTombstoneSQL)
+        statement.bind(id, at: 1)
+        try statement.execute()
+    }
+
+    private static let indexedSQL = "SELECT 1 FROM entries WHERE id = ?1 AND feed_seq <= \(EntrySummary.mark)"
 
     private static let unindexSQL = """
         INSERT INTO entries_text(entries_text, rowid, text)

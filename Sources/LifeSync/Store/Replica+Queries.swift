@@ -147,14 +147,11 @@ extension Replica {
         return entries.compactMap { $0 }
     }
 
-    /// How many live entries the replica holds.
-    public func liveEntryCount() throws -> Int {
-        Int(try database.firstRow("SELECT count(*) FROM entries", [], { $0.int64(0) }) ?? 0)
-    }
+    /// How many live entries the replica holds (the kept count: `count(*)` reads the whole table).
+    public func liveEntryCount() throws -> Int { try summaryTotal("all") }
 
-    public func tombstoneCount() throws -> Int {
-        Int(try database.firstRow("SELECT count(*) FROM tombstones", [], { $0.int64(0) }) ?? 0)
-    }
+    /// How many deleted records the replica keeps tombstones of (the kept count).
+    public func tombstoneCount() throws -> Int { try summaryTotal("tombstones") }
 
     /// Losing versions kept in the conflicts table (`lifesync conflicts`).
     public func conflictCount() throws -> Int {

@@ -9,11 +9,14 @@ package enum StatsDays: Equatable, Sendable {
     package static let offsetRange = -720...840
 
     /// The SQL expression of an entry's day (`YYYY-MM-DD`) from its UTC `timestamp` column.
-    var dayExpression: String {
+    var dayExpression: String { modifier.map { "date(timestamp, \($0))" } ?? "substr(timestamp, 1, 10)" }
+
+    /// SQLite's date modifier from UTC to these days' clock (nil: UTC itself).
+    var modifier: String? {
         switch self {
-        case .utc: "substr(timestamp, 1, 10)"
-        case .local: "date(timestamp, 'localtime')"
-        case .offset(let minutes): "date(timestamp, '\(min(max(minutes, Self.offsetRange.lowerBound), Self.offsetRange.upperBound)) minutes')"
+        case .utc: nil
+        case .local: "'localtime'"
+        case .offset(let minutes): "'\(min(max(minutes, Self.offsetRange.lowerBound), Self.offsetRange.upperBound)) minutes'"
         }
     }
 }
@@ -22,6 +25,13 @@ extension Replica {
     /// Counts by category, source and day (`days`' days), and per-metric averages, over the
     /// live entries `filter` selects (its `limit` and `offset` do not apply).
     package func stats(matching filter: EntryQuery = EntryQuery(), days: StatsDays = .utc) throws -> EntryStats {
+        if filter.selectsEveryEntry { return try summaryStats(days: days) }
+        if filter.selectsATimeWindowOnly, let window = try windowStats(filter, days: days, perDay: false) { return window.stats }
+        return try scannedStats(matching: filter, days: days)
+    }
+
+    /// `stats` by reading every entry `filter` selects: the meaning the kept counts must match.
+    package func scannedStats(matching filter: EntryQuery = EntryQuery(), days: StatsDays = .utc) throws -> EntryStats {
         let (clause, values) = try self.filter(filter)
         func counts(_ expression: String) throws -> [(key: String, count: Int)] {
             try database.rows("SELECT \(expression) AS k, count(*) FROM entries \(clause) GROUP BY k ORDER BY k", values) {
@@ -45,6 +55,13 @@ extension Replica {
     /// Each metric's summary per day (`days`' days) over the entries `filter` selects, by name
     /// then day: what a chart of a month draws, in a row per day however many entries it holds.
     package func metricsByDay(matching filter: EntryQuery = EntryQuery(), days: StatsDays = .utc) throws
+        -> [(day: String, metric: EntryStats.MetricSummary)] {
+        if filter.selectsATimeWindowOnly, let window = try windowStats(filter, days: days, perDay: true) { return window.byDay }
+        return try scannedMetricsByDay(matching: filter, days: days)
+    }
+
+    /// `metricsByDay` by reading every entry `filter` selects: the meaning the kept counts must match.
+    package func scannedMetricsByDay(matching filter: EntryQuery = EntryQuery(), days: StatsDays = .utc) throws
         -> [(day: String, metric: EntryStats.MetricSummary)] {
         let (clause, values) = try self.filter(filter)
         return try database.rows("""

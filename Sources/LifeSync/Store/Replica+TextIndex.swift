@@ -20,23 +20,30 @@ extension Replica {
         return result
     }
 
-    /// Indexes the backlog's rows and moves the mark to the latest feed number (inside the
-    /// caller's transaction). Damaged data (not JSON) is indexed as no text.
+    /// Indexes the backlog's rows, adds them and its tombstones to the journal's counts
+    /// (EntrySummary), and moves the mark to the latest feed number (inside the caller's
+    /// transaction). Damaged data (not JSON) is indexed as no text.
     func indexTextBacklog() throws {
         try database.run("""
             INSERT INTO entries_text(rowid, text)
             SELECT feed_seq, CASE WHEN json_valid(data) THEN json_extract(data, '$.text') END FROM entries
             WHERE feed_seq > (SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1)
             """, [.text(Replica.textBacklogKey)])
+        for sql in EntrySummary.addBacklogSQL { try database.run(sql) }
         try database.run("UPDATE meta SET value = (\(RecordWriter.latestFeedSQL)) WHERE key = ?", [.text(Replica.textBacklogKey)])
+    }
+
+    /// The mark: rows with a greater feed number are the backlog.
+    func textIndexMark() throws -> Int64 {
+        try database.firstRow("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", [.text(Replica.textBacklogKey)], { $0.int64(0) }) ?? 0
     }
 
     /// Indexes what received batches left in the backlog. Called when a sync burst ends
     /// (`checkpoint`); any later local write does it too.
     public func catchUpTextIndex() throws {
         let pending = try database.firstRow("""
-            SELECT 1 FROM entries WHERE feed_seq > (SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?) LIMIT 1
-            """, [.text(Replica.textBacklogKey)], { _ in true }) != nil
+            SELECT 1 FROM entries WHERE feed_seq > ?1 UNION ALL SELECT 1 FROM tombstones WHERE feed_seq > ?1 LIMIT 1
+            """, [.integer(try textIndexMark())], { _ in true }) != nil
         guard pending else { return }
         try database.transaction { try indexTextBacklog() }
     }

@@ -389,6 +389,8 @@ enum Schema {
         """,
         // 24: our own write digests and our repairs of forked origins (Schema+History.swift).
         ownWritesStep,
+        // 25: the journal's counts, kept by the replica's writer (EntrySummary.swift).
+        EntrySummary.createStep,
     ]
 
     static var currentVersion: Int { migrations.count }

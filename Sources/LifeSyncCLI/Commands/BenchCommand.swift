@@ -6,13 +6,14 @@ extension LifeSyncCommandLine {
     static let benchCommand = Command(
         spec: CommandSpec(
             name: "bench", summary: "measure throughput against a raw baseline in the same run",
-            positionals: ["import|sync|transfer|handshake|http"],
+            positionals: ["import|sync|transfer|handshake|http|status"],
             options: [OptionSpec(name: "--count", kind: .value, valueName: "N", help: "entries to generate (default 100000)"),
                       OptionSpec(name: "--size-mib", kind: .value, valueName: "N", help: "transfer: recording size in MiB (default 1024)"),
                       OptionSpec(name: "--runs", kind: .value, valueName: "N", help: "import: alternating runs of raw inserts and the import process (default 1)"),
                       OptionSpec(name: "--cycles", kind: .value, valueName: "N", help: "handshake: connect/handshake/close cycles (default 1000)"),
                       OptionSpec(name: "--clients", kind: .value, valueName: "N", help: "http: concurrent keep-alive readers (default 16)"),
                       OptionSpec(name: "--requests", kind: .value, valueName: "N", help: "http: requests per reader (default 200)"),
+                      OptionSpec(name: "--binary", kind: .value, valueName: "PATH", help: "status: time another build's lifesync instead (A/B)"),
                       OptionSpec(name: "--dir", kind: .value, valueName: "DIR", help: "where to put the bench databases (default: a temporary folder)"),
                       CommandSpec.jsonFlag],
             details: """
@@ -37,6 +38,10 @@ extension LifeSyncCommandLine {
                      ask filtered GET /api/entries pages (category, time range, text, source) --requests times
                      each: requests/s, p50 and p99. With `datasette` on the PATH, the same questions go to
                      Datasette serving the same replica file read-only (-i), and the ratio is printed.
+            status   imports N entries, then times --runs times `status` and `stats` (processes) beside `sqlite3`
+                     answering count(*) and one GROUP BY, and, from a `serve --http` node over one keep-alive
+                     loopback connection, GET /api/status, GET /api/entries/stats and the dashboard's first
+                     render (its requests in turn); medians and ranges, in ms. --binary PATH: another build.
             """),
         run: { arguments, context in
             let which = arguments.positional(0)!
@@ -60,13 +65,17 @@ extension LifeSyncCommandLine {
                 let cycles = try arguments.integer("--cycles", default: 1_000, range: 1...1_000_000)
                 let report = try HandshakeBench.run(cycles: cycles, directory: dir)
                 context.console.print(arguments.flag("--json") ? report.json.prettyText : report.text)
+            case "status":
+                let runs = try arguments.integer("--runs", default: 5, range: 1...50)
+                let report = try StatusBench.run(count: count, runs: runs, binary: arguments.value("--binary"), directory: dir)
+                context.console.print(arguments.flag("--json") ? report.json.prettyText : report.text)
             case "http":
                 let clients = try arguments.integer("--clients", default: 16, range: 1...256)
                 let requests = try arguments.integer("--requests", default: 200, range: 1...100_000)
                 let report = try HTTPBench.run(count: count, clients: clients, requests: requests, directory: dir)
                 context.console.print(arguments.flag("--json") ? report.json.prettyText : report.text)
             default:
-                throw CLIError.usage("unknown benchmark '\(which)' (available: import, sync, transfer, handshake, http)", command: arguments.spec)
+                throw CLIError.usage("unknown benchmark '\(which)' (available: import, sync, transfer, handshake, http, status)", command: arguments.spec)
             }
             return 0
         })
