@@ -16,8 +16,9 @@ import Testing
     /// restored whole whose writes since were called converged before it ever reconnected (4289);
     /// a mac restored whole that lost bytes the phone had its confirmation of (3483, WANT); a mac
     /// restored whole twice whose incarnation made between the two came back unlogged and read
-    /// as a fork (3448).
-    @Test(arguments: [UInt64(24), 47, 89, 95, 199, 540, 1078, 1201, 3448, 3483, 4289, 100163, 100195])
+    /// as a fork (3448); a mac put back to before its incarnation's first write that wrote its
+    /// number #2 again, which the phone's vector already held (4579).
+    @Test(arguments: [UInt64(24), 47, 89, 95, 199, 540, 1078, 1201, 3448, 3483, 4289, 4579, 100163, 100195])
     func seedsThatOnceFailedKeepEveryInvariant(seed: UInt64) {
         let result = Simulator(seed: seed, options: Self.options()).run()
         #expect(result.violations.isEmpty, "replay: lifesync simulate --seed \(seed) --restores: \(result.violations.prefix(2))")

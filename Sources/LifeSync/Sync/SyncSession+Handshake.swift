@@ -38,15 +38,16 @@ extension SyncSession {
         }
         if !helloSent { actions += start(now: now) }
         // The peer holds writes of our current incarnation that we do not: this file went back in
-        // time. Continue under a new incarnation so new writes cannot reuse those numbers. Only
-        // once this incarnation has written, and only while this peer's last such claim was
-        // backed by the writes it named (Replica+IncarnationClaims): a buggy peer's claims cost
-        // one incarnation at most.
+        // time. Continue under a new incarnation so new writes cannot reuse those numbers (§7.2.2),
+        // only while this peer's last such claim was backed by the writes it named
+        // (Replica+IncarnationClaims): a buggy peer's claims cost one incarnation at most. Even
+        // before this incarnation's first write here, and even on a node that takes entries: a
+        // lost write the peer has since superseded never comes back, and our next number would
+        // be its (restore seed 4579: a mac put back to before its first write wrote #2 again,
+        // and the phone, whose vector held #2, never took it).
         let mine = try replica.replicaVector()[me.incarnation]
         var unbackedClaim = false
-        // (A node this peer sends no entries, a watch, must also move on before its first write:
-        // the writes it lost never come back to it, so its next number would reuse theirs.)
-        if hello.vector[me.incarnation] > mine && (mine >= 1 || !capabilities.contains(.receivesEntries)) {
+        if hello.vector[me.incarnation] > mine {
             if let prior = try replica.incarnationClaim(by: hello.nodeID), !prior.backed, !(try replica.backIncarnationClaim(by: hello.nodeID)) {
                 actions.append(.event(.incarnationClaimIgnored(peer: hello.nodeID, claimed: hello.vector[me.incarnation], held: mine)))
             } else {
