@@ -56,13 +56,16 @@ import Testing
     @Test func ignoringSealsIsCaught() {
         var options = HostileScenarioTests.options()
         options.plantedBugs = .ignoresSeals
+        // A run with the bug rarely converges (forged writes never settle): a minute of healing
+        // is enough to see what was stored, not fifteen.
+        options.settleLimit = 60_000
         var caught: [(seed: UInt64, violation: String)] = []
-        for seed in UInt64(1)...12 where caught.count < 2 {
+        for seed in UInt64(1)...40 where caught.count < 2 {
             if let violation = Simulator(seed: seed, options: options).run().violations.first(where: { $0.hasPrefix("forged write stored") }) {
                 caught.append((seed, violation))
             }
         }
-        #expect(!caught.isEmpty, "no forgery stored in seeds 1…12 with seals ignored")
+        #expect(!caught.isEmpty, "no forgery stored in seeds 1…40 with seals ignored")
         for (seed, _) in caught {
             #expect(Simulator(seed: seed, options: HostileScenarioTests.options()).run().ok, "seed \(seed) without the bug")
         }
