@@ -54,16 +54,22 @@ import Testing
     static let node = "phone_6f1c2a3b-4d5e-4f60-8a71-92b3c4d5e6f7"
     static let key = [UInt8](repeating: 0x04, count: 91), signature = [UInt8](repeating: 0x05, count: 64)
 
-    static func history(probes: [UInt64] = [3, 7], top: UInt64 = 7, repairs: [History.Repair] = []) -> History {
+    static func history(probes: [UInt64] = [3, 7], top: UInt64 = 7, repairs: [History.Repair] = [], forks: [History.Fork] = []) -> History {
         History(vector: VersionVector([(origin, 7)]), incarnation: movedTo,
                 origins: [History.Origin(origin: origin, top: top, probes: probes.map { Seal.Member(sequence: $0, digest: digest) })],
-                repairs: repairs)
+                repairs: repairs, forks: forks)
+    }
+
+    static let other = SHA256.Digest(bytes: Array(repeating: 0x3C, count: 32))
+    static func fork(_ origin: String = origin, agreed: UInt64 = 5, at sequence: UInt64 = 6, _ a: SHA256.Digest = digest, _ b: SHA256.Digest = other) -> History.Fork {
+        History.Fork(origin: origin, agreed: agreed, sequence: sequence, digests: (a, b))
     }
 
     @Test func historyRoundTrips() throws {
         let repair = History.Repair(nodeID: Self.node, origin: Self.origin, fork: 2, movedTo: Self.movedTo, base: 0,
                                     members: [Seal.Member(sequence: 3, digest: Self.digest)], publicKey: Self.key, signature: Self.signature)
-        for history in [Self.history(), Self.history(repairs: [repair]), History(vector: VersionVector(), incarnation: Self.movedTo)] {
+        for history in [Self.history(), Self.history(repairs: [repair]), History(vector: VersionVector(), incarnation: Self.movedTo),
+                        Self.history(forks: [Self.fork(), Self.fork(Self.movedTo, agreed: 0, at: 1)])] {
             let frame = Message.history(history).encoded()
             #expect(frame[4] == 0x0A)
             #expect(try Message.decode(type: frame[4], payload: frame[5...]) == .history(history))
@@ -83,5 +89,24 @@ import Testing
         #expect(refused(Self.history(repairs: [backwards])), "a member at the fork")
         let inPlace = History.Repair(nodeID: Self.node, origin: Self.origin, fork: 2, movedTo: Self.origin, base: 0, members: [Seal.Member(sequence: 3, digest: Self.digest)], publicKey: Self.key, signature: Self.signature)
         #expect(refused(Self.history(repairs: [inPlace])), "moved to itself")
+        #expect(refused(Self.history(forks: [Self.fork(agreed: 6, at: 6)])), "a fork agreed at its own number")
+        #expect(refused(Self.history(forks: [Self.fork(Self.origin, agreed: 5, at: 6, Self.other, Self.other)])), "a fork of one write")
+        #expect(refused(Self.history(forks: [Self.fork(Self.movedTo), Self.fork()])), "forks not ascending")
+        #expect(refused(Self.history(forks: [Self.fork(at: 0)])), "a fork at number 0")
+    }
+
+    /// What only raw bytes can say: an empty fork list written out, digests out of byte order.
+    @Test func forkListsAreRefusedUnlessWellFormed() {
+        func refused(_ bytes: [UInt8]) -> Bool {
+            do { _ = try Message.decode(type: 0x0A, payload: bytes[...]); return false } catch { return error.code == .malformed }
+        }
+        let plain = Array(Message.history(Self.history()).encoded().dropFirst(5))
+        #expect(!refused(plain))
+        #expect(refused(plain + [0, 0]), "a fork count of 0")
+        let withFork = Array(Message.history(Self.history(forks: [Self.fork()])).encoded().dropFirst(5))
+        #expect(!refused(withFork))
+        let swapped = Array(withFork.dropLast(64)) + Array(withFork.suffix(32)) + Array(withFork.suffix(64).prefix(32))
+        #expect(refused(swapped), "digests out of byte order")
+        #expect(refused(Array(withFork.dropLast(1))), "a fork cut short")
     }
 }

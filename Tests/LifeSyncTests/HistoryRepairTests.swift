@@ -192,6 +192,35 @@ import TestSupport
         #expect(try near.replica.canonicalHash() == device.replica.canonicalHash())
     }
 
+    /// Two relays that each hold one of the histories find the fork between them, though neither
+    /// is the device's: the one that holds the device's new writes carries the fork to it, the
+    /// device repairs, and everything converges without the device ever meeting the relay that
+    /// holds its old writes (restore seed 5663, PROTOCOL.md §7.2.4).
+    @Test func aForkTwoRelaysFindReachesTheDeviceThroughTheOneThatAgreesWithIt() throws {
+        let directory = TemporaryDirectory()
+        let device = try Device(.phone, seed: 13, in: directory)
+        let near = try Device(.mac, seed: 14, in: directory)
+        let far = try Device(.mac, seed: 15, in: directory)
+        try Self.fork(device, old: far, other: near)
+        let plain = Self.sync(device.replica, near.replica)
+        #expect(Self.repairs(plain[.a]).isEmpty, "the device and the relay that agrees with it see no fork by themselves")
+        Self.sync(near.replica, far.replica)
+        let origin = try #require(try near.replica.knownForks(for: device.replica.replicaVector()).first)
+        #expect(try far.replica.knownForks(for: device.replica.replicaVector()).first == origin, "both relays keep the fork")
+        let told = Self.sync(device.replica, near.replica)
+        #expect(Self.repairs(told[.a]).count == 1 && Self.repairs(told[.a]).first?.fork == origin.agreed)
+        #expect(try near.replica.knownForks(for: device.replica.replicaVector()).isEmpty, "the repair settles the fork")
+        Self.sync(near.replica, far.replica)
+        Self.sync(device.replica, near.replica)
+        for replica in [device, near, far] {
+            #expect(try replica.texts() == ["one", "two", "three"], "on \(replica.replica.identity.nodeID)")
+            #expect(try replica.replica.conflicts().isEmpty, "on \(replica.replica.identity.nodeID)")
+        }
+        #expect(try far.replica.knownForks(for: device.replica.replicaVector()).isEmpty)
+        #expect(try near.replica.canonicalHash() == far.replica.canonicalHash())
+        #expect(try near.replica.canonicalHash() == device.replica.canonicalHash())
+    }
+
     /// Ordinary sessions between replicas that never forked repair nothing: the written log
     /// matches every probe.
     @Test func replicasThatNeverForkedRepairNothing() throws {

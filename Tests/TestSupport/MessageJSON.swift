@@ -140,6 +140,13 @@ package enum MessageJSON {
                              ("members", .array(repair.members.map(memberJSON))), ("signature", .string(Hex.encode(repair.signature)))])
                 })),
             ]
+            // Left out when there is none, as on the wire.
+            if !history.forks.isEmpty {
+                members.append(("forks", .array(history.forks.map { fork in
+                    .object([("origin", .string(fork.origin)), ("agreed", u64JSON(fork.agreed)), ("seq", u64JSON(fork.sequence)),
+                             ("digests", .array([.string(fork.digests.0.description), .string(fork.digests.1.description)]))])
+                })))
+            }
         }
         return .object(members)
     }
@@ -314,7 +321,18 @@ package enum MessageJSON {
                                       movedTo: try repair.string("moved_to"), base: try u64(repair.value("base")), members: try members(repair.array("members")),
                                       publicKey: try repair.hex("public_key"), signature: try repair.hex("signature"))
             }
-            return .history(History(vector: try vector(object.value("vector")), incarnation: try object.string("incarnation"), origins: origins, repairs: repairs))
+            let forks = try (object.json["forks"] == nil ? [] : object.array("forks")).map { json -> History.Fork in
+                let fork = try Object(json, "fork")
+                let digests = try fork.array("digests").map { item -> SHA256.Digest in
+                    guard case .string(let hex) = item, let digest = SHA256.Digest(hex: hex) else { throw FormatError("fork.digests must be 64 hex digits each") }
+                    return digest
+                }
+                guard digests.count == 2 else { throw FormatError("fork.digests must name two") }
+                return History.Fork(origin: try fork.string("origin"), agreed: try u64(fork.value("agreed")), sequence: try u64(fork.value("seq")),
+                                    digests: (digests[0], digests[1]))
+            }
+            return .history(History(vector: try vector(object.value("vector")), incarnation: try object.string("incarnation"), origins: origins,
+                                    repairs: repairs, forks: forks))
         }
     }
 

@@ -26,7 +26,8 @@ package struct HistoryOutcome: Equatable, Sendable {
     package var rotated: (old: String, new: String)?
     /// Writes of other nodes' origins we held and moved where their repairs moved them.
     package var movedForPeer = 0
-    /// Repairs we kept for the first time (ours, or taken in): (origin, fork) of each.
+    /// Repairs we kept for the first time (ours, or taken in), and forks of third nodes' origins
+    /// we learned of (§7.2.4): (origin, fork or agreed point) of each.
     package var learned: [(origin: String, fork: UInt64)] = []
 
     package static func == (a: HistoryOutcome, b: HistoryOutcome) -> Bool {
@@ -93,20 +94,33 @@ extension Replica {
 
     /// What this replica knows of the origins bound to `nodeID` (§2.3.1), up to what both hold
     /// (`peerVector`): per origin, its vector entry and digests from the seals it keeps — the
-    /// `denseProbes` greatest, then one at each power-of-two distance below them.
-    package func historyProbes(of nodeID: String, peerVector: VersionVector) throws -> [History.Origin] {
+    /// `denseProbes` greatest, then one at each power-of-two distance below them. With
+    /// `thirdParties` (a peer that sets bit 6 `forks`), every other origin both hold that is not
+    /// ours is named too, while the HISTORY's probe bound leaves room (§7.2.4).
+    package func historyProbes(of nodeID: String, peerVector: VersionVector, thirdParties: Bool = false) throws -> [History.Origin] {
         let own = try ownOrigins()
         var result: [History.Origin] = []
+        var room = Message.Limits.maximumHistoryProbes
         for entry in try replicaVector().entries where !own.contains(entry.origin) && Identifier.incarnation(entry.origin, isBoundTo: nodeID) {
             let shared = min(entry.sequence, peerVector[entry.origin])
             guard shared >= 1 else { continue }
             let probes = try knownDigests(entry.origin, atMost: shared)
             if !probes.isEmpty { result.append(History.Origin(origin: entry.origin, top: entry.sequence, probes: probes)) }
+            room -= probes.count
         }
-        return result
+        guard thirdParties else { return result }
+        for entry in try replicaVector().entries where !own.contains(entry.origin) && !Identifier.incarnation(entry.origin, isBoundTo: nodeID) {
+            let shared = min(entry.sequence, peerVector[entry.origin])
+            guard shared >= 1 else { continue }
+            let probes = try knownDigests(entry.origin, atMost: shared)
+            guard !probes.isEmpty, probes.count <= room else { continue }
+            room -= probes.count
+            result.append(History.Origin(origin: entry.origin, top: entry.sequence, probes: probes))
+        }
+        return result.sorted { $0.origin < $1.origin }
     }
 
-    private func knownDigests(_ origin: String, atMost top: UInt64) throws -> [Seal.Member] {
+    func knownDigests(_ origin: String, atMost top: UInt64) throws -> [Seal.Member] {
         var known: [UInt64: SHA256.Digest] = [:]
         // The greatest first: seals by their last member, until none can hold a greater one.
         var floor: UInt64?
@@ -139,16 +153,20 @@ extension Replica {
     /// such rows are no evidence). `current`: our incarnation when the session began; a write we
     /// hold that the peer never saw is evidence only there (only it can have been written since
     /// a restore: an older one was left at a restore the replica could tell, §7.2.2).
-    package func takeHistory(_ history: History, sendsRecordings: Bool, current: String? = nil) throws -> HistoryOutcome {
+    /// `peer`: the node that sent it (its own origins are its matter, not a third node's fork).
+    package func takeHistory(_ history: History, from peer: String = "", sendsRecordings: Bool, current: String? = nil) throws -> HistoryOutcome {
         try writeTransaction {
             var outcome = HistoryOutcome()
             let known = try repairCount()
             outcome.movedForPeer = try takeRepairs(history.repairs)
             let own = try ownOrigins()
             let vector = try replicaVector()
+            let forksLearned = try noteForks(history, peer: peer, own: own, vector: vector)
+            let bounds = try forkBounds(history.forks, own: own, vector: vector)
+            let probed = Dictionary(history.origins.map { ($0.origin, $0) }, uniquingKeysWith: { a, _ in a })
             var forks: [(origin: String, fork: UInt64)] = []
-            for theirs in history.origins where own.contains(theirs.origin) {
-                let origin = theirs.origin
+            for origin in Set(probed.keys).union(bounds.keys).sorted() where own.contains(origin) {
+                let theirs = probed[origin] ?? History.Origin(origin: origin, top: 0, probes: [])
                 // The peer still holds writes we gave up: our repair, which it gets with our
                 // HISTORY, settles it; its probes say nothing of our history meanwhile.
                 let givenUp = try givenUp(origin)
@@ -162,10 +180,10 @@ extension Replica {
                     }
                 }
                 let comparison = HistoryComparison(count: vector[origin], top: theirs.top, logStart: try ownLogStart(origin), probes: verdicts)
-                let heldCounts = origin == (current ?? identity.incarnation)
-                if let fork = try comparison.forkPoint(firstHeldAbove: { heldCounts ? try firstHeld(origin, above: $0, recordings: sendsRecordings) : nil }) {
-                    forks.append((origin, fork))
-                }
+                let heldCounts = origin == (current ?? identity.incarnation) && probed[origin] != nil
+                let probedFork = try comparison.forkPoint(firstHeldAbove: { heldCounts ? try firstHeld(origin, above: $0, recordings: sendsRecordings) : nil })
+                // A fork two other replicas found between them (§7.2.4): ours forked at most there.
+                if let fork = [probedFork, bounds[origin]].compactMap({ $0 }).min() { forks.append((origin, fork)) }
             }
             if !forks.isEmpty {
                 let old = identity.incarnation
@@ -177,7 +195,7 @@ extension Replica {
                 }
                 outcome.rotated = (old, identity.incarnation)
             }
-            outcome.learned = try newRepairs(since: known)
+            outcome.learned = try newRepairs(since: known) + forksLearned
             return outcome
         }
     }

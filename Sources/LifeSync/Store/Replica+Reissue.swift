@@ -141,6 +141,7 @@ extension Replica {
                 continue
             }
             try keep(repair)
+            try settleForks(by: repair)
             let given = Dictionary(repair.members.map { ($0.sequence, $0.digest) }, uniquingKeysWith: { a, _ in a })
             let restamped = try restamp(repair.origin, above: repair.fork, to: repair.movedTo, base: repair.base, only: given).count
             moved += restamped

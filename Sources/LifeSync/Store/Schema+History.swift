@@ -16,3 +16,12 @@ extension Schema {
                                                     public_key BLOB NOT NULL, signature BLOB NOT NULL UNIQUE);
         """
 }
+
+extension Schema {
+    /// Step 26: the forks of third nodes' origins this replica knows of (Replica+Forks,
+    /// PROTOCOL.md §7.2.4), one per origin, kept until a repair settles them.
+    static let knownForksStep = """
+        CREATE TABLE IF NOT EXISTS known_forks (origin TEXT PRIMARY KEY NOT NULL, agreed INTEGER NOT NULL, seq INTEGER NOT NULL,
+                                                first BLOB NOT NULL, second BLOB NOT NULL) WITHOUT ROWID;
+        """
+}

@@ -391,6 +391,8 @@ enum Schema {
         ownWritesStep,
         // 25: the journal's counts, kept by the replica's writer (EntrySummary.swift).
         EntrySummary.createStep,
+        // 26: forks of third nodes' origins, carried to their owners (Schema+History.swift).
+        knownForksStep,
     ]
 
     static var currentVersion: Int { migrations.count }

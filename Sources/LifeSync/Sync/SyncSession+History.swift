@@ -34,18 +34,23 @@ extension SyncSession {
     func beginHistoryExchange(now: Int64, actions: inout [SessionAction]) throws -> Bool {
         guard let peer, capabilities.contains(.histories), peer.capabilities.contains(.histories) else { return false }
         open?.historyStep = .awaitingHistory
-        if replica.identity.nodeID < peer.nodeID { try sendHistory(to: peer.nodeID, peerVector: peer.vector, full: true, now: now, actions: &actions) }
+        if replica.identity.nodeID < peer.nodeID { try sendHistory(to: peer, peerVector: peer.vector, full: true, now: now, actions: &actions) }
         return true
     }
 
-    func sendHistory(to nodeID: String, peerVector: VersionVector, full: Bool, now: Int64, actions: inout [SessionAction]) throws {
+    /// Our HISTORY: with `full`, what we know of the peer's origins (and, when it sets bit 6, of
+    /// every origin both hold, §7.2.4); always our vector, incarnation and the repairs it may
+    /// need, and to a peer that sets bit 6 the forks we know of that it holds.
+    func sendHistory(to peer: Hello, peerVector: VersionVector, full: Bool, now: Int64, actions: inout [SessionAction]) throws {
         let history: History
+        let forks = capabilities.contains(.forks) && peer.capabilities.contains(.forks)
         do {
             history = History(vector: try replica.replicaVector(), incarnation: replica.identity.incarnation,
-                              origins: full ? try replica.historyProbes(of: nodeID, peerVector: peerVector) : [],
-                              repairs: try replica.repairs(for: peerVector))
+                              origins: full ? try replica.historyProbes(of: peer.nodeID, peerVector: peerVector, thirdParties: forks) : [],
+                              repairs: try replica.repairs(for: peerVector),
+                              forks: forks ? try replica.knownForks(for: peerVector) : [])
         } catch {
-            throw WireError(.storageFailure, "could not read what we hold of \(nodeID)'s history: \(error)")
+            throw WireError(.storageFailure, "could not read what we hold of \(peer.nodeID)'s history: \(error)")
         }
         lastSent = now
         actions.append(.send(Message.history(history).encoded()))
@@ -63,7 +68,7 @@ extension SyncSession {
         }
         let outcome: HistoryOutcome
         do {
-            outcome = try replica.takeHistory(history, sendsRecordings: policy.sendsRecordingMetadata(to: session.peer.role), current: session.incarnationAtHello)
+            outcome = try replica.takeHistory(history, from: session.peer.nodeID, sendsRecordings: policy.sendsRecordingMetadata(to: session.peer.role), current: session.incarnationAtHello)
         } catch {
             throw WireError(.storageFailure, "could not compare our history with the peer's: \(error)")
         }
@@ -77,10 +82,10 @@ extension SyncSession {
         let first = replica.identity.nodeID < session.peer.nodeID
         if !first && session.historyStep == .awaitingHistory {
             open?.historyStep = .awaitingLastWord
-            try sendHistory(to: session.peer.nodeID, peerVector: history.vector, full: true, now: now, actions: &actions)
+            try sendHistory(to: session.peer, peerVector: history.vector, full: true, now: now, actions: &actions)
             return
         }
-        if first { try sendHistory(to: session.peer.nodeID, peerVector: history.vector, full: false, now: now, actions: &actions) }
+        if first { try sendHistory(to: session.peer, peerVector: history.vector, full: false, now: now, actions: &actions) }
         open?.historyStep = .done
         pump(now: now, actions: &actions, limit: 1)
         offerNext(now: now, actions: &actions)

@@ -27,12 +27,23 @@ extension Message {
             Seal.write(repair.members, to: &w)
             w.raw(repair.signature)
         }
+        guard !history.forks.isEmpty else { return }
+        w.u16(UInt16(clamping: history.forks.count))
+        for fork in history.forks {
+            w.string(fork.origin)
+            w.u64(fork.agreed)
+            w.u64(fork.sequence)
+            w.raw(fork.digests.0.bytes)
+            w.raw(fork.digests.1.bytes)
+        }
     }
 
     /// Reads a HISTORY payload, checking every rule of §5.10: origins UUIDs strictly ascending,
     /// `top` a sequence, 1 … 256 probes per origin and 65 536 in all, each probe's seq within
     /// 1 … `top` and strictly ascending; then the repairs, each member above its fork,
-    /// ascending, and every moved number within the sequence ceiling.
+    /// ascending, and every moved number within the sequence ceiling; then, if bytes are left,
+    /// the known forks (1 … 4 096, origins strictly ascending, each `agreed` below its
+    /// `sequence`, two different digests in byte order).
     static func readHistory(_ r: inout ByteReader) throws(WireError) -> History {
         let vector = try readVector(&r, "vector")
         let incarnation = try r.string("incarnation")
@@ -88,8 +99,34 @@ extension Message {
             repairs.append(History.Repair(nodeID: nodeID, origin: origin, fork: fork, movedTo: movedTo, base: base, members: list,
                                           publicKey: key, signature: signature))
         }
-        return History(vector: vector, incarnation: incarnation, origins: origins, repairs: repairs)
+        let forks = r.remaining > 0 ? try readForks(&r) : []
+        return History(vector: vector, incarnation: incarnation, origins: origins, repairs: repairs, forks: forks)
     }
+
+    private static func readForks(_ r: inout ByteReader) throws(WireError) -> [History.Fork] {
+        let count = try readOriginCount(&r, "fork count", minimumItemSize: minimumForkSize)
+        guard count >= 1 else { throw WireError(.malformed, "a fork list of none (left out when there is no fork)") }
+        var forks: [History.Fork] = []
+        forks.reserveCapacity(count)
+        for n in 0..<count {
+            let origin = try r.string("fork origin")
+            try checkOrigin(origin, "fork origin")
+            if let last = forks.last, !(last.origin < origin) { throw WireError(.malformed, "fork origins not strictly ascending") }
+            let agreed = try r.u64("fork \(n): agreed")
+            let sequence = try readSequence(&r, "fork \(n): seq")
+            guard agreed < sequence else { throw WireError(.malformed, "fork \(n): agreed \(agreed) not below its seq \(sequence)") }
+            let first = try r.raw(32, "fork \(n): first digest"), second = try r.raw(32, "fork \(n): second digest")
+            guard first.lexicographicallyPrecedes(second) else {
+                throw WireError(.malformed, "fork \(n): digests equal or out of byte order")
+            }
+            forks.append(History.Fork(origin: origin, agreed: agreed, sequence: sequence,
+                                      digests: (SHA256.Digest(bytes: first), SHA256.Digest(bytes: second))))
+        }
+        return forks
+    }
+
+    /// A known fork at its smallest: an empty name, `agreed`, `seq` and two digests.
+    static let minimumForkSize = 2 + 8 + 8 + 32 + 32
 
     /// `count` members (seq u64 and digest), strictly ascending, each seq within `range`.
     private static func readMembers(_ r: inout ByteReader, count: Int, _ what: String, within range: ClosedRange<UInt64>) throws(WireError) -> [Seal.Member] {

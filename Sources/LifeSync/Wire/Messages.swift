@@ -18,6 +18,10 @@ package struct Capabilities: OptionSet, Sendable, Hashable {
     /// The node understands WANT (PROTOCOL.md §5.9.9), and, when it receives recordings, names
     /// in one the recordings whose bytes it lacks.
     package static let wants = Capabilities(rawValue: 1 << 5)
+    /// The node compares what both hold of third nodes' origins at the handshake and carries the
+    /// forks it learns of to their owners (PROTOCOL.md §7.2.4): a HISTORY to a peer that sets it
+    /// names every origin both hold, and may end with a list of known forks.
+    package static let forks = Capabilities(rawValue: 1 << 6)
 }
 
 /// An origin named in a batch, with the node it belongs to when the sender knows it.
@@ -203,6 +207,31 @@ public struct History: Equatable, Sendable {
         }
     }
 
+    /// Two writes a node's origin holds at one number, as two replicas told each other (PROTOCOL.md
+    /// §7.2.4): their histories agree up to `agreed` and differ at `sequence`. Carried to the
+    /// origin's owner, who alone can repair it.
+    public struct Fork: Equatable, Sendable {
+        public var origin: String
+        public var agreed: UInt64
+        public var sequence: UInt64
+        /// The two digests at `sequence`, the smaller (by bytes) first.
+        package var digests: (SHA256.Digest, SHA256.Digest)
+
+        package init(origin: String, agreed: UInt64, sequence: UInt64, digests: (SHA256.Digest, SHA256.Digest)) {
+            self.origin = origin
+            self.agreed = agreed
+            self.sequence = sequence
+            self.digests = digests.0.bytes.lexicographicallyPrecedes(digests.1.bytes) ? digests : (digests.1, digests.0)
+        }
+
+        public static func == (a: Fork, b: Fork) -> Bool {
+            a.origin == b.origin && a.agreed == b.agreed && a.sequence == b.sequence && a.digests.0 == b.digests.0 && a.digests.1 == b.digests.1
+        }
+
+        /// Whether `digest` is one of the two.
+        package func names(_ digest: SHA256.Digest) -> Bool { digest == digests.0 || digest == digests.1 }
+    }
+
     /// The sender's replica vector as it stands when it sends the HISTORY (after its own repair).
     package var vector: VersionVector
     /// The sender's current incarnation then (a repair or a rollback may have started one since
@@ -210,12 +239,15 @@ public struct History: Equatable, Sendable {
     public var incarnation: String
     public var origins: [Origin]
     public var repairs: [Repair]
+    /// Forks of third nodes' origins the sender knows of (only to a peer that sets bit 6).
+    public var forks: [Fork]
 
-    package init(vector: VersionVector, incarnation: String, origins: [Origin] = [], repairs: [Repair] = []) {
+    package init(vector: VersionVector, incarnation: String, origins: [Origin] = [], repairs: [Repair] = [], forks: [Fork] = []) {
         self.vector = vector
         self.incarnation = incarnation
         self.origins = origins
         self.repairs = repairs
+        self.forks = forks
     }
 }
 
