@@ -91,6 +91,25 @@ import TestSupport
         try Self.expectExact(replica, "an imported entry deleted")
     }
 
+    /// An import larger than one step of the catch-up (`Replica.backlogSlice` feed numbers) is
+    /// counted and indexed whole: every step adds its own rows, none twice, none left out.
+    @Test func anImportOfMoreThanOneCatchUpStepIsCountedAndIndexedWhole() throws {
+        let replica = try ReplicaFixtures.replica(role: .phone, seed: 22)
+        let defaults = replica.importDefaults()
+        let total = Int(Replica.backlogSlice) + 3_000
+        let imported = try (0..<total).map { (i: Int) -> LogEntry in
+            let json = Self.entry("bulk \(i) word\(i)x", category: i % 3 == 0 ? "note" : "mood", at: "2026-11-2\(2 + i % 5)T\(String(format: "%02d", i % 24)):00:00Z",
+                                  mood: i % 3 == 0 ? nil : Double(1 + i % 10))
+            return try LogEntry.validated(from: json, defaults: defaults)
+        }
+        try replica.importEntries(imported)
+        #expect(try replica.textIndexMark() == replica.database.firstRow(RecordWriter.latestFeedSQL, [], { $0.int64(0) }))
+        try Self.expectExact(replica, "one large import")
+        for i in [0, Int(Replica.backlogSlice) - 1, Int(Replica.backlogSlice), total - 1] {
+            #expect(try replica.entries(matching: EntryQuery(search: "word\(i)x")).map { $0.data.text } == ["bulk \(i) word\(i)x"], "entry \(i)")
+        }
+    }
+
     @Test func receivedBatchesDeletesAndAnEntryBroughtBackKeepTheCountsExact() throws {
         let watchClock = ManualClock(milliseconds: ReplicaFixtures.epoch)
         let watch = try ReplicaFixtures.replica(role: .watch, seed: 22, clock: watchClock)

@@ -107,8 +107,8 @@ enum EntrySummary {
         DELETE FROM hour_summary;
         """ + addSQL(where: "feed_seq <= \(mark)").map { $0 + ";" }.joined(separator: "\n")
 
-    /// Adds the backlog to the counts, before the mark moves past it.
-    static let addBacklogSQL = addSQL(where: "feed_seq > \(mark)")
+    /// Adds the backlog up to feed number `?1` to the counts, before the mark moves there.
+    static let addBacklogSQL = addSQL(where: "feed_seq > \(mark) AND feed_seq <= ?1")
 
     /// Takes entry `?1`'s live row out of the counts if it is at or below the mark.
     static let retireEntrySQL = [

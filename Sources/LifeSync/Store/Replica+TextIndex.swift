@@ -22,16 +22,28 @@ extension Replica {
 
     /// Indexes the backlog's rows, adds them and its tombstones to the journal's counts
     /// (EntrySummary), and moves the mark to the latest feed number (inside the caller's
-    /// transaction). Damaged data (not JSON) is indexed as no text.
+    /// transaction), `backlogSlice` feed numbers at a time: each step groups and indexes a
+    /// bounded number of rows, so a million-entry import catches up in the memory a small one
+    /// needs (one pass over its whole backlog sorted a million rows at once). Damaged data (not
+    /// JSON) is indexed as no text.
     func indexTextBacklog() throws {
-        try database.run("""
-            INSERT INTO entries_text(rowid, text)
-            SELECT feed_seq, CASE WHEN json_valid(data) THEN json_extract(data, '$.text') END FROM entries
-            WHERE feed_seq > (SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1)
-            """, [.text(Replica.textBacklogKey)])
-        for sql in EntrySummary.addBacklogSQL { try database.run(sql) }
-        try database.run("UPDATE meta SET value = (\(RecordWriter.latestFeedSQL)) WHERE key = ?", [.text(Replica.textBacklogKey)])
+        let latest = try database.firstRow(RecordWriter.latestFeedSQL, [], { $0.int64(0) }) ?? 0
+        var mark = try textIndexMark()
+        while mark < latest {
+            let upTo = min(latest, mark + Self.backlogSlice)
+            try database.run("""
+                INSERT INTO entries_text(rowid, text)
+                SELECT feed_seq, CASE WHEN json_valid(data) THEN json_extract(data, '$.text') END FROM entries
+                WHERE feed_seq > ?1 AND feed_seq <= ?2
+                """, [.integer(mark), .integer(upTo)])
+            for sql in EntrySummary.addBacklogSQL { try database.run(sql, sql.contains("?1") ? [.integer(upTo)] : []) }
+            try database.run("UPDATE meta SET value = ? WHERE key = ?", [.text(String(upTo)), .text(Replica.textBacklogKey)])
+            mark = upTo
+        }
     }
+
+    /// Feed numbers the mark moves past in one step of `indexTextBacklog`.
+    static let backlogSlice: Int64 = 16_384
 
     /// The mark: rows with a greater feed number are the backlog.
     func textIndexMark() throws -> Int64 {
