@@ -16,8 +16,8 @@ package enum CSVExport {
                                 "metric_name", "metric_value", "metric_unit", "metric_scale_min", "metric_scale_max",
                                 "latitude", "longitude", "accuracy", "altitude", "place_name", "tags"]
 
-    /// One row, without its line end.
-    package static func row(_ entry: LogEntry) -> String {
+    /// Appends one row and its line end to `out`.
+    package static func append(_ entry: LogEntry, to out: inout [UInt8]) {
         let data = entry.data
         // Numbers are ours and stay numbers (a negative latitude is not a formula); every
         // string came from someone's input and is neutralised.
@@ -31,37 +31,52 @@ package enum CSVExport {
             number(data.location?.longitude), number(data.location?.accuracy), number(data.location?.altitude),
             text(data.location?.placeName), tags,
         ]
-        return fields.map(quote).joined(separator: ",")
+        for (n, field) in fields.enumerated() {
+            if n > 0 { out.append(UInt8(ascii: ",")) }
+            quote(field, to: &out)
+        }
+        out.append(contentsOf: [0x0D, 0x0A])
     }
+
+    /// The ASCII marks that make a cell starting with `+` or `-` a formula (`neutralised`).
+    private static let formulaMarks: Set<UInt8> = Set("()!|&=\";+*/^".utf8)
 
     /// A cell a spreadsheet could run as a formula gets a leading apostrophe, which spreadsheets
     /// show as text and do not display. A cell starting with `=`, `@`, tab or carriage return
     /// always does (OWASP's list). One starting with `+` or `-` does only when it holds what a
     /// harmful formula needs — a call, a DDE link, an operator: `( ) ! | & = " ; + * / ^` after
     /// its sign — so honest text keeps its form: "- buy milk", "-5 degrees", "+61 2 9999".
+    /// Every mark is ASCII, so UTF-8 bytes tell them: no byte of a longer character is one.
     package static func neutralised(_ field: String) -> String {
-        let scalars = field.unicodeScalars
-        guard let first = scalars.first else { return field }
+        let bytes = field.utf8
+        guard let first = bytes.first else { return field }
         switch first {
-        case "=", "@", "\t", "\r":
+        case UInt8(ascii: "="), UInt8(ascii: "@"), UInt8(ascii: "\t"), UInt8(ascii: "\r"):
             return "'" + field
-        case "+", "-":
-            let formulaMarks: Set<Unicode.Scalar> = ["(", ")", "!", "|", "&", "=", "\"", ";", "+", "*", "/", "^"]
-            return scalars.dropFirst().contains(where: formulaMarks.contains) ? "'" + field : field
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            return bytes.dropFirst().contains(where: formulaMarks.contains) ? "'" + field : field
         default:
             return field
         }
     }
 
-    package static func quote(_ field: String) -> String {
-        // Scalars, not Characters: "\r\n" is one Character equal to neither "\r" nor "\n".
-        guard field.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
-        var quoted = "\""
-        for scalar in field.unicodeScalars {
-            if scalar == "\"" { quoted.unicodeScalars.append("\"") }
-            quoted.unicodeScalars.append(scalar)
+    /// `field` as an RFC 4180 cell: quoted, its quotes doubled, when it holds a comma, a quote or
+    /// a line break. Bytes, not Characters: "\r\n" is one Character equal to neither "\r" nor
+    /// "\n", and every byte looked for is ASCII.
+    package static func quote(_ field: String, to out: inout [UInt8]) {
+        var field = field
+        field.withUTF8 { bytes in
+            guard bytes.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }) else {
+                out.append(contentsOf: bytes)
+                return
+            }
+            out.append(UInt8(ascii: "\""))
+            for byte in bytes {
+                if byte == UInt8(ascii: "\"") { out.append(byte) }
+                out.append(byte)
+            }
+            out.append(UInt8(ascii: "\""))
         }
-        return quoted + "\""
     }
 }
 
@@ -103,7 +118,7 @@ package final class EntryExportSource: HTTPBodySource {
                     out += Array((count == 0 ? "\n  " : ",\n  ").utf8)
                     entry.json.write(to: &out, pretty: true, indent: 1)
                 case .csv:
-                    out += Array((CSVExport.row(entry) + "\r\n").utf8)
+                    CSVExport.append(entry, to: &out)
                 }
                 count += 1
             }

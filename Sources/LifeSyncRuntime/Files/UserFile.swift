@@ -31,23 +31,38 @@ package enum UserFile {
     /// Replaces `path` with `bytes`: written beside it, synced and renamed over it, so a failed
     /// write never leaves half a file where the old one or nothing was.
     package static func replace(_ path: String, with bytes: [UInt8]) throws(RuntimeError) {
+        do { try replace(path) { write in try write(bytes) } } catch let error as RuntimeError { throw error } catch { throw RuntimeError("\(error)") }
+    }
+
+    /// Replaces `path` with what `produce` hands its writer, piece by piece (an export of any
+    /// size in bounded memory), as `replace(_:with:)` does: beside it, synced, renamed over it;
+    /// nothing is left behind when writing or `produce` fails.
+    /// - Throws: `RuntimeError` naming the path and the system's reason, or what `produce` threw.
+    package static func replace(_ path: String, producing produce: (_ write: ([UInt8]) throws(RuntimeError) -> Void) throws -> Void) throws {
         let temporary = path + ".partial"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw RuntimeError("cannot write \(path): \(errnoText())") }
-        var written = 0
-        var failure: Int32 = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { failure = errno; break }
-            written += n
+        func write(_ bytes: [UInt8]) throws(RuntimeError) {
+            var written = 0
+            while written < bytes.count {
+                let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { throw RuntimeError("cannot write \(path): \(errnoText())") }
+                written += n
+            }
         }
-        if failure == 0 && fsync(fd) != 0 { failure = errno }
+        var failure: (any Error)?
+        do {
+            try produce(write)
+            if fsync(fd) != 0 { throw RuntimeError("cannot write \(path): \(errnoText())") }
+        } catch {
+            failure = error
+        }
         close(fd)
-        if failure == 0 && rename(temporary, path) != 0 { failure = errno }
-        guard failure == 0 else {
+        if failure == nil && rename(temporary, path) != 0 { failure = RuntimeError("cannot write \(path): \(errnoText())") }
+        if let failure {
             unlink(temporary)
-            throw RuntimeError("cannot write \(path): \(errnoText(failure))")
+            throw failure
         }
     }
 }
