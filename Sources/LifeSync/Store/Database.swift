@@ -110,6 +110,12 @@ package final class Database {
         sqlite3_wal_autocheckpoint(handle, pages)
     }
 
+    /// Hands back the page cache this connection does not need now (`sqlite3_db_release_memory`):
+    /// an idle node keeps no burst's worth of pages.
+    package func releaseMemory() {
+        sqlite3_db_release_memory(handle)
+    }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     package var changes: Int { Int(sqlite3_changes(handle)) }
 

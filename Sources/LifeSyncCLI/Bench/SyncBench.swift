@@ -45,6 +45,9 @@ enum SyncBench {
         func receivedChanges() -> Int { ((try? phone.peers()) ?? []).reduce(0) { $0 + $1.entriesReceived } }
         _ = waitUntil(timeout: 30, every: 0.05, { receivedChanges() >= count })
         let rss = ProcessMemory.peak(phoneProcess.pid)
+        // Idle: two of the nodes' 2-second memory turns with nothing to read (NodeServer.giveMemoryBack).
+        usleep(5_000_000)
+        let idle = (phone: ProcessMemory.resident(phoneProcess.pid), watch: ProcessMemory.resident(watchProcess.pid))
         // Both nodes stopped first, so nothing of theirs runs alongside the last baseline.
         for process in [watchProcess, phoneProcess] { process.terminate() }
         rawRuns.append(try RawSQLiteBaseline.timedRun(rows, path: rawPath))
@@ -58,6 +61,8 @@ enum SyncBench {
             ("replication (entries/s)", syncRate, "entries/s"),
             ("ratio replication / raw", syncRate / rawRate, "x"),
             ("phone peak RSS", rss, "MiB"),
+            ("phone RSS idle after it", idle.phone, "MiB"),
+            ("watch RSS idle after it", idle.watch, "MiB"),
             ("entries received twice", Double(max(0, counted - count)), "entries"),
         ])
     }

@@ -42,6 +42,10 @@ public final class NodeServer: @unchecked Sendable {
     var totalQueued = 0
     /// When free heap memory is next looked at, to be given back (`giveMemoryBack`).
     var nextTrim: Int64 = 0
+    /// Whether a peer's bytes were read since the last turn of `giveMemoryBack`, and whether the
+    /// page cache went back since the node last read any.
+    var readSinceTrim = false
+    var cacheGivenBack = false
     /// Accepts one connection; a seam for tests (a listener that fails with EMFILE).
     var acceptConnection: (Int32) -> Socket.AcceptOutcome = Socket.accept
     /// While set, the listener is not polled: accept failed for want of resources (see `Limits`).
@@ -208,6 +212,7 @@ public final class NodeServer: @unchecked Sendable {
         let (filled, ended) = small ? connection.stream.readAvailable(into: &budgetReadBuffer)
                                     : connection.stream.readAvailable(into: &readBuffer)
         if filled > 0 {
+            readSinceTrim = true
             metrics.received(bytes: filled)
             let started = MonotonicClock.seconds()
             let actions = small ? core.received(connection: connection.id, bytes: budgetReadBuffer[0..<filled], now: now)
