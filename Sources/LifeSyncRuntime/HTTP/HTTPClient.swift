@@ -12,9 +12,8 @@ final class HTTPClient {
     var sniffed = false
     let remote: String
     var connection: HTTPConnection
-    /// Output not yet written; `sent` bytes of it went.
-    private(set) var output: [UInt8] = []
-    private var sent = 0
+    /// Output not yet written (`OutputQueue`).
+    private var output = OutputQueue()
     /// A pipelined request held back while the output is over its bound.
     var waiting: HTTPRequest?
     /// Close once the output has left.
@@ -42,28 +41,18 @@ final class HTTPClient {
         openedAt = now
     }
 
-    var queued: Int { output.count - sent }
+    var queued: Int { output.count }
 
     func enqueue(_ bytes: [UInt8], now: Int64) {
         if queued == 0 { lastProgress = now }
-        output += bytes
+        output.enqueue(bytes)
     }
 
-    enum Flush { case drained, blocked, failed }
+    typealias Flush = OutputQueue.Flush
 
     func flush(now: Int64) -> Flush {
-        while sent < output.count {
-            let outcome = output.withUnsafeBytes { stream.write(UnsafeRawBufferPointer(rebasing: $0[sent...])) }
-            switch outcome {
-            case .wrote(let count):
-                sent += count
-                lastProgress = now
-            case .wouldBlock: return .blocked
-            case .failed: return .failed
-            }
-        }
-        output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
-        sent = 0
-        return .drained
+        let (outcome, wrote) = output.flush(to: stream)
+        if wrote { lastProgress = now }
+        return outcome
     }
 }

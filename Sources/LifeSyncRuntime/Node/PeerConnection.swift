@@ -23,13 +23,10 @@ final class PeerConnection {
     /// When it was accepted (or dialled): an accepted connection not proven within
     /// `Limits.preAuthenticationTimeout` of this is dropped.
     var openedAt: Int64 = 0
-    /// Frames waiting for the stream, oldest first; `headSent` bytes of the first already went.
-    /// Large frames stay separate arrays so a 1 MiB chunk is never copied into a growing buffer;
-    /// small ones are packed together so they leave in one write.
-    private var pending: [[UInt8]] = []
-    private var headSent = 0
-    /// Bytes in `pending` not yet written.
-    private(set) var queued = 0
+    /// Frames waiting for the stream (`OutputQueue`).
+    private var output = OutputQueue()
+    /// Bytes queued, not yet written.
+    var queued: Int { output.count }
     /// False once a write met a full buffer, until poll reports POLLOUT: writes queue without a
     /// system call each meanwhile.
     var writable = true
@@ -50,40 +47,16 @@ final class PeerConnection {
     }
 
     var fd: Int32 { stream.fd }
-    var hasOutput: Bool { !pending.isEmpty }
+    var hasOutput: Bool { !output.isEmpty }
 
-    func enqueue(_ frame: [UInt8]) {
-        queued += frame.count
-        if let last = pending.indices.last, pending[last].count + frame.count <= 64 * 1024 {
-            pending[last] += frame
-        } else {
-            pending.append(frame)
-        }
-    }
+    func enqueue(_ frame: [UInt8]) { output.enqueue(frame) }
 
-    enum Flush { case drained, blocked, failed }
+    typealias Flush = OutputQueue.Flush
 
     /// Writes queued output until it is all gone or the stream would block.
     func flush() -> Flush {
-        while let head = pending.first {
-            let offset = headSent
-            let outcome = head.withUnsafeBytes { stream.write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
-            switch outcome {
-            case .wrote(let count):
-                headSent += count
-                queued -= count
-                if headSent == head.count {
-                    pending.removeFirst()
-                    headSent = 0
-                }
-            case .wouldBlock:
-                writable = false
-                return .blocked
-            case .failed:
-                return .failed
-            }
-        }
-        precondition(queued == 0 && headSent == 0, "drained means nothing queued")
-        return .drained
+        let outcome = output.flush(to: stream).outcome
+        if outcome == .blocked { writable = false }
+        return outcome
     }
 }
