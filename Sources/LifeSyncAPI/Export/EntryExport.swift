@@ -104,6 +104,7 @@ package final class EntryExportSource: HTTPBodySource {
     package func next(maximumBytes: Int) throws -> HTTPBodyPiece {
         guard !finished else { return .end }
         var out: [UInt8] = []
+        out.reserveCapacity(min(maximumBytes, 1 << 20) + 64 * 1024)
         if !started {
             started = true
             out += Array((format == .json ? "[" : CSVExport.header.joined(separator: ",") + "\r\n").utf8)

@@ -36,7 +36,7 @@ extension LifeSyncCommandLine {
                 context.reportDamaged(export.damaged)
                 context.console.error("exported \(export.count) entries to \(out)")
             } else {
-                try pieces { context.console.print(String(decoding: $0, as: UTF8.self), newline: false) }
+                try pieces { context.console.write($0) }
                 context.reportDamaged(export.damaged)
             }
             return 0

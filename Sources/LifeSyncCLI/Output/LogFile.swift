@@ -15,5 +15,5 @@ final class LogFile: @unchecked Sendable {
     deinit { close(descriptor) }
 
     /// Appends `line` and a newline; a full disk loses the line, never the node.
-    func write(_ line: String) { Console.writeAll(descriptor, line + "\n") }
+    func write(_ line: String) { Console.writeAll(descriptor, Array((line + "\n").utf8)) }
 }
