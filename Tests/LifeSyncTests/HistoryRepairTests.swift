@@ -221,6 +221,28 @@ import TestSupport
         #expect(try near.replica.canonicalHash() == device.replica.canonicalHash())
     }
 
+    /// A fork list moves an owner only when one of the two digests is its own write: made-up
+    /// digests (a buggy peer) repair nothing; its real digest beside another repairs from the
+    /// agreed point (PROTOCOL.md §7.2.4 step 4).
+    @Test func aForkNamingNoneOfOurWritesMovesNothing() throws {
+        let directory = TemporaryDirectory()
+        let device = try Device(.phone, seed: 16, in: directory)
+        for text in ["one", "two", "three"] { _ = try device.add(text) }
+        let origin = device.replica.identity.incarnation
+        guard case .digest(let second)? = try device.replica.ownDigest(origin, 2) else { Issue.record("no digest of #2"); return }
+        func told(_ digests: (SHA256.Digest, SHA256.Digest)) throws -> HistoryOutcome {
+            try device.replica.takeHistory(History(vector: try device.replica.replicaVector(), incarnation: device.replica.identity.incarnation,
+                                                   forks: [History.Fork(origin: origin, agreed: 1, sequence: 2, digests: digests)]),
+                                           sendsRecordings: true)
+        }
+        let madeUp = (SHA256.hash(Array("not a write".utf8)), SHA256.hash(Array("nor this".utf8)))
+        #expect(try told(madeUp).repairs.isEmpty)
+        #expect(device.replica.identity.incarnation == origin)
+        let repaired = try told((second, madeUp.0))
+        #expect(repaired.repairs.map(\.fork) == [1] && repaired.repairs.first?.reissued.count == 2)
+        #expect(try device.texts() == ["one", "two", "three"])
+    }
+
     /// Ordinary sessions between replicas that never forked repair nothing: the written log
     /// matches every probe.
     @Test func replicasThatNeverForkedRepairNothing() throws {

@@ -47,13 +47,15 @@ extension Replica {
     }
 
     /// Where the forks a peer told of put the fork of each of our own origins: at most their
-    /// agreed point, when we hold a write at the number (not one our vector took in without
-    /// it) and neither of the two is one we gave up in a repair (that fork is settled: the peer
-    /// gets our repair in this exchange).
+    /// agreed point, when one of the two is the write we hold at the number (not one our vector
+    /// took in without it) and the other is not one we gave up in a repair (that fork is
+    /// settled: the peer gets our repair in this exchange). A fork naming neither of ours says
+    /// nothing: a relay holding another write than ours shows it in its own probes, and a
+    /// buggy peer's made-up digests cannot make us re-issue our history.
     func forkBounds(_ forks: [History.Fork], own: Set<String>, vector: VersionVector) throws -> [String: UInt64] {
         var bounds: [String: UInt64] = [:]
         for fork in forks where own.contains(fork.origin) && fork.sequence <= vector[fork.origin] {
-            guard case .digest? = try ownDigest(fork.origin, fork.sequence) else { continue }
+            guard case .digest(let mine)? = try ownDigest(fork.origin, fork.sequence), fork.names(mine) else { continue }
             if let given = try givenUp(fork.origin)[fork.sequence], fork.names(given) { continue }
             bounds[fork.origin] = min(bounds[fork.origin] ?? .max, fork.agreed)
         }
