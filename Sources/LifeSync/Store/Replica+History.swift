@@ -101,7 +101,8 @@ extension Replica {
         let own = try ownOrigins()
         var result: [History.Origin] = []
         var room = Message.Limits.maximumHistoryProbes
-        for entry in try replicaVector().entries where !own.contains(entry.origin) && Identifier.incarnation(entry.origin, isBoundTo: nodeID) {
+        let vector = try replicaVector()
+        for entry in vector.entries where !own.contains(entry.origin) && Identifier.incarnation(entry.origin, isBoundTo: nodeID) {
             let shared = min(entry.sequence, peerVector[entry.origin])
             guard shared >= 1 else { continue }
             let probes = try knownDigests(entry.origin, atMost: shared)
@@ -109,7 +110,7 @@ extension Replica {
             room -= probes.count
         }
         guard thirdParties else { return result }
-        for entry in try replicaVector().entries where !own.contains(entry.origin) && !Identifier.incarnation(entry.origin, isBoundTo: nodeID) {
+        for entry in vector.entries where !own.contains(entry.origin) && !Identifier.incarnation(entry.origin, isBoundTo: nodeID) {
             let shared = min(entry.sequence, peerVector[entry.origin])
             guard shared >= 1 else { continue }
             let probes = try knownDigests(entry.origin, atMost: shared)
@@ -136,14 +137,18 @@ extension Replica {
         while distance < base {
             let target = base - distance
             distance *= 2
-            let found = try database.rows("SELECT members FROM seals WHERE origin = ? AND first_seq <= ?2 AND last_seq >= ?2",
-                                          [.text(origin), .counter(target)]) { Seal.members(from: $0.blob(0)) ?? [] }
-            if let member = found.joined().filter({ $0.sequence <= target }).max(by: { $0.sequence < $1.sequence }),
+            if let member = try sealMembers(origin, covering: target).filter({ $0.sequence <= target }).max(by: { $0.sequence < $1.sequence }),
                !probes.contains(where: { $0.sequence == member.sequence }) {
                 probes.append(member)
             }
         }
         return probes.sorted { $0.sequence < $1.sequence }
+    }
+
+    /// The members of every seal we keep of `origin` whose range covers `sequence`.
+    func sealMembers(_ origin: String, covering sequence: UInt64) throws -> [Seal.Member] {
+        try database.rows("SELECT members FROM seals WHERE origin = ?1 AND first_seq <= ?2 AND last_seq >= ?2",
+                          [.text(origin), .counter(sequence)]) { Seal.members(from: $0.blob(0)) ?? [] }.flatMap { $0 }
     }
 
     /// Takes in a peer's HISTORY, in one transaction: first the repairs it tells of (`takeRepairs`),
