@@ -161,6 +161,9 @@ extension Replica {
     /// `peer`: the node that sent it (its own origins are its matter, not a third node's fork).
     package func takeHistory(_ history: History, from peer: String = "", sendsRecordings: Bool, current: String? = nil) throws -> HistoryOutcome {
         try writeTransaction {
+            // Part of a sync burst: what it writes waits in the text index's backlog with the
+            // batches (`checkpoint`); a reconnect indexed a broken session's whole backlog here.
+            keepsTextPending = true
             var outcome = HistoryOutcome()
             let known = try repairCount()
             outcome.movedForPeer = try takeRepairs(history.repairs)

@@ -7,9 +7,9 @@ extension Replica {
 
     /// Runs `body`, then indexes the rows it wrote, in one statement: one FTS5 flush for the
     /// whole transaction rather than one a row. Within a transaction; a nested call leaves the
-    /// work to the outermost. A body that receives a peer's batch (`keepsTextPending`) leaves its
-    /// rows in the backlog, indexed when the burst ends (`catchUpTextIndex`): a commit per batch
-    /// each writing an FTS5 segment took a third of a sync's time.
+    /// work to the outermost. A body that receives a peer's batch or HISTORY (`keepsTextPending`)
+    /// leaves its rows in the backlog, indexed when the burst ends (`catchUpTextIndex`): a commit
+    /// per batch each writing an FTS5 segment took a third of a sync's time.
     func deferringTextIndex<T>(_ body: () throws -> T) throws -> T {
         textIndexDepth += 1
         defer { textIndexDepth -= 1 }
@@ -51,7 +51,8 @@ extension Replica {
     }
 
     /// Indexes what received batches left in the backlog. Called when a sync burst ends
-    /// (`checkpoint`); any later local write does it too.
+    /// (`checkpoint`: a peer's CAUGHT_UP, or a serving node's first idle turn); any later local
+    /// write does it too.
     public func catchUpTextIndex() throws {
         let pending = try database.firstRow("""
             SELECT 1 FROM entries WHERE feed_seq > ?1 UNION ALL SELECT 1 FROM tombstones WHERE feed_seq > ?1 LIMIT 1

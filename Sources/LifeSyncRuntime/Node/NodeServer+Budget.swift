@@ -60,6 +60,9 @@ extension NodeServer {
             cacheGivenBack = false
         } else if !cacheGivenBack {
             cacheGivenBack = true
+            // Idle: a burst a peer broke off before its CAUGHT_UP is indexed now, not at the
+            // next sync or local write.
+            core.replica.checkpoint()
             core.replica.database.releaseMemory()
             malloc_trim(0)
             return
