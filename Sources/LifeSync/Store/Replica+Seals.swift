@@ -35,9 +35,10 @@ extension Replica {
         }
         var vouching: [Int] = []
         vouching.reserveCapacity(changes.count)
-        for (n, change) in changes.enumerated() {
-            let sequence = change.stamp.sequence
-            guard let candidates = byOrigin[change.stamp.origin] else {
+        for n in changes.indices {  // read in place, not copied
+            let sequence = changes[n].stamp.sequence
+            guard let candidates = byOrigin[changes[n].stamp.origin] else {
+                let change = changes[n]
                 throw ReplicaError.forgedWrite("change \(n) (\(change.id), write \(change.stamp.origin)#\(sequence)) is not sealed by its origin")
             }
             if n < received.receivedDigests.count,
@@ -46,6 +47,7 @@ extension Replica {
                 continue
             }
             // Content spelled otherwise than canonically: its canonical form is what was sealed.
+            let change = changes[n]
             let digest = change.digest
             guard let found = candidates.first(where: { received.seals[$0].vouches(for: sequence, digest: digest) }) else {
                 throw ReplicaError.forgedWrite("change \(n) (\(change.id), write \(change.stamp.origin)#\(sequence)) differs from what its origin "
@@ -111,8 +113,9 @@ extension Replica {
     /// those writes can be relayed with them: one row per seal, found again by its range.
     func keepSeals(_ changes: [Change], vouching: [Int], seals: [Seal], own: Set<String>, absorbed: [String: UInt64]) throws {
         var needed = Set<Int>()
-        for (change, index) in zip(changes, vouching) where !own.contains(change.stamp.origin) {
-            if change.stamp.sequence > absorbed[change.stamp.origin, default: 0] { needed.insert(index) }
+        // Read in place: iterating copied every change (a dozen references retained and released).
+        for n in changes.indices where !own.contains(changes[n].stamp.origin) {
+            if changes[n].stamp.sequence > absorbed[changes[n].stamp.origin, default: 0] { needed.insert(vouching[n]) }
         }
         for index in needed.sorted() {
             let seal = seals[index]

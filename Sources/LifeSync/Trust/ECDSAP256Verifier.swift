@@ -1,4 +1,5 @@
 import CCrypto
+import Synchronization
 
 /// ECDSA on P-256 with SHA-256, the scheme of node keys (PROTOCOL.md §1.1): verifies a 64-byte
 /// r || s signature with a 91-byte DER SubjectPublicKeyInfo. Pure computation through libcrypto
@@ -13,12 +14,36 @@ package struct ECDSAP256Verifier: SignatureVerifier {
 
     package func isValid(signature: [UInt8], of message: [UInt8], publicKey: [UInt8]) -> Bool {
         guard signature.count == RecordingSignature.signatureLength, publicKey.count == RecordingSignature.publicKeyLength,
-              let key = Self.parsePublicKey(publicKey) else { return false }
-        defer { EVP_PKEY_free(key) }
+              let key = Self.parsedKey(publicKey) else { return false }
         guard let der = Self.derSignature(raw: signature), let context = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key) == 1 else { return false }
+        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key.pointer) == 1 else { return false }
         return EVP_DigestVerify(context, der, der.count, message, message.count) == 1
+    }
+
+    /// A parsed key, freed when the last user lets go of it.
+    final class ParsedKey: @unchecked Sendable {  // OpenSSL allows a key only read to be shared
+        let pointer: OpaquePointer
+        init(_ pointer: OpaquePointer) { self.pointer = pointer }
+        deinit { EVP_PKEY_free(pointer) }
+    }
+
+    /// Keys parsed before, by their DER bytes: OpenSSL 3 decodes an SPKI through its providers,
+    /// about 0.7 ms a key and two thirds of checking a seal, and a sync checks one seal a batch,
+    /// nearly always with the key of the last. A node meets a handful of keys; at
+    /// `parsedKeysKept` the cache starts over. Only well-formed keys are kept.
+    static let parsedKeys = Mutex<[[UInt8]: ParsedKey]>([:])
+    static let parsedKeysKept = 64
+
+    static func parsedKey(_ der: [UInt8]) -> ParsedKey? {
+        if let known = parsedKeys.withLock({ $0[der] }) { return known }
+        guard let pointer = parsePublicKey(der) else { return nil }
+        let key = ParsedKey(pointer)
+        parsedKeys.withLock { keys in
+            if keys.count >= parsedKeysKept { keys.removeAll() }
+            keys[der] = key
+        }
+        return key
     }
 
     /// A P-256 key from its DER SPKI, only when the bytes are exactly that key's canonical

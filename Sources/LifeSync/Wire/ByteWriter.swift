@@ -6,18 +6,13 @@ struct ByteWriter {
 
     mutating func u8(_ v: UInt8) { bytes.append(v) }
 
-    mutating func u16(_ v: UInt16) {
-        bytes.append(UInt8(v >> 8))
-        bytes.append(UInt8(v & 0xFF))
-    }
+    // Each integer goes in as one append of its big-endian bytes: a byte at a time checked the
+    // array's capacity and uniqueness eight times a u64 (a sixth of a write's digest).
+    mutating func u16(_ v: UInt16) { withUnsafeBytes(of: v.bigEndian) { bytes.append(contentsOf: $0) } }
 
-    mutating func u32(_ v: UInt32) {
-        for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt32(shift))) }
-    }
+    mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.bigEndian) { bytes.append(contentsOf: $0) } }
 
-    mutating func u64(_ v: UInt64) {
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) }
-    }
+    mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.bigEndian) { bytes.append(contentsOf: $0) } }
 
     /// `str16`: a u16 byte length, then UTF-8. Callers keep strings under 65,536 bytes.
     mutating func string(_ s: String) {
