@@ -235,7 +235,7 @@ package final class VirtualNetwork {
             case .close(let end):
                 guard owns(name, end) else { continue }
                 close(end)
-            case .event, .sessionEvent:
+            case .event, .sessionEvent, .replicaChanged:
                 break
             }
         }

@@ -95,12 +95,19 @@ import TestSupport
         #expect(eventually(timeout: 20, interval: 0.05) { reader.ids == [before, overHTTP, fromPeer] },
                 "\(reader.text)\nphone log:\n\(api.node.allOutput)\nmac log:\n\(mac.allOutput)")
 
+        // Written to this node's own file by another process: the node notices (its poll of the
+        // file) and says the replica changed, the one notice that wakes the stream.
+        let written = try LifeSyncBinary.run(["add", "--text", "by another process here", "--db", api.node.db])
+        try #require(written.status == 0, "\(written.stderr)")
+        let byProcess = written.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(eventually(timeout: 10, interval: 0.05) { reader.ids == [before, overHTTP, fromPeer, byProcess] }, "\(reader.text)")
+
         // Resuming after the first event: the rest, not the first again.
         let firstID = try #require(reader.text.components(separatedBy: "\n").first { $0.hasPrefix("id: ") }.map { String($0.dropFirst(4)) })
         let resumed = try EventStreamReader(api, file: api.node.db + ".sse-2", headers: ["Last-Event-ID: \(firstID)"])
-        #expect(eventually(timeout: 10, interval: 0.05) { resumed.ids == [overHTTP, fromPeer] }, "\(resumed.text)")
+        #expect(eventually(timeout: 10, interval: 0.05) { resumed.ids == [overHTTP, fromPeer, byProcess] }, "\(resumed.text)")
         let bySince = try EventStreamReader(api, file: api.node.db + ".sse-3", query: "?since=\(firstID)")
-        #expect(eventually(timeout: 10, interval: 0.05) { bySince.ids == [overHTTP, fromPeer] }, "\(bySince.text)")
+        #expect(eventually(timeout: 10, interval: 0.05) { bySince.ids == [overHTTP, fromPeer, byProcess] }, "\(bySince.text)")
         let headers = try api.curl.request("HEAD", "/api/changes/stream")
         #expect(headers.status == 200 && headers.headers["content-type"]?.hasPrefix("text/event-stream") == true, "\(headers)")
         let refused = try api.curl.request("GET", "/api/changes/stream?since=1-0badc0de")

@@ -31,6 +31,10 @@ public enum NodeAction: Equatable, Sendable {
     case close(connection: Int)
     /// Something happened (for logs, status, traces).
     case event(NodeEvent)
+    /// The replica's change feed may have moved: a peer's batch or repair was applied, a
+    /// recording's file arrived, or this process or another wrote. The node's one notice of it,
+    /// for drivers that stream changes (the HTTP API's event streams look at once).
+    case replicaChanged
     /// A session event, for drivers that trace or test (the simulator).
     case sessionEvent(connection: Int, SessionEvent)
 }

@@ -41,10 +41,7 @@ extension NodeCore {
             var actions: [NodeAction] = []
             if changes > 0 {
                 actions.append(.event(.received(from: conn.name, changes: changes, applied: outcome.applied, conflicts: outcome.conflicts)))
-                // Relay: what one peer sent, the others may lack.
-                for (other, otherConn) in connections.sorted(by: { $0.key < $1.key }) where other != id {
-                    actions += perform(otherConn.session.replicaChanged(now: now), on: other, now: now)
-                }
+                actions += replicaChanged(by: id, now: now)  // relayed: what one peer sent, the others may lack
             }
             pendingCheckDue = true
             return actions
@@ -69,10 +66,7 @@ extension NodeCore {
             return [.event(.incarnationRotated(old: old, new: new))]
         case .historyRepaired(let repair):
             // The moved writes are new to every peer.
-            var actions: [NodeAction] = [.event(.historyRepaired(peer: conn.name, repair: repair))]
-            for (other, otherConn) in connections.sorted(by: { $0.key < $1.key }) where other != id {
-                actions += perform(otherConn.session.replicaChanged(now: now), on: other, now: now)
-            }
+            let actions: [NodeAction] = [.event(.historyRepaired(peer: conn.name, repair: repair))] + replicaChanged(by: id, now: now)
             pendingCheckDue = true
             return actions
         case .repairsLearned(let forks):
@@ -113,12 +107,8 @@ extension NodeCore {
         case .recordingReceived(let recording, let size):
             transfers[recording] = nil
             progressLogged[recording] = nil
-            var actions: [NodeAction] = [.event(.recordingReceived(recording: recording, size: size, from: conn.name))]
             // A phone mirrors what it just received to its macs.
-            for (other, otherConn) in connections.sorted(by: { $0.key < $1.key }) where other != id {
-                actions += perform(otherConn.session.replicaChanged(now: now), on: other, now: now)
-            }
-            return actions
+            return [.event(.recordingReceived(recording: recording, size: size, from: conn.name))] + replicaChanged(by: id, now: now)
         case .recordingResumed(let recording, let offset):
             return [.event(.recordingResumed(recording: recording, offset: offset))]
         case .recordingCopyRemoved(let recording):

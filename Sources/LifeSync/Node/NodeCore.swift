@@ -187,11 +187,12 @@ public final class NodeCore {
         return actions
     }
 
-    /// The embedding app wrote to the replica through this process: push after the debounce.
+    /// The embedding app wrote to the replica through this process (or `tick` found another
+    /// process's write): push after the debounce, and say the replica changed now.
     public func localWrite(now: Int64) -> [NodeAction] {
         if pushAt == nil { pushAt = now + configuration.debounce }
         pendingCheckDue = true
-        return []
+        return [.replicaChanged]
     }
 
     /// Time passed: timers, reconnects, and writes other processes made to the file.
@@ -310,11 +311,22 @@ public final class NodeCore {
     }
 
     func pushAll(now: Int64) -> [NodeAction] {
+        pendingCheckDue = true
+        return offerChanges(except: nil, now: now)
+    }
+
+    /// What a session delivered changed the replica: the node's one notice (`.replicaChanged`),
+    /// and every other session offers its peer what it may now lack (relaying).
+    func replicaChanged(by source: Int, now: Int64) -> [NodeAction] {
+        [.replicaChanged] + offerChanges(except: source, now: now)
+    }
+
+    /// Every session but `source`'s offers its peer the changes it lacks, in connection order.
+    func offerChanges(except source: Int?, now: Int64) -> [NodeAction] {
         var actions: [NodeAction] = []
-        for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {
+        for (id, conn) in connections.sorted(by: { $0.key < $1.key }) where id != source {
             actions += perform(conn.session.replicaChanged(now: now), on: id, now: now)
         }
-        pendingCheckDue = true
         return actions
     }
 

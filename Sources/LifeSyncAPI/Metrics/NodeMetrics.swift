@@ -66,7 +66,7 @@ package struct NodeMetrics: Equatable, Sendable {
             transferFailures &+= 1
         case .sessionEvent(let connection, let event):
             record(event, connection: connection)
-        case .connect, .close, .event:
+        case .connect, .close, .event, .replicaChanged:
             break
         }
     }

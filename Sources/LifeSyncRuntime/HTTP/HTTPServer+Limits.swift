@@ -20,9 +20,6 @@ extension HTTPServer {
         /// pieces of about `bodyPieceSize`: what one stream can make the node hold.
         package var streamQueueBound = 256 * 1024
         package var bodyPieceSize = 64 * 1024
-        /// How often waiting event streams look for changes written by other processes (those
-        /// of this one, over HTTP or from peers, wake them at once). Ms.
-        package var changeCheckInterval: Int64 = 500
         /// What one request may be; an upload (`LifeLogAPI.uploadRoute`) has its own body bound,
         /// `maximumUpload`.
         package var request = HTTPLimits()

@@ -17,7 +17,8 @@ package final class HTTPServer {
     let api: LifeLogAPI
     let limits: Limits
     let log: (String) -> Void
-    /// Entries were written over HTTP: the node pushes them after its debounce.
+    /// Entries were written over HTTP: the node pushes them after its debounce, and says the
+    /// replica changed (`replicaChanged`), which wakes the event streams.
     let wrote: (Int64) -> Void
     /// HTTPS: the node's HTTPS certificate, no client certificate asked (nil: plain HTTP).
     /// Replaced when `renewTLS` gives a new one; connections under the old one keep it.
@@ -36,11 +37,10 @@ package final class HTTPServer {
     private var readBuffer: [UInt8]
     private var polled: [Int] = []
     private var refusalLoggedAt: Int64?
-    /// The replica changed (a write here, a batch from a peer): waiting event streams look now.
+    /// The node said the replica changed (`NodeAction.replicaChanged`): waiting event streams look.
     private var changed = false
-    /// The last change sequence seen, and when to look again for writes of other processes.
+    /// The last change sequence seen.
     private var seenChange: Int64 = -1
-    private var nextChangeCheck: Int64 = 0
     /// `currentDate()`'s last answer, and the second it is of.
     private var dateSecond = Int64.min
     private var dateText = ""
@@ -80,8 +80,9 @@ package final class HTTPServer {
     /// Open event streams.
     package var eventStreamCount: Int { clients.values.count { $0.body?.isOpenEnded ?? false } }
 
-    /// The replica changed in this process (a batch from a peer was committed): event streams
-    /// waiting for changes look at once rather than at their next check.
+    /// The node's one notice that the replica changed (a batch or repair applied, a recording's
+    /// file, a write over HTTP, another process's write the node noticed): event streams waiting
+    /// for changes look at once. Nothing else wakes them.
     package func replicaChanged() { changed = true }
 
     /// The `Date` of responses sent now (RFC 9110 §6.6.1): the node's wall clock, the one its
@@ -177,10 +178,7 @@ package final class HTTPServer {
         client.waiting = nil
         var (response, wroteEntries) = api.handle(request)
         if response.status != 401 && (request.headers["Authorization"] != nil || request.parameter("token") != nil) { client.proven = true }
-        if wroteEntries {
-            wrote(now)
-            changed = true
-        }
+        if wroteEntries { wrote(now) }
         if response.body.isOpenEnded && eventStreamCount >= limits.maximumEventStreams {
             response = HTTPResponse.error(503, "\(limits.maximumEventStreams) event streams are open, the limit; retry shortly")
             response.headers.set("Retry-After", "5")
@@ -238,14 +236,12 @@ package final class HTTPServer {
         }
     }
 
-    /// Wakes the event streams waiting for changes when the replica's change feed moved: at
-    /// once after a change in this process, every `changeCheckInterval` for other processes'
-    /// writes — one query for all streams, none while no stream waits.
+    /// Wakes the event streams waiting for changes once the node said the replica changed and
+    /// the change feed moved: one query for all streams, none while no stream waits.
     private func wakeEventStreams(now: Int64) {
         let waiting = clients.values.filter(\.awaitingChanges)
-        guard !waiting.isEmpty, changed || now >= nextChangeCheck else { return }
+        guard !waiting.isEmpty, changed else { return }
         changed = false
-        nextChangeCheck = now + limits.changeCheckInterval
         guard let latest = try? api.replica.latestChangeSequence(), latest != seenChange else { return }
         seenChange = latest
         for client in waiting {
@@ -303,7 +299,7 @@ extension HTTPServer: PollParticipant {
             if client.stream.hasBufferedInput && client.waiting == nil && client.connection.readsInput { deadline = now }
             if !client.closing && client.waiting == nil && client.connection.readsInput { events |= Int16(POLLIN) }
             if client.body != nil && !client.awaitingChanges && client.queued < limits.streamQueueBound { deadline = now }
-            if client.awaitingChanges { deadline = min(deadline ?? nextChangeCheck, nextChangeCheck) }
+            if client.awaitingChanges && changed { deadline = now }  // the node said the replica changed
             if client.queued > 0 {
                 events |= Int16(POLLOUT)
                 deadline = min(deadline ?? .max, client.lastProgress + limits.writeStall)

@@ -288,7 +288,8 @@ public final class NodeServer: @unchecked Sendable {
                 }
             case .event(let event):
                 log(event.logLine(naming: core.replica.deviceLabel))
-                if case .received = event { http?.replicaChanged() }
+            case .replicaChanged:
+                http?.replicaChanged()
             case .sessionEvent:
                 break
             }

@@ -57,6 +57,8 @@ final class VirtualNet {
     private(set) var logs: [(time: Int64, node: String, line: String)] = []
     /// The same, typed.
     private(set) var nodeEvents: [(time: Int64, node: String, event: NodeEvent)] = []
+    /// Each `.replicaChanged` a node gave, and when.
+    private(set) var replicaChangedNotices: [(time: Int64, node: String)] = []
     private(set) var undecodable: [String] = []
 
     var connectFailures: [(time: Int64, node: String, peer: Int)] { network.failedDials.map { ($0.time, $0.host, $0.peer) } }
@@ -205,6 +207,8 @@ final class VirtualNet {
             nodeEvents.append((time, name, event))
         case .sessionEvent(let connection, let event):
             events.append((time, name, connection, event))
+        case .replicaChanged:
+            replicaChangedNotices.append((time, name))
         }
     }
 
