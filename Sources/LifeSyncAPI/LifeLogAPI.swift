@@ -131,10 +131,10 @@ package final class LifeLogAPI {
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw Self.unauthorized("the Authorization header must be Bearer <key>") }
         let key = parts[1].withoutOptionalWhitespace
-        guard let (_, presentation) = try replica.authenticateAPIKey(key) else {
+        guard let (_, hash, presentation) = try replica.authenticateAPIKey(key) else {
             throw Self.unauthorized("the key is not valid on this node (unknown or revoked)")
         }
-        return (request, SHA256.hash(Array(key.utf8)).hex, presentation)
+        return (request, hash, presentation)
     }
 
     struct Unauthorized: Error { var message: String }

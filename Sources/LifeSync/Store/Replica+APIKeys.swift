@@ -68,9 +68,10 @@ extension Replica {
         }
     }
 
-    /// The name of the key `presented` is and how its client reads entries, or nil. Its
-    /// `last_used` is set to now, at most once a minute (a request is not a write transaction each).
-    package func authenticateAPIKey(_ presented: String) throws -> (name: String, presentation: EntryPresentation)? {
+    /// The name of the key `presented` is, its SHA-256 (hex, what the store keeps and a
+    /// request's later checks use), and how its client reads entries; or nil. Its `last_used` is
+    /// set to now, at most once a minute (a request is not a write transaction each).
+    package func authenticateAPIKey(_ presented: String) throws -> (name: String, hash: String, presentation: EntryPresentation)? {
         guard presented.hasPrefix(Replica.apiKeyPrefix), presented.utf8.count <= 128 else { return nil }
         let hash = SHA256.hash(Array(presented.utf8)).hex
         guard let (name, lastUsed, presentation) = try database.firstRow(
@@ -81,7 +82,7 @@ extension Replica {
         if lastUsed.flatMap({ try? Timestamp(iso8601: $0) }).map({ now.millisecondsSince1970 - $0.millisecondsSince1970 >= 60_000 }) ?? true {
             try database.run("UPDATE api_keys SET last_used = ? WHERE key_hash = ?", [.text(now.iso8601), .text(hash)])
         }
-        return (name, presentation)
+        return (name, hash, presentation)
     }
 
     /// Whether the key whose SHA-256 (hex) is `hash` may manage keys (nil: no such key).
