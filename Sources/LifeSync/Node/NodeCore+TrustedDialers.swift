@@ -43,8 +43,8 @@ extension NodeCore {
                 var dialer = PeerDialer(trusted: peer.nodeID, addresses: targets)
                 // Connected already (it dialled us): no second connection until that one ends.
                 dialer.state = isConnected(peer.nodeID) ? .covered : .waiting(until: now)
+                dialer.peerVector = (try? replica.peers())?.first(where: { $0.nodeID == peer.nodeID })?.vector ?? VersionVector()
                 dialers.append(dialer)
-                dialerVectors.append((try? replica.peers())?.first(where: { $0.nodeID == peer.nodeID })?.vector ?? VersionVector())
             }
         }
     }

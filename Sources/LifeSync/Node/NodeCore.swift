@@ -7,6 +7,31 @@
 /// let node = NodeCore(replica: replica, configuration: NodeConfiguration(peers: ["127.0.0.1:7002"]), random: random, now: 0)
 /// for action in node.start(now: 0) { … }   // [.connect(peer: 0, address: "127.0.0.1:7002")]
 /// ```
+///
+/// ## Driving it
+///
+/// A driver (the runtime's `NodeServer`, the simulator's `VirtualNetwork`) owns the sockets, the
+/// TLS, the timers and the thread; the node owns its replica and its state, and touches nothing
+/// else. The contract:
+///
+/// - **One caller at a time**, in the order things happened. While the node runs the replica is
+///   its own in this process; other processes may write to the file, which `tick` notices.
+/// - **`now` is the driver's monotonic clock**, in milliseconds: it never goes back and has no
+///   relation to the time of day. It times the debounce, backoff, keepalive, idle and fallback
+///   timers. Writes are stamped by the replica's own wall clock (`Replica.now`, through the HLC),
+///   which may jump; the node never mixes the two.
+/// - **Every call returns actions, carried out in order before the next call**: `.connect` (answer
+///   with exactly one `connected` or `connectFailed` for that peer index), `.send` (whole frames,
+///   queued on that connection in order), `.close` (answer with `closed` once the transport is
+///   down), `.event` (for the log), `.sessionEvent` (for traces), `.replicaChanged` (wake what
+///   streams changes).
+/// - **Connections** are numbered by the driver, a number never reused while its connection is
+///   open: each is `accepted` or `connected` once, then `received` any number of times, then
+///   `closed` once.
+/// - **Time**: `tick(now:)` is due no later than `nextDeadline`, and may come any time sooner.
+/// - **Stopping**: after `shutdown(now:)` the node dials and admits nothing more and asks every
+///   connection closed, its ERROR `shutting_down` queued first (each peer's status is saved
+///   then); the driver lets those frames leave, within a bound of its own, and stops.
 public final class NodeCore {
     final class Connection {
         let session: SyncSession
@@ -58,8 +83,6 @@ public final class NodeCore {
     /// When each untrusted key was last noted (bounded; see `noteUntrusted`).
     var untrustedNotedAt: [SHA256.Digest: Int64] = [:]
     var stopping = false
-    /// Last known vector of each dialled peer, to judge what is pending while it is away.
-    var dialerVectors: [VersionVector]
     /// The address LAN discovery last heard each trusted node at (see `NodeCore+Discovery`).
     var discoveredAddresses: [String: String] = [:]
     /// What each announcer (by node ID) last announced, and when (see `NodeCore+Discovery`).
@@ -73,12 +96,11 @@ public final class NodeCore {
         self.random = random
         self.storage = storage
         dialers = configuration.peers.map(PeerDialer.init(address:))
-        dialerVectors = Array(repeating: VersionVector(), count: configuration.peers.count)
         nextPoll = now
         lastDataVersion = (try? replica.database.dataVersion) ?? 0
         if let known = try? replica.peers() {
             for (i, address) in configuration.peers.enumerated() {
-                if let peer = known.first(where: { $0.address == address }) { dialerVectors[i] = peer.vector }
+                if let peer = known.first(where: { $0.address == address }) { dialers[i].peerVector = peer.vector }
             }
         }
     }
@@ -93,6 +115,7 @@ public final class NodeCore {
 
     /// A peer dialled us and proved it holds the key `peerKey` (the TLS handshake is done).
     public func accepted(connection: Int, remote: String, peerKey: SHA256.Digest, now: Int64) -> [NodeAction] {
+        assert(connections[connection] == nil, "connection \(connection) reused while open")
         guard !stopping else { return [.close(connection: connection)] }
         let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage,
                                   incomingTransfers: incomingTransfers, credential: credential(peerKey))
@@ -105,6 +128,7 @@ public final class NodeCore {
 
     /// Our dial of peer `peer` succeeded and the peer proved it holds the key `peerKey`.
     public func connected(connection: Int, peer: Int, peerKey: SHA256.Digest, now: Int64) -> [NodeAction] {
+        assert(connections[connection] == nil, "connection \(connection) reused while open")
         guard !stopping else { return [.close(connection: connection)] }
         dialers[peer].state = .connected(connection: connection)
         // A trusted peer's address that a handshake with its pinned key proved: kept against
@@ -170,7 +194,7 @@ public final class NodeCore {
             }
         }
         if let dialer = conn.dialer {
-            dialerVectors[dialer] = conn.session.peerHas
+            dialers[dialer].peerVector = conn.session.peerHas
             if dialers[dialer].retired {
                 dialers[dialer].state = .idle
             } else if case .connected(let c) = dialers[dialer].state, c == connection, !stopping,
@@ -278,7 +302,7 @@ public final class NodeCore {
             if dialers[i].state == .covered || dialers[i].retired { continue }
             let receives = dialers[i].receivesEntries
             guard receives != false else { continue }  // a peer that takes no entries (a watch) is owed nothing
-            total += (try? replica.pendingCount(above: dialerVectors[i], allowed: { policy.owes(origin: $0, own: own, peerReceivesEntries: receives) },
+            total += (try? replica.pendingCount(above: dialers[i].peerVector, allowed: { policy.owes(origin: $0, own: own, peerReceivesEntries: receives) },
                                                 limit: limit - total)) ?? 0
         }
         return min(total, limit)

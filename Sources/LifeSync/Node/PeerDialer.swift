@@ -26,6 +26,9 @@ struct PeerDialer {
     var nodeID: String?
     /// Whether the peer asked for entries in its last HELLO (a watch does not, by default).
     var receivesEntries: Bool?
+    /// What the peer held when last seen (its last session's vector, or its saved row's): what
+    /// is pending for it is judged by this while it is away.
+    var peerVector = VersionVector()
     /// A trusted peer's dialer whose node is no longer trusted, or is reached by a configured
     /// dialer: it keeps its index (the driver knows it by that) but never dials.
     var retired = false
