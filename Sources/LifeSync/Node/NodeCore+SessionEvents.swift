@@ -3,37 +3,9 @@ extension NodeCore {
 
     func handle(_ event: SessionEvent, on id: Int, now: Int64) -> [NodeAction] {
         guard let conn = connections[id] else { return [] }
-        let wall = replica.now
         switch event {
         case .handshake(let peer, _):
-            var actions: [NodeAction] = []
-            if let dialer = conn.dialer {
-                learnNode(peer.nodeID, dialer: dialer, now: now)
-                dialers[dialer].receivesEntries = peer.capabilities.contains(.receivesEntries)
-            }
-            if let duplicate = duplicateConnection(of: peer.nodeID, besides: id) {
-                connections[duplicate]!.closedAsDuplicate = true
-                actions = perform(connections[duplicate]!.session.close(code: .duplicateConnection,
-                                                                       message: "already connected to \(peer.nodeID)"), on: duplicate, now: now)
-                silenced.insert(duplicate)
-                if duplicate == id { return actions }
-            }
-            if let dialer = conn.dialer { dialers[dialer].failures = 0 }
-            // A peer whose key the user trusts gets its row at the handshake, even if nothing
-            // ever moves between the two (two watches): `status` shows it met it.
-            if case .trusted? = conn.session.credential { conn.persisted = true }
-            else { conn.persisted = (try? replica.isKnownPeer(nodeID: peer.nodeID)) ?? false }
-            conn.status = PeerStatus(nodeID: peer.nodeID, role: peer.role, address: conn.address,
-                                     direction: conn.dialer == nil ? "inbound" : "outbound", state: .syncing, lastConnected: wall,
-                                     vector: peer.vector)
-            // The counts go on from the last session with this peer: a user (and `bench sync`)
-            // reads how much went each way in all, and anything received twice shows there.
-            if conn.persisted, let earlier = try? replica.peers().first(where: { $0.nodeID == peer.nodeID }) {
-                conn.status?.entriesSent = earlier.entriesSent
-                conn.status?.entriesReceived = earlier.entriesReceived
-            }
-            saveStatus(conn, now: now)
-            return actions + [.event(.peerConnected(peer: peer.nodeID, role: peer.role, address: conn.address, inbound: conn.dialer == nil))]
+            return handshook(peer, conn: conn, on: id, now: now)
         case .applied(_, let changes, let outcome):
             conn.status?.entriesReceived += changes
             if changes > 0 { conn.persisted = true }
@@ -87,6 +59,63 @@ extension NodeCore {
             return error.code == .notTrusted && conn.status == nil ? [] : [.event(.protocolError(peer: conn.name, error: error))]
         case .untrustedPeer(let fingerprint, let claimedNodeID, let claimedRole):
             return noteUntrusted(fingerprint: fingerprint, claimedNodeID: claimedNodeID, claimedRole: claimedRole, address: conn.address, now: now)
+        case .recordingProgress, .recordingConfirmed, .recordingClaimedByPeer, .recordingReceived, .recordingResumed,
+             .recordingCopyRemoved, .recordingFailed:
+            return handleRecording(event, conn: conn, on: id, now: now)
+        case .damagedRowsSkipped(let ids):
+            return [.event(.damagedRowsSkipped(ids: ids))]
+        case .unsealedRowsSkipped(let ids):
+            return [.event(.unsealedRowsSkipped(ids: ids))]
+        }
+    }
+
+    func markSynced(_ conn: Connection, now: Int64) -> [NodeAction] {
+        guard conn.sentAll && conn.receivedAll, conn.status != nil else { return [] }
+        let wasSynced = conn.status?.state == .synced
+        conn.status?.state = .synced
+        conn.status?.lastSync = replica.now
+        saveStatus(conn, now: now)
+        return wasSynced ? [] : [.event(.inSync(with: conn.status!.nodeID, sent: conn.status!.entriesSent, received: conn.status!.entriesReceived))]
+    }
+
+    /// The handshake completed: the dialer learns its node, a duplicate connection yields, and
+    /// the peer's status row starts (or goes on from its last session's counts).
+    func handshook(_ peer: Hello, conn: Connection, on id: Int, now: Int64) -> [NodeAction] {
+        let wall = replica.now
+        var actions: [NodeAction] = []
+        if let dialer = conn.dialer {
+            learnNode(peer.nodeID, dialer: dialer, now: now)
+            dialers[dialer].receivesEntries = peer.capabilities.contains(.receivesEntries)
+        }
+        if let duplicate = duplicateConnection(of: peer.nodeID, besides: id) {
+            connections[duplicate]!.closedAsDuplicate = true
+            actions = perform(connections[duplicate]!.session.close(code: .duplicateConnection,
+                                                                   message: "already connected to \(peer.nodeID)"), on: duplicate, now: now)
+            silenced.insert(duplicate)
+            if duplicate == id { return actions }
+        }
+        if let dialer = conn.dialer { dialers[dialer].failures = 0 }
+        // A peer whose key the user trusts gets its row at the handshake, even if nothing
+        // ever moves between the two (two watches): `status` shows it met it.
+        if case .trusted? = conn.session.credential { conn.persisted = true }
+        else { conn.persisted = (try? replica.isKnownPeer(nodeID: peer.nodeID)) ?? false }
+        conn.status = PeerStatus(nodeID: peer.nodeID, role: peer.role, address: conn.address,
+                                 direction: conn.dialer == nil ? "inbound" : "outbound", state: .syncing, lastConnected: wall,
+                                 vector: peer.vector)
+        // The counts go on from the last session with this peer: a user (and `bench sync`)
+        // reads how much went each way in all, and anything received twice shows there.
+        if conn.persisted, let earlier = try? replica.peers().first(where: { $0.nodeID == peer.nodeID }) {
+            conn.status?.entriesSent = earlier.entriesSent
+            conn.status?.entriesReceived = earlier.entriesReceived
+        }
+        saveStatus(conn, now: now)
+        return actions + [.event(.peerConnected(peer: peer.nodeID, role: peer.role, address: conn.address, inbound: conn.dialer == nil))]
+    }
+
+    /// What a session's recording transfers mean for the node: `status`'s transfers, progress
+    /// logged at most every 2 s, mirroring what arrived, and the fallback timer.
+    func handleRecording(_ event: SessionEvent, conn: Connection, on id: Int, now: Int64) -> [NodeAction] {
+        switch event {
         case .recordingProgress(let recording, let done, let total, let sending):
             transfers[recording] = (done, total, sending)
             var rate = progressLogged[recording].flatMap { $0.connection == id ? $0 : nil } ?? TransferRate(connection: id, now: now, done: done)
@@ -113,25 +142,14 @@ extension NodeCore {
             return [.event(.recordingResumed(recording: recording, offset: offset))]
         case .recordingCopyRemoved(let recording):
             return [.event(.watchCopyRemoved(recording: recording))]
-        case .damagedRowsSkipped(let ids):
-            return [.event(.damagedRowsSkipped(ids: ids))]
-        case .unsealedRowsSkipped(let ids):
-            return [.event(.unsealedRowsSkipped(ids: ids))]
         case .recordingFailed(let recording, let reason, let sending):
             transfers[recording] = nil
             progressLogged[recording] = nil
             pendingCheckDue = true
             return [.event(.transferFailed(recording: recording, peer: conn.name, sending: sending, reason: reason))]
+        default:
+            preconditionFailure("not a recording event: \(event)")
         }
-    }
-
-    func markSynced(_ conn: Connection, now: Int64) -> [NodeAction] {
-        guard conn.sentAll && conn.receivedAll, conn.status != nil else { return [] }
-        let wasSynced = conn.status?.state == .synced
-        conn.status?.state = .synced
-        conn.status?.lastSync = replica.now
-        saveStatus(conn, now: now)
-        return wasSynced ? [] : [.event(.inSync(with: conn.status!.nodeID, sent: conn.status!.entriesSent, received: conn.status!.entriesReceived))]
     }
 
     func saveStatus(_ conn: Connection, now: Int64) {
