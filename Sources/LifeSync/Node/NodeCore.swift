@@ -115,6 +115,7 @@ public final class NodeCore {
 
     /// A peer dialled us and proved it holds the key `peerKey` (the TLS handshake is done).
     public func accepted(connection: Int, remote: String, peerKey: SHA256.Digest, now: Int64) -> [NodeAction] {
+        defer { assert(invariantsHold()) }
         assert(connections[connection] == nil, "connection \(connection) reused while open")
         guard !stopping else { return [.close(connection: connection)] }
         let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage,
@@ -128,6 +129,7 @@ public final class NodeCore {
 
     /// Our dial of peer `peer` succeeded and the peer proved it holds the key `peerKey`.
     public func connected(connection: Int, peer: Int, peerKey: SHA256.Digest, now: Int64) -> [NodeAction] {
+        defer { assert(invariantsHold()) }
         assert(connections[connection] == nil, "connection \(connection) reused while open")
         guard !stopping else { return [.close(connection: connection)] }
         dialers[peer].state = .connected(connection: connection)
@@ -144,6 +146,7 @@ public final class NodeCore {
 
     /// Our dial of peer `peer` failed; try again after a backoff.
     public func connectFailed(peer: Int, reason: String, now: Int64) -> [NodeAction] {
+        defer { assert(invariantsHold()) }
         let failedAddress = dialers[peer].address
         dialers[peer].advance()
         guard !dialers[peer].retired else {
@@ -160,6 +163,7 @@ public final class NodeCore {
 
     /// Bytes arrived on a connection; a slice of the runtime's read buffer is taken as it is.
     public func received(connection: Int, bytes: ArraySlice<UInt8>, now: Int64) -> [NodeAction] {
+        defer { assert(invariantsHold()) }
         guard let conn = connections[connection] else { return [] }
         return perform(conn.session.receive(bytes, now: now), on: connection, now: now)
     }
@@ -177,6 +181,7 @@ public final class NodeCore {
 
     /// The transport closed (by the peer, an error, or after our own close).
     public func closed(connection: Int, now: Int64) -> [NodeAction] {
+        defer { assert(invariantsHold()) }
         silenced.remove(connection)
         guard let conn = connections.removeValue(forKey: connection) else { return [] }
         conn.session.transportClosed()
@@ -221,6 +226,7 @@ public final class NodeCore {
 
     /// Time passed: timers, reconnects, and writes other processes made to the file.
     public func tick(now: Int64) -> [NodeAction] {
+        defer { assert(invariantsHold()) }
         var actions: [NodeAction] = []
         if now >= nextPoll {
             nextPoll = now + configuration.changePollInterval
@@ -275,6 +281,7 @@ public final class NodeCore {
 
     /// Clean shutdown: tell every peer, close every connection, stop dialling.
     public func shutdown(now: Int64) -> [NodeAction] {
+        defer { assert(invariantsHold()) }
         stopping = true
         var actions: [NodeAction] = [.event(.shuttingDown)]
         for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {

@@ -1,0 +1,23 @@
+extension NodeCore {
+    /// What holds between any two calls of the driver, checked in debug builds after each one
+    /// (`assert(invariantsHold())`, as `DeltaSync` checks its own where they change):
+    ///
+    /// 1. A connection made by dialling names a dialer the node has.
+    /// 2. While the node runs, a dialer that is connected names an open connection, and that
+    ///    connection names the dialer back. (Stopping, the node leaves its dialers as they are.)
+    /// 3. The connections closing as duplicates (`silenced`) are connections the node still has.
+    func invariantsHold() -> Bool {
+        for (id, conn) in connections {
+            if let dialer = conn.dialer { precondition(dialers.indices.contains(dialer), "connection \(id) names dialer \(dialer), which does not exist") }
+        }
+        if !stopping {
+            for (i, dialer) in dialers.enumerated() {
+                if case .connected(let id) = dialer.state {
+                    precondition(connections[id]?.dialer == i, "dialer \(i) is connected on \(id), which is not its connection")
+                }
+            }
+        }
+        precondition(silenced.isSubset(of: connections.keys), "a silenced connection the node no longer has")
+        return true
+    }
+}
