@@ -33,10 +33,11 @@ package final class ChangeEventStream: HTTPBodySource {
         return out.isEmpty ? .later : .bytes(out)
     }
 
-    /// One event. The data is one line: JSON escapes every line break inside strings.
+    /// One event. The data is one line: JSON escapes every line break inside strings. The item's
+    /// JSON goes straight into the body's bytes (no text made of it first, then copied).
     static func write(_ change: FeedChange, to out: inout [UInt8]) {
-        out += Array("id: \(change.cursor)\nevent: change\ndata: ".utf8)
-        out += Array(change.json.canonicalText.utf8)
-        out += [UInt8(ascii: "\n"), UInt8(ascii: "\n")]
+        out.append(contentsOf: "id: \(change.cursor)\nevent: change\ndata: ".utf8)
+        change.json.write(to: &out, pretty: false, indent: 0)
+        out.append(contentsOf: "\n\n".utf8)
     }
 }
