@@ -111,12 +111,7 @@ import TestSupport
         let link = SessionPair(a: watch.session(), b: phone.session(), now: 1_000)
         var offeredAt: [Int64] = []
         link.onSend = { side, message in if side == .a, case .offer = message { offeredAt.append(link.now) } }
-        link.transform = { side, message, frame in
-            guard side == .b, case .chunk = message else { return frame }
-            var frame = frame
-            frame[frame.count - 1] ^= 0x01
-            return frame
-        }
+        link.damageChunks(to: .b)
         link.start()
         #expect(link.run())
         for _ in 0..<500 {

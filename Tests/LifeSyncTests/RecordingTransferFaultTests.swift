@@ -19,17 +19,10 @@ extension RecordingTransferTests {
         let recording = try watch.attach(bytes, seed: 111)
         let corruptOffset = UInt64(corruptIndex) * UInt64(Self.chunk)
         let link = SessionPair(a: watch.session(), b: phone.session(), now: 1_000)
-        var flipped = 0
-        link.transform = { side, message, frame in
-            guard side == .b, flipped == 0, case .chunk(let chunk) = message, chunk.offset == corruptOffset else { return frame }
-            flipped += 1
-            var frame = frame
-            frame[frame.count - 1 - (chunk.data.count / 2)] ^= 0x10  // one bit of the data
-            return frame
-        }
+        link.damageChunks(to: .b, times: 1) { $0.offset == corruptOffset }
         link.start()
         #expect(runJudgingLater(link, phone.storage))
-        #expect(flipped == 1)
+        #expect(link.damagedChunks == 1)
         #expect(link.closed.isEmpty, "\(link.closed)")
 
         // Refused at that very chunk; nothing after it was taken.
@@ -86,14 +79,7 @@ extension RecordingTransferTests {
         let bytes = randomBytes(30_000, seed: 45)
         let recording = try watch.attach(bytes, seed: 112)
         let link = SessionPair(a: watch.session(), b: phone.session(), now: 1_000)
-        var flipped = false
-        link.transform = { side, message, frame in
-            guard side == .b, !flipped, case .chunk(let chunk) = message, chunk.offset == UInt64(Self.chunk) * 3 else { return frame }
-            flipped = true
-            var frame = frame
-            frame[frame.count - 1] ^= 0x01
-            return frame
-        }
+        link.damageChunks(to: .b, times: 1) { $0.offset == UInt64(Self.chunk) * 3 }
         link.start()
         #expect(link.run())
         expectFailure(link, from: .b, recording.id, .corruptChunk)

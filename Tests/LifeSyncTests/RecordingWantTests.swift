@@ -48,6 +48,37 @@ import TestSupport
         #expect(try mac.replica.recordingsWithoutBytes().isEmpty)
     }
 
+    /// The wanted transfer fails once (here a chunk damaged on the way; in simulator seed 10976 a
+    /// duplicated one): what the receiver named stays wanted until it confirms, so the sender
+    /// offers it again after the retry delay — nothing but the WANT says it is lacking.
+    @Test func aWantedRecordingThatFailsOnceIsOfferedAgainAfterTheRetryDelay() throws {
+        let (phone, mac, recording, bytes) = try Self.deliveredOnce()
+        try Self.loseBytes(of: recording, on: mac)
+        let second = SessionPair(a: phone.session(), b: mac.session(), now: 10_000)
+        second.damageChunks(to: .b, times: 1) { $0.offset == UInt64(RecordingTransferTests.chunk) }
+        second.start()
+        #expect(second.run())
+        #expect(second.damagedChunks == 1 && second.failures(from: .b).map(\.id) == [recording.id])
+        #expect(second.offers(from: .a).count == 1 && mac.storage.files[recording.fileName] == nil)
+        let retryAt = try #require(second.a.nextDeadline, "the phone keeps no deadline for the retry")
+        #expect(retryAt > second.now)
+        second.now = retryAt
+        #expect(second.run())
+        #expect(second.closed.isEmpty, "\(second.closed)")
+        #expect(second.offers(from: .a).map(\.recordingID) == [recording.id, recording.id], "the wanted recording was not offered again")
+        #expect(mac.storage.files[recording.fileName].map { $0 == bytes } == true, "the bytes are back, identical")
+        #expect(try mac.replica.recordingsWithoutBytes().isEmpty)
+        // Confirmed, it is no longer wanted: a minute of deadlines (keepalives, retries) later,
+        // nothing more was offered and the session still stands.
+        let end = second.now + 60_000
+        for _ in 0..<100 {
+            guard let next = [second.a.nextDeadline, second.b.nextDeadline].compactMap({ $0 }).min(), next <= end else { break }
+            second.now = next
+            #expect(second.run())
+        }
+        #expect(second.offers(from: .a).count == 2 && second.closed.isEmpty, "\(second.closed)")
+    }
+
     @Test func aReceiverThatLacksNothingSaysNothingAndNothingIsOfferedAgain() throws {
         let (phone, mac, _, _) = try Self.deliveredOnce()
         let second = SessionPair(a: phone.session(), b: mac.session())

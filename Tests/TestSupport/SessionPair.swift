@@ -31,6 +31,8 @@ package final class SessionPair {
     package private(set) var closed: [(side: Side, reason: String)] = []
     /// Alters a frame on its way to `Side`; nil drops it.
     package var transform: ((Side, Message, [UInt8]) -> [UInt8]?)?
+    /// CHUNKs `damageChunks` damaged so far.
+    package private(set) var damagedChunks = 0
     /// Called for each frame a side sends.
     package var onSend: ((Side, Message) -> Void)?
     /// Called after each frame was delivered to (and handled by) a side.
@@ -138,6 +140,18 @@ package final class SessionPair {
         toB.removeAll()
         a.transportClosed()
         b.transportClosed()
+    }
+
+    /// A link that damages bytes: flips one bit in the middle of the data of each CHUNK on its
+    /// way to `side` that `matching` picks, `times` of them at most (counted in `damagedChunks`).
+    package func damageChunks(to side: Side, times: Int = .max, matching: @escaping (Chunk) -> Bool = { _ in true }) {
+        transform = { [unowned self] to, message, frame in
+            guard to == side, damagedChunks < times, case .chunk(let chunk) = message, matching(chunk) else { return frame }
+            damagedChunks += 1
+            var frame = frame
+            frame[frame.count - 1 - chunk.data.count / 2] ^= 0x10
+            return frame
+        }
     }
 
     package static func decode(_ frame: [UInt8]) -> Message? {

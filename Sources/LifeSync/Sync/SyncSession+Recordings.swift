@@ -27,13 +27,13 @@ extension SyncSession {
         guard let unconfirmed = try? replica.recordingsToOffer(peerNodeID: peer.nodeID, peerIncarnation: peer.incarnation) else { return }
         let candidates = (open?.wanted ?? []) + unconfirmed
         // Only once the peer holds the recording's metadata: a receiver takes bytes only for a
-        // recording it knows, and checks them against that metadata.
+        // recording it knows, and checks them against that metadata. A wanted one stays wanted
+        // until confirmed, so it may have been deleted here since.
         guard let recording = candidates.first(where: { candidate in
             (open?.failedRecordings[candidate.id] ?? nil).map { now >= $0 } ?? true && open?.claimedByPeer.contains(candidate.id) != true
-                && holdsCopy(of: candidate, in: storage, actions: &actions) && peerHoldsMetadata(of: candidate.id)
+                && !isDeleted(candidate.id) && holdsCopy(of: candidate, in: storage, actions: &actions) && peerHoldsMetadata(of: candidate.id)
         }) else { return }
         open?.failedRecordings[recording.id] = nil
-        open?.wanted.removeAll { $0.id == recording.id }
         let chunkSize = configuration.transfer.chunkSize
         open?.outgoing = OutgoingTransfer(recording: recording, now: now,
                                           digests: storage.chunkDigests(recording.storageName, chunkSize: chunkSize), chunkSize: chunkSize)
@@ -147,6 +147,9 @@ extension SyncSession {
             return
         }
         open?.failureCounts[id] = nil
+        // Wanted until now: a transfer that failed is offered again (`retryLater`), for nothing
+        // but the WANT says the peer lacks it.
+        open?.wanted.removeAll { $0.id == id }
         actions.append(.event(.recordingConfirmed(id: id)))
         // The only automatic removal there is: a watch's copy, once a phone has proved it holds
         // it — by acknowledging bytes this session sent, up to the end (the last chunk's running
