@@ -119,6 +119,40 @@ import Testing
         }
     }
 
+    /// A replica reads its rows' `data` back with `LogData.scanned`, held to the same rule
+    /// against `LogData.validated`: canonical objects (what rows hold) are all scanned, and
+    /// loosely written, mutated and broken ones are scanned only as the reference reads them.
+    @Test func dataObjectsAgree() {
+        let random = SeededRandom(seed: 16)
+        let generator = EntryGenerator(random)
+        func check(_ bytes: [UInt8]) -> Bool {
+            guard let scanned = bytes.withUnsafeBufferPointer(LogData.scanned) else { return false }
+            let reference = try? LogData.validated(from: JSONValue.parse(bytes: bytes), path: "data")
+            #expect(reference == scanned, "data scanner accepted \(String(decoding: bytes.prefix(300), as: UTF8.self))")
+            return true
+        }
+        var canonicalScanned = 0, brokenScanned = 0
+        let rounds = 1_500
+        for _ in 0..<rounds {
+            let entry = generator.entry()
+            let canonical = Array(entry.data.canonicalJSON.utf8)
+            if check(canonical) { canonicalScanned += 1 }
+            var loose = LooseWriter(random)
+            loose.write(entry.data.json)
+            _ = check(loose.out)
+            if case .object(let members) = Mutation.apply(to: entry.json, random: random), let data = members.first(where: { $0.0 == "data" })?.1 {
+                _ = check(Array(data.canonicalText.utf8))
+            }
+            var broken = canonical
+            let at = Int(random.next(below: UInt64(broken.count)))
+            let specials = Array(#""{}[],:0-e. "#.utf8)
+            broken[at] = specials[Int(random.next(below: UInt64(specials.count)))]
+            if check(broken) { brokenScanned += 1 }
+        }
+        #expect(canonicalScanned == rounds, "every canonical data object is read by the scanner")
+        #expect(brokenScanned < rounds, "the broken ones cannot all be readable")
+    }
+
     @Test func namedCasesAgree() {
         let id = "watch_550e8400-e29b-41d4-a716-446655440000"
         let base = #"{"data":{"text":"hi"},"device_id":"d","id":"\#(id)","recorded_at":"2026-11-22T08:30:00.000Z","source":"watch","timestamp":"2026-11-22T08:30:00+01:00"}"#

@@ -23,6 +23,18 @@ extension LogEntry {
     }
 }
 
+extension LogData {
+    /// An entry's `data` object read straight from its JSON bytes, as `scanComplete` reads it
+    /// inside an entry: what a replica reads back from its rows (every list, page and export).
+    /// Nil whenever it cannot vouch for the bytes; the caller then runs the reference path,
+    /// `validated(from: JSONValue.parse(…), path:)`, for its answer and its exact error.
+    static func scanned(_ bytes: UnsafeBufferPointer<UInt8>) -> LogData? {
+        guard bytes.count <= EntryLimits.encodedBytes - 256 else { return nil }
+        var scanner = EntryScanner(bytes)
+        return try? scanner.wholeData()
+    }
+}
+
 /// Why the scanner gave up; the reference path says what is wrong, if anything.
 private struct NotVouched: Error {}
 
@@ -60,6 +72,15 @@ private struct EntryScanner {
         }
         return LogEntry(id: id, timestamp: timestamp, recordedAt: recordedAt, source: source, deviceId: deviceId,
                         category: category, data: data)
+    }
+
+    /// The input is one `data` object and nothing more (space aside).
+    mutating func wholeData() throws(NotVouched) -> LogData {
+        parser.skipSpace()
+        let data = try data()
+        parser.skipSpace()
+        guard parser.index == parser.bytes.count else { throw NotVouched() }
+        return data
     }
 
     private mutating func data() throws(NotVouched) -> LogData {

@@ -43,9 +43,11 @@ extension Replica {
     static func entry(from row: Statement, offset: Int32 = 0) throws -> LogEntry {
         let id = row.string(offset)
         do {
-            let data = try LogData.validated(from: try JSONValue.parse(row.string(offset + 6)), path: "data")
-            return LogEntry(id: id, timestamp: try Timestamp(iso8601: row.string(offset + 1)),
-                            recordedAt: try Timestamp(iso8601: row.string(offset + 2)), source: row.string(offset + 3),
+            // Read in place by the scanner; the reference path only for what it cannot vouch for.
+            let data = try row.withText(offset + 6, LogData.scanned)
+                ?? LogData.validated(from: try JSONValue.parse(row.string(offset + 6)), path: "data")
+            return LogEntry(id: id, timestamp: try row.withText(offset + 1) { try Timestamp(iso8601: $0) },
+                            recordedAt: try row.withText(offset + 2) { try Timestamp(iso8601: $0) }, source: row.string(offset + 3),
                             deviceId: row.string(offset + 4), category: row.optionalString(offset + 5), data: data)
         } catch {
             throw ReplicaError.damaged("entry \(id): \(error)")

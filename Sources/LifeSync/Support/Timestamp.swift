@@ -101,7 +101,7 @@ public struct Timestamp: Comparable, Hashable, Sendable {
     }
 
     /// Appends the same 24 bytes to `out`, for rows assembled without intermediate strings.
-    func writeISO8601(to out: inout [UInt8]) {
+    package func writeISO8601(to out: inout [UInt8]) {
         let start = out.count
         out.append(contentsOf: repeatElement(0, count: 24))
         out.withUnsafeMutableBufferPointer { formatISO8601(into: UnsafeMutableBufferPointer(rebasing: $0[start...])) }

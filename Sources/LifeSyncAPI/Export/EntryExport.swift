@@ -16,29 +16,51 @@ package enum CSVExport {
                                 "metric_name", "metric_value", "metric_unit", "metric_scale_min", "metric_scale_max",
                                 "latitude", "longitude", "accuracy", "altitude", "place_name", "tags"]
 
-    /// Appends one row and its line end to `out`.
+    /// Appends one row and its line end to `out`, each cell written straight into its bytes.
     package static func append(_ entry: LogEntry, to out: inout [UInt8]) {
         let data = entry.data
-        // Numbers are ours and stay numbers (a negative latitude is not a formula); every
-        // string came from someone's input and is neutralised.
-        func number(_ n: Double?) -> String { n.map { JSONValue.number($0).canonicalText } ?? "" }
-        func text(_ s: String?) -> String { s.map(neutralised) ?? "" }
-        let tags = data.tags.map { JSONValue.array($0.map(JSONValue.string)).canonicalText } ?? ""
-        let fields: [String] = [
-            text(entry.id), entry.timestamp.iso8601, entry.recordedAt.iso8601, text(entry.source), text(entry.deviceId),
-            text(entry.category), text(data.text), text(data.metric?.name), number(data.metric?.value), text(data.metric?.unit),
-            number(data.metric?.scaleMin), number(data.metric?.scaleMax), number(data.location?.latitude),
-            number(data.location?.longitude), number(data.location?.accuracy), number(data.location?.altitude),
-            text(data.location?.placeName), tags,
-        ]
-        for (n, field) in fields.enumerated() {
-            if n > 0 { out.append(UInt8(ascii: ",")) }
-            quote(field, to: &out)
+        // Numbers and times are ours and stay as they are (a negative latitude is not a
+        // formula; neither holds a comma or a quote); every string came from someone's input
+        // and is neutralised.
+        func number(_ n: Double?) {
+            out.append(UInt8(ascii: ","))
+            if let n { JSONValue.number(n).write(to: &out, pretty: false, indent: 0) }
         }
+        func text(_ s: String?, first: Bool = false) {
+            if !first { out.append(UInt8(ascii: ",")) }
+            if let s { cell(s, to: &out) }
+        }
+        text(entry.id, first: true)
+        out.append(UInt8(ascii: ","))
+        entry.timestamp.writeISO8601(to: &out)
+        out.append(UInt8(ascii: ","))
+        entry.recordedAt.writeISO8601(to: &out)
+        text(entry.source)
+        text(entry.deviceId)
+        text(entry.category)
+        text(data.text)
+        text(data.metric?.name)
+        number(data.metric?.value)
+        text(data.metric?.unit)
+        number(data.metric?.scaleMin)
+        number(data.metric?.scaleMax)
+        number(data.location?.latitude)
+        number(data.location?.longitude)
+        number(data.location?.accuracy)
+        number(data.location?.altitude)
+        text(data.location?.placeName)
+        out.append(UInt8(ascii: ","))
+        if let tags = data.tags { quote(JSONValue.array(tags.map(JSONValue.string)).canonicalText, to: &out) }
         out.append(contentsOf: [0x0D, 0x0A])
     }
 
-    /// The ASCII marks that make a cell starting with `+` or `-` a formula (`neutralised`).
+    /// `field` as a cell (`write`), neutralised (`needsMark`).
+    static func cell(_ field: String, to out: inout [UInt8]) {
+        var field = field
+        field.withUTF8 { write($0, mark: needsMark($0), to: &out) }
+    }
+
+    /// The ASCII marks that make a cell starting with `+` or `-` a formula (`needsMark`).
     private static let formulaMarks: Set<UInt8> = Set("()!|&=\";+*/^".utf8)
 
     /// A cell a spreadsheet could run as a formula gets a leading apostrophe, which spreadsheets
@@ -47,16 +69,15 @@ package enum CSVExport {
     /// harmful formula needs — a call, a DDE link, an operator: `( ) ! | & = " ; + * / ^` after
     /// its sign — so honest text keeps its form: "- buy milk", "-5 degrees", "+61 2 9999".
     /// Every mark is ASCII, so UTF-8 bytes tell them: no byte of a longer character is one.
-    package static func neutralised(_ field: String) -> String {
-        let bytes = field.utf8
-        guard let first = bytes.first else { return field }
+    private static func needsMark(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = bytes.first else { return false }
         switch first {
         case UInt8(ascii: "="), UInt8(ascii: "@"), UInt8(ascii: "\t"), UInt8(ascii: "\r"):
-            return "'" + field
+            return true
         case UInt8(ascii: "+"), UInt8(ascii: "-"):
-            return bytes.dropFirst().contains(where: formulaMarks.contains) ? "'" + field : field
+            return bytes.dropFirst().contains { formulaMarks.contains($0) }
         default:
-            return field
+            return false
         }
     }
 
@@ -65,18 +86,23 @@ package enum CSVExport {
     /// "\n", and every byte looked for is ASCII.
     package static func quote(_ field: String, to out: inout [UInt8]) {
         var field = field
-        field.withUTF8 { bytes in
-            guard bytes.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }) else {
-                out.append(contentsOf: bytes)
-                return
-            }
-            out.append(UInt8(ascii: "\""))
-            for byte in bytes {
-                if byte == UInt8(ascii: "\"") { out.append(byte) }
-                out.append(byte)
-            }
-            out.append(UInt8(ascii: "\""))
+        field.withUTF8 { write($0, mark: false, to: &out) }
+    }
+
+    /// The cell of `bytes`, after an apostrophe when `mark` is set (inside the quotes, if any).
+    private static func write(_ bytes: UnsafeBufferPointer<UInt8>, mark: Bool, to out: inout [UInt8]) {
+        guard bytes.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }) else {
+            if mark { out.append(UInt8(ascii: "'")) }
+            out.append(contentsOf: bytes)
+            return
         }
+        out.append(UInt8(ascii: "\""))
+        if mark { out.append(UInt8(ascii: "'")) }
+        for byte in bytes {
+            if byte == UInt8(ascii: "\"") { out.append(byte) }
+            out.append(byte)
+        }
+        out.append(UInt8(ascii: "\""))
     }
 }
 

@@ -5,7 +5,8 @@
 // (`JSONValue.parse(bytes:)` then `LogEntry.validatedComplete`) says yes, with the same entry.
 //
 // Oracles (any of them traps):
-//  - the scanner accepts what the reference refuses, or accepts a different entry;
+//  - the scanner accepts what the reference refuses, or accepts a different entry (and the
+//    same for the input read as an entry's `data` object, `LogData.scanned`);
 //  - an accepted entry's canonical JSON does not parse and validate back to the same entry,
 //    or is not a fixed point (canonical(parse(canonical(e))) == canonical(e)).
 //
@@ -27,6 +28,14 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         reference = try LogEntry.validatedComplete(from: try JSONValue.parse(bytes: bytes))
     } catch {
         refusal = "\(error)"
+    }
+    // A replica reads its rows' `data` with the data scanner: the same rule, on the input taken
+    // as a `data` object.
+    if let scannedData = bytes.withUnsafeBufferPointer(LogData.scanned) {
+        let referenceData = try? LogData.validated(from: JSONValue.parse(bytes: bytes), path: "data")
+        guard referenceData == scannedData else {
+            fatalError("FUZZ: the data scanner reads what the reference reads otherwise (\(String(describing: referenceData))): \(text(bytes))")
+        }
     }
     // The decoder calls the scanner with the change's id, already checked to be an entry ID.
     let id = reference.map(\.id) ?? fallbackID
