@@ -171,4 +171,21 @@ import Testing
             #expect(data.canonicalJSON == data.json.canonicalText)
         }
     }
+
+    /// The same for whole entries, compact and pretty at the depths an export writes them (an
+    /// export is the tree's bytes; empty tags and data objects included).
+    @Test func directEntryJSONMatchesTheTree() {
+        let random = SeededRandom(seed: 6)
+        var entries = (0..<600).map { _ in EntryGenerator(random).entry() }
+        entries[0].data = LogData()
+        entries[1].data.tags = []
+        for entry in entries {
+            for (pretty, indent) in [(false, 0), (true, 0), (true, 1), (true, 3)] {
+                var direct: [UInt8] = [], tree: [UInt8] = []
+                entry.writeJSON(to: &direct, pretty: pretty, indent: indent)
+                entry.json.write(to: &tree, pretty: pretty, indent: indent)
+                #expect(direct == tree, "\(String(decoding: tree, as: UTF8.self))")
+            }
+        }
+    }
 }

@@ -143,7 +143,7 @@ package final class EntryExportSource: HTTPBodySource {
                 switch format {
                 case .json:
                     out += Array((count == 0 ? "\n  " : ",\n  ").utf8)
-                    entry.json.write(to: &out, pretty: true, indent: 1)
+                    entry.writeJSON(to: &out, pretty: true, indent: 1)
                 case .csv:
                     CSVExport.append(entry, to: &out)
                 }
