@@ -223,17 +223,44 @@ import TestSupport
             func matching(_ text: String) -> [String] { lock.lock(); defer { lock.unlock() }; return all.filter { $0.contains(text) } }
         }
 
-        init(limits: NodeServer.Limits, accept: @escaping (Int) -> Socket.AcceptOutcome?) throws {
+        /// `http`: the seam is the HTTP API's listener, and `port` is the API's.
+        init(limits: NodeServer.Limits, http: Bool = false, accept: @escaping (Int) -> Socket.AcceptOutcome?) throws {
             let replica = try Replica.create(path: directory.file("phone.sqlite"), role: .phone, clock: SystemClock(), random: SystemRandom())
             let lines = self.lines
             server = try NodeServer(replica: replica, configuration: NodeConfiguration(), listen: "127.0.0.1:0", limits: limits) { lines.append($0) }
-            server.acceptConnection = { [unowned self] listener in
+            if http { try server.serveHTTP(on: "127.0.0.1:0") }
+            let listener = http ? server.http!.listener : server.listener!
+            address = listener.address
+            listener.accept = { [unowned self] fd in
                 self.attempts += 1
-                return accept(self.attempts) ?? Socket.accept(listener)
+                return accept(self.attempts) ?? Socket.accept(fd)
             }
         }
 
-        var port: UInt16 { UInt16(server.listeningAddress!.split(separator: ":").last!)! }
+        let address: String
+        var port: UInt16 { UInt16(address.split(separator: ":").last!)! }
+    }
+
+    /// The HTTP API's listener is the same kind (`Listener`): out of descriptors, it backs off
+    /// too, where it was polled and accept called again every round, a loop at full speed.
+    @Test(.timeLimit(.minutes(1)))
+    func theHTTPListenerBacksOffAsTheNodesDoes() throws {
+        var limits = NodeServer.Limits()
+        limits.acceptBackoff = 30
+        limits.maximumAcceptBackoff = 60_000
+        let driven = try HandDriven(limits: limits, http: true) { attempt in attempt == 1 ? .failed(EMFILE) : nil }
+        let client = try RawPeer(port: driven.port, tls: false)  // readable from now on, until accepted
+        _ = client
+        driven.server.pollOnce(maximumWait: 2_000)
+        #expect(driven.attempts == 1)
+        for _ in 0..<20 { driven.server.pollOnce(maximumWait: 1) }
+        #expect(driven.attempts <= 3, "accept was called \(driven.attempts) times in 20 rounds of the 30 ms back-off")
+        #expect(driven.lines.matching("HTTP: cannot accept connections").count == 1)
+        let deadline = Date().addingTimeInterval(10)
+        for _ in 0..<1_000 where driven.lines.matching("HTTP: accepting connections again").isEmpty && Date() < deadline {
+            driven.server.pollOnce(maximumWait: 5)
+        }
+        #expect(driven.lines.matching("HTTP: accepting connections again").count == 1, "the listener never accepted after its back-off")
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -30,13 +30,14 @@ package final class HTTPServer {
     }
     var renewalCheckInterval: Int64 = 3_600_000
     var nextRenewalCheck: Int64 = 0
-    private var listener: Int32
+    /// The accept side, shared in kind with the sync server (`Listener`).
+    let listener: Listener
     package let listeningAddress: String
     private var clients: [Int: HTTPClient] = [:]
     private var nextID = 1
     private var readBuffer: [UInt8]
-    private var polled: [Int] = []
-    private var refusalLoggedAt: Int64?
+    /// This round's polled clients, after the listener when it was polled.
+    private var polled: (listener: Bool, clients: [Int]) = (false, [])
     /// The node said the replica changed (`NodeAction.replicaChanged`): waiting event streams look.
     private var changed = false
     /// The last change sequence seen.
@@ -45,11 +46,11 @@ package final class HTTPServer {
     private var dateSecond = Int64.min
     private var dateText = ""
 
-    init(listen: SocketAddress, api: LifeLogAPI, limits: Limits, tls: TLSContext? = nil, log: @escaping (String) -> Void,
-         wrote: @escaping (Int64) -> Void) throws {
+    init(listener: Listener, api: LifeLogAPI, limits: Limits, tls: TLSContext? = nil, log: @escaping (String) -> Void,
+         wrote: @escaping (Int64) -> Void) {
         self.tls = tls
-        listener = try Socket.listen(on: listen)
-        listeningAddress = Socket.localAddress(listener)
+        self.listener = listener
+        listeningAddress = listener.address
         self.api = api
         self.limits = limits
         self.log = log
@@ -72,7 +73,7 @@ package final class HTTPServer {
             client.stream.close()
         }
         clients.removeAll()
-        if listener >= 0 { close(listener); listener = -1 }
+        listener.close()
     }
 
     package var connectionCount: Int { clients.count }
@@ -102,34 +103,27 @@ package final class HTTPServer {
             nextRenewalCheck = now + renewalCheckInterval
             if let fresh = renewTLS() { tls = fresh }
         }
-        for _ in 0..<64 {
-            switch Socket.accept(listener) {
-            case .none, .failed: return
-            case .accepted(let fd, let remote, _):
-                if clients.count >= limits.maximumConnections { makeRoom(now: now) }
-                guard clients.count < limits.maximumConnections else {
-                    // A clear answer, best effort: the socket is new, so its buffer takes it.
-                    // (Under HTTPS there is no channel for one before a handshake: closed.)
-                    let stream = TCPStream(fd: fd)
-                    if tls == nil {
-                        let busy = HTTPResponse.error(503, "\(clients.count) HTTP connections open, the limit is \(limits.maximumConnections); retry shortly")
-                        _ = busy.encoded(keepAlive: false, date: currentDate()).withUnsafeBytes { stream.write($0) }
-                    }
-                    stream.close()
-                    if refusalLoggedAt.map({ now - $0 >= 1_000 }) ?? true {
-                        refusalLoggedAt = now
-                        log("HTTP: refused \(remote): \(limits.maximumConnections) connections open")
-                    }
-                    continue
+        listener.acceptAll(now: now) { fd, remote, _ in
+            if clients.count >= limits.maximumConnections { makeRoom(now: now) }
+            guard clients.count < limits.maximumConnections else {
+                // A clear answer, best effort: the socket is new, so its buffer takes it.
+                // (Under HTTPS there is no channel for one before a handshake: closed.)
+                let stream = TCPStream(fd: fd)
+                if tls == nil {
+                    let busy = HTTPResponse.error(503, "\(clients.count) HTTP connections open, the limit is \(limits.maximumConnections); retry shortly")
+                    _ = busy.encoded(keepAlive: false, date: currentDate()).withUnsafeBytes { stream.write($0) }
                 }
-                let secured: TLSStream?
-                do { secured = try tls?.stream(fd: fd, dialing: false) } catch { close(fd); continue }
-                let stream: any ByteStream = secured ?? TCPStream(fd: fd)
-                var connection = HTTPConnection(now: now, limits: limits.request, timeouts: limits.timeouts)
-                connection.date = currentDate()
-                clients[nextID] = HTTPClient(stream: stream, tls: secured, remote: remote, connection: connection, now: now)
-                nextID += 1
+                stream.close()
+                listener.noteRefusal(remote, reason: "\(limits.maximumConnections) HTTP connections open", now: now)
+                return
             }
+            let secured: TLSStream?
+            do { secured = try tls?.stream(fd: fd, dialing: false) } catch { close(fd); return }
+            let stream: any ByteStream = secured ?? TCPStream(fd: fd)
+            var connection = HTTPConnection(now: now, limits: limits.request, timeouts: limits.timeouts)
+            connection.date = currentDate()
+            clients[nextID] = HTTPClient(stream: stream, tls: secured, remote: remote, connection: connection, now: now)
+            nextID += 1
         }
     }
 
@@ -140,10 +134,7 @@ package final class HTTPServer {
     private func makeRoom(now: Int64) {
         guard let (id, oldest) = clients.filter({ !$0.value.proven }).min(by: { ($0.value.openedAt, $0.key) < ($1.value.openedAt, $1.key) }) else { return }
         drop(id)
-        if refusalLoggedAt.map({ now - $0 >= 1_000 }) ?? true {
-            refusalLoggedAt = now
-            log("HTTP: closed \(oldest.remote) after \(now - oldest.openedAt) ms without a request bearing a key, to make room for a newer connection")
-        }
+        listener.noteRefusal(oldest.remote, reason: "closed after \(now - oldest.openedAt) ms without a request bearing a key, to make room for a newer connection", now: now)
     }
 
     /// Reads what the client sent (at most `readSize` per round) into its connection.
@@ -282,10 +273,12 @@ extension HTTPServer {
 
 extension HTTPServer: PollParticipant {
     func interests(now: Int64) -> (interests: [PollLoop.Interest], deadline: Int64?) {
-        var interests = [PollLoop.Interest(fd: listener, events: Int16(POLLIN))]
-        var deadline: Int64?
-        polled = clients.keys.sorted()
-        for id in polled {
+        var interests: [PollLoop.Interest] = []
+        let (pollListener, pausedUntil) = listener.shouldPoll(now: now)
+        var deadline = pausedUntil
+        if pollListener { interests.append(PollLoop.Interest(fd: listener.fd, events: Int16(POLLIN))) }
+        polled = (pollListener, clients.keys.sorted())
+        for id in polled.clients {
             let client = clients[id]!
             var events: Int16 = 0
             if let tls = client.tls, !client.handshaken {
@@ -311,13 +304,14 @@ extension HTTPServer: PollParticipant {
     }
 
     func ready(_ revents: [Int16], now: Int64) {
-        precondition(revents.count == polled.count + 1, "readiness for the listener and every client")
+        precondition(revents.count == polled.clients.count + (polled.listener ? 1 : 0), "readiness for every interest")
         let date = currentDate()
         for client in clients.values { client.connection.date = date }
-        if revents[0] & Int16(POLLIN) != 0 { acceptAll(now: now) }
-        for (index, id) in polled.enumerated() {
+        if polled.listener && revents[0] & Int16(POLLIN) != 0 { acceptAll(now: now) }
+        let first = polled.listener ? 1 : 0
+        for (index, id) in polled.clients.enumerated() {
             guard let client = clients[id] else { continue }
-            let events = revents[index + 1]
+            let events = revents[index + first]
             if let tls = client.tls, !client.handshaken {
                 if !client.sniffed && answeredPlainHTTP(client) { drop(id); continue }
                 switch tls.handshake() {

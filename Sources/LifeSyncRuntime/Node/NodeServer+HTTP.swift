@@ -16,8 +16,14 @@ extension NodeServer {
             api.recordingUploads = FileRecordingUploads(storage: try FileRecordingStorage(replicaPath: core.replica.path), replica: core.replica,
                                                         signer: key, random: SystemRandom())
         }
-        let server = try HTTPServer(listen: try SocketAddress(parsing: address), api: api,
-                                    limits: limits, tls: try https?.serverContext(), log: log) { [unowned self] now in execute(core.localWrite(now: now)) }
+        let context = try https?.serverContext()
+        // Its listener backs off and logs refusals as the node's own does (`NodeServer.Limits`).
+        let listener = try Listener(on: try SocketAddress(parsing: address), backoff: self.limits.acceptBackoff,
+                                    maximumBackoff: self.limits.maximumAcceptBackoff, refusalLogInterval: self.limits.refusalLogInterval,
+                                    prefix: "HTTP: ", log: log)
+        let server = HTTPServer(listener: listener, api: api, limits: limits, tls: context, log: log) { [unowned self] now in
+            execute(core.localWrite(now: now))
+        }
         if let https {
             let log = log
             server.renewTLS = {

@@ -20,7 +20,8 @@ public final class NodeServer: @unchecked Sendable {
     /// The TLS profile every peer connection uses, with `key`.
     package let tls: TLSContext
     let log: (String) -> Void
-    var listener: Int32 = -1
+    /// The accept side (`Listener`), when the node listens.
+    var listener: Listener?
     public private(set) var listeningAddress: String?
     var connections: [Int: PeerConnection] = [:]
     var nextConnectionID = 1
@@ -46,15 +47,6 @@ public final class NodeServer: @unchecked Sendable {
     /// page cache went back since the node last read any.
     var readSinceTrim = false
     var cacheGivenBack = false
-    /// Accepts one connection; a seam for tests (a listener that fails with EMFILE).
-    var acceptConnection: (Int32) -> Socket.AcceptOutcome = Socket.accept
-    /// While set, the listener is not polled: accept failed for want of resources (see `Limits`).
-    var listenerPausedUntil: Int64?
-    /// Consecutive accept failures of the current episode (0: none).
-    var acceptFailureStreak = 0
-    /// Rate limit of the refusal log lines: when the last went, and how many were refused since.
-    var refusalLoggedAt: Int64?
-    var refusalsUnlogged = 0
     var stats = Statistics()
     /// Counters for `GET /metrics`, kept on the loop's thread (the HTTP API reads them there).
     package internal(set) var metrics = NodeMetrics()
@@ -126,8 +118,10 @@ public final class NodeServer: @unchecked Sendable {
         publishedStats = stats
         if let listen {
             let address = try SocketAddress(parsing: listen)
-            listener = try Socket.listen(on: address)
-            listeningAddress = Socket.localAddress(listener)
+            let listener = try Listener(on: address, backoff: limits.acceptBackoff, maximumBackoff: limits.maximumAcceptBackoff,
+                                        refusalLogInterval: limits.refusalLogInterval, log: log)
+            self.listener = listener
+            listeningAddress = listener.address
         }
     }
 
@@ -141,7 +135,7 @@ public final class NodeServer: @unchecked Sendable {
 
     deinit {
         for connection in connections.values { connection.stream.close() }
-        if listener >= 0 { close(listener) }
+        listener?.close()
     }
 
     /// Asks `run` to shut down cleanly; safe from any thread or a signal-watching loop.
@@ -167,12 +161,13 @@ public final class NodeServer: @unchecked Sendable {
         }
         for connection in connections.values { connection.stream.close() }
         connections.removeAll()
-        if listener >= 0 { close(listener); listener = -1 }
+        listener?.close()
+        listener = nil
         http?.stop()
     }
 
     /// One round of a poll loop with this server as its only participant (`run`'s loop).
-    func pollOnce(maximumWait: Int64) { PollLoop(participants: [waker, self]).runOnce(maximumWait: maximumWait) }
+    func pollOnce(maximumWait: Int64) { PollLoop(participants: [waker, self] + (http.map { [$0] } ?? [])).runOnce(maximumWait: maximumWait) }
 
     /// Stops reading from a connection whose queued output is over the bound, resumes once it
     /// is below half: a peer that sends without reading then meets TCP's own back-pressure.
@@ -196,7 +191,9 @@ public final class NodeServer: @unchecked Sendable {
             stats.queuedOutputBytes += connection.queued
             if connection.readPaused { stats.pausedConnections += 1 }
         }
-        stats.listenerPaused = listenerPausedUntil != nil
+        stats.listenerPaused = listener?.pausedUntil != nil
+        stats.acceptFailures = listener?.failures ?? 0
+        stats.listenerPolls = listener?.polls ?? 0
         stats.bufferedInputBytes = inputBudget.total
         let snapshot = stats
         statsLock.withLock { publishedStats = snapshot }
@@ -302,14 +299,13 @@ extension NodeServer: PollParticipant {
     /// closing or paused for unread output, output while dialling or holding output.
     func interests(now: Int64) -> (interests: [PollLoop.Interest], deadline: Int64?) {
         var deadline = core.nextDeadline
-        if let until = listenerPausedUntil {
-            if now >= until { listenerPausedUntil = nil } else { deadline = min(deadline ?? until, until) }
-        }
         var interests: [PollLoop.Interest] = []
-        let pollListener = listener >= 0 && listenerPausedUntil == nil
-        if pollListener {
-            interests.append(PollLoop.Interest(fd: listener, events: Int16(POLLIN)))
-            stats.listenerPolls += 1
+        var pollListener = false
+        if let listener {
+            let (poll, pausedUntil) = listener.shouldPoll(now: now)
+            if let pausedUntil { deadline = min(deadline ?? pausedUntil, pausedUntil) }
+            if poll { interests.append(PollLoop.Interest(fd: listener.fd, events: Int16(POLLIN))) }
+            pollListener = poll
         }
         let ordered = connections.values.sorted { $0.id < $1.id }
         totalQueued = ordered.reduce(0) { $0 + $1.queued }
