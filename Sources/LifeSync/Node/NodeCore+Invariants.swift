@@ -5,7 +5,7 @@ extension NodeCore {
     /// 1. A connection made by dialling names a dialer the node has.
     /// 2. While the node runs, a dialer that is connected names an open connection, and that
     ///    connection names the dialer back. (Stopping, the node leaves its dialers as they are.)
-    /// 3. The connections closing as duplicates (`silenced`) are connections the node still has.
+    /// 3. A connection silenced (`Connection.silenced`) is one closed as a duplicate.
     func invariantsHold() -> Bool {
         for (id, conn) in connections {
             if let dialer = conn.dialer { precondition(dialers.indices.contains(dialer), "connection \(id) names dialer \(dialer), which does not exist") }
@@ -17,7 +17,9 @@ extension NodeCore {
                 }
             }
         }
-        precondition(silenced.isSubset(of: connections.keys), "a silenced connection the node no longer has")
+        for (id, conn) in connections where conn.silenced {
+            precondition(conn.closedAsDuplicate, "connection \(id) is silenced without being closed as a duplicate")
+        }
         return true
     }
 }

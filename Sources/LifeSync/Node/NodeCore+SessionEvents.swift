@@ -91,7 +91,7 @@ extension NodeCore {
             connections[duplicate]!.closedAsDuplicate = true
             actions = perform(connections[duplicate]!.session.close(code: .duplicateConnection,
                                                                    message: "already connected to \(peer.nodeID)"), on: duplicate, now: now)
-            silenced.insert(duplicate)
+            connections[duplicate]?.silenced = true
             if duplicate == id { return actions }
         }
         if let dialer = conn.dialer { dialers[dialer].failures = 0 }

@@ -42,6 +42,8 @@ public final class NodeCore {
         var receivedAll = false
         /// Closed because the same two nodes already had another connection.
         var closedAsDuplicate = false
+        /// Closing as a duplicate by our own word: nothing is sent on it after its ERROR.
+        var silenced = false
         /// The peer's node ID once the handshake told it, else the address.
         var name: String { status?.nodeID ?? address }
         /// When `status` was last written to the replica.
@@ -78,8 +80,6 @@ public final class NodeCore {
     var nextPoll: Int64
     var lastDataVersion: Int64
     var pendingCheckDue = true
-    /// Connections closing as duplicates: further sends on them are dropped.
-    var silenced = Set<Int>()
     /// When each untrusted key was last noted (bounded; see `noteUntrusted`).
     var untrustedNotedAt: [SHA256.Digest: Int64] = [:]
     var stopping = false
@@ -182,7 +182,6 @@ public final class NodeCore {
     /// The transport closed (by the peer, an error, or after our own close).
     public func closed(connection: Int, now: Int64) -> [NodeAction] {
         defer { assert(invariantsHold()) }
-        silenced.remove(connection)
         guard let conn = connections.removeValue(forKey: connection) else { return [] }
         conn.session.transportClosed()
         progressLogged = progressLogged.filter { $0.value.connection != connection }
@@ -376,7 +375,7 @@ public final class NodeCore {
             switch action {
             case .send(let bytes):
                 // A connection closed as a duplicate mid-list sends nothing after its ERROR.
-                if silenced.contains(id) { continue }
+                if connections[id]?.silenced == true { continue }
                 actions.append(.send(connection: id, bytes: bytes))
             case .close(let reason):
                 actions.append(.event(.closing(peer: connections[id]?.status?.nodeID ?? connections[id]?.address ?? "?", reason: reason)))
