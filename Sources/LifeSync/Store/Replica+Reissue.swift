@@ -69,15 +69,45 @@ extension Replica {
                 vector[origin] = fork
             }
             let new = VersionStamp(hlc: row.stamp.hlc, origin: target, sequence: sequence, vector: vector, deleted: row.stamp.deleted)
-            try database.run("UPDATE \(row.table) SET origin = ?, origin_seq = ?, vv = ? WHERE origin = ? AND origin_seq = ?",
-                             [.text(target), .counter(sequence), .text(vector.description), .text(origin), .counter(row.stamp.sequence)])
+            let old: [SQLValue] = [.text(origin), .counter(row.stamp.sequence)]
+            switch try twin(of: row.id, hlc: row.stamp.hlc, at: target, sequence) {
+            case nil:
+                try database.run("UPDATE \(row.table) SET origin = ?, origin_seq = ?, vv = ? WHERE origin = ? AND origin_seq = ?",
+                                 [.text(target), .counter(sequence), .text(vector.description)] + old)
+            case .some(let table) where table == "kept_writes" && row.table != "kept_writes":
+                // The twin is kept beside the entry, while ours is the entry itself: the entry moves.
+                try database.run("DELETE FROM kept_writes WHERE origin = ? AND origin_seq = ?", [.text(target), .counter(sequence)])
+                try database.run("UPDATE \(row.table) SET origin = ?, origin_seq = ?, vv = ? WHERE origin = ? AND origin_seq = ?",
+                                 [.text(target), .counter(sequence), .text(vector.description)] + old)
+            case .some:
+                try database.run("DELETE FROM \(row.table) WHERE origin = ? AND origin_seq = ?", old)
+            }
+            // A conflict already recorded under the new number (the twin's) is the same conflict.
             for side in ["loser", "winner"] {
-                try database.run("UPDATE conflicts SET \(side)_origin = ?, \(side)_seq = ? WHERE \(side)_origin = ? AND \(side)_seq = ?",
-                                 [.text(target), .counter(sequence), .text(origin), .counter(row.stamp.sequence)])
+                try database.run("UPDATE OR IGNORE conflicts SET \(side)_origin = ?, \(side)_seq = ? WHERE \(side)_origin = ? AND \(side)_seq = ?",
+                                 [.text(target), .counter(sequence)] + old)
+                try database.run("DELETE FROM conflicts WHERE \(side)_origin = ? AND \(side)_seq = ?", old)
             }
             moved.append(Reissue(id: row.id, old: row.stamp, new: new))
         }
         return moved
+    }
+
+    /// The table holding `target`'s write `sequence` when it is the same write as ours (same ID
+    /// and HLC): it reached us under its new number first, relayed before the repair did, and
+    /// our copy under the old number is its twin. Nil when nothing holds that number. A
+    /// different write there is a clash no repair explains: refused.
+    /// - Throws: `ReplicaError.damaged` for that clash.
+    private func twin(of id: String, hlc: HLCTimestamp, at target: String, _ sequence: UInt64) throws -> String? {
+        guard let held = try recordHolding(origin: target, sequence: sequence) else { return nil }
+        guard held.id == id, held.stamp.hlc == hlc else {
+            throw ReplicaError.damaged("\(target)#\(sequence) holds \(held.id), not the write of \(id) a repair moves there")
+        }
+        for (table, _) in Replica.writeTables
+        where try database.firstRow("SELECT 1 FROM \(table) WHERE origin = ? AND origin_seq = ?", [.text(target), .counter(sequence)], { _ in true }) != nil {
+            return table
+        }
+        return nil
     }
 
     func repairCount() throws -> Int64 {
