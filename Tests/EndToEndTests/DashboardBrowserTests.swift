@@ -25,8 +25,12 @@ import TestSupport
         let now = Date()
         let places = [(48.8566, 2.3522, "Paris"), (48.8606, 2.3376, "Louvre"), (48.8530, 2.3499, "Notre-Dame"), (48.8738, 2.2950, "Arc")]
         var batch: [String] = []
+        // Each an hour before now on its day, or half the time since midnight when the day is
+        // younger than two hours: in the first hour of a day, "an hour ago" was yesterday, and
+        // the six days' streak was five (CI ran across midnight and said so).
+        let back = min(3_600, now.timeIntervalSince(Calendar.current.startOfDay(for: now)) / 2)
         for day in 0..<6 {
-            let stamp = ISO8601DateFormatter().string(from: now.addingTimeInterval(Double(-day) * 86_400 - 3_600))
+            let stamp = ISO8601DateFormatter().string(from: now.addingTimeInterval(Double(-day) * 86_400 - back))
             batch.append(#"{"timestamp": "\#(stamp)", "category": "mood", "source": "watch", "data": {"metric": {"name": "mood", "value": \#(5 + day % 4), "scale_min": 1, "scale_max": 10}}}"#)
             batch.append(#"{"timestamp": "\#(stamp)", "category": "health", "source": "phone", "data": {"metric": {"name": "energy", "value": \#(3 + day % 3)}, "tags": ["morning"]}}"#)
             let place = places[day % places.count]
