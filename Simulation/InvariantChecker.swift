@@ -22,8 +22,15 @@ extension Simulator {
         // Every honest loser is listed alike everywhere; a clash a hostile peer forged is kept
         // where it was found (it never travels: its (origin, sequence) belongs to another write).
         let honest = Set(ledger.writes.map { "\($0.stamp.origin)#\($0.stamp.sequence)" })
-        let conflictLists = replicas.map { replica in
-            ((try? replica.conflicts()) ?? []).filter { honest.contains("\($0.loser.origin)#\($0.loser.sequence)") }.map { "\($0.entryID)|\($0.loser.origin.prefix(13))#\($0.loser.sequence)|\($0.lostFields?.rawValue ?? 255)" }.sorted()
+        let conflictSets = replicas.map { (try? $0.conflicts()) ?? [] }
+        // Twins a history repair renumbered are one write again, which never lost to itself.
+        for (name, conflicts) in zip(full, conflictSets) {
+            if let twin = conflicts.first(where: { $0.loser.origin == $0.winner.origin && $0.loser.sequence == $0.winner.sequence }) {
+                return "\(name) lists \(twin.loser.origin.prefix(13))#\(twin.loser.sequence) as having lost \(twin.entryID) to itself"
+            }
+        }
+        let conflictLists = conflictSets.map { conflicts in
+            conflicts.filter { honest.contains("\($0.loser.origin)#\($0.loser.sequence)") }.map { "\($0.entryID)|\($0.loser.origin.prefix(13))#\($0.loser.sequence)|\($0.lostFields?.rawValue ?? 255)" }.sorted()
         }
         if let odd = zip(full, conflictLists).first(where: { $0.1 != conflictLists[0] }) {
             let missing = Set(conflictLists[0]).symmetricDifference(odd.1).sorted().prefix(3)

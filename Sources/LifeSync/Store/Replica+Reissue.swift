@@ -37,7 +37,8 @@ extension Replica {
     /// and nothing of the history that takes the old numbers). HLC, content and fields stay: a
     /// moved write orders where it was made, so it never overrides an edit made after it
     /// elsewhere. With `only`, just the rows whose digest is the one given for their number.
-    /// Conflicts naming a moved write follow it; clashes above the fork go.
+    /// Conflicts naming a moved write follow it; clashes above the fork go, and so does a loss
+    /// between twins.
     func restamp(_ origin: String, above fork: UInt64, to target: String, base: UInt64,
                  only: [UInt64: SHA256.Digest]?) throws -> [Reissue] {
         // A clash above the fork (§8: another write held at the same number) was the two histories
@@ -88,6 +89,10 @@ extension Replica {
                                  [.text(target), .counter(sequence)] + old)
                 try database.run("DELETE FROM conflicts WHERE \(side)_origin = ? AND \(side)_seq = ?", old)
             }
+            // Twins that met before the repair did were two writes to the merge, and one lost to
+            // the other; under one number they are one write, and a write never loses to itself.
+            try database.run("DELETE FROM conflicts WHERE loser_origin = ?1 AND loser_seq = ?2 AND winner_origin = ?1 AND winner_seq = ?2",
+                             [.text(target), .counter(sequence)])
             moved.append(Reissue(id: row.id, old: row.stamp, new: new))
         }
         return moved
