@@ -17,11 +17,21 @@ extension Database {
 
     /// Runs `body` with its commits not fsynced on their own (WAL with `synchronous = NORMAL`),
     /// then goes back to fully synced commits. For writes whose loss at a power cut costs
-    /// nothing but a repeat (a batch the sender still holds, a progress note): the next synced
-    /// commit makes them durable too.
+    /// nothing but a repeat (a batch the sender still holds, a progress note, a peer's status):
+    /// the next synced commit makes them durable too.
+    ///
+    /// Nor do they checkpoint the WAL (copy it back into the file, with two fsyncs) before it
+    /// passes 65536 pages (256 MiB) rather than SQLite's default 1000: a bulk sync dirties the
+    /// same index pages batch after batch (entry IDs are random), each checkpoint copied them all
+    /// again, and the receiver stalled while it did. The node checkpoints instead when a peer's
+    /// burst ends or it idles (`Replica.checkpoint`), or its next synced write does. A peer that
+    /// left half-way through its burst made the receiver copy back all it had taken so far as
+    /// it noted the peer gone, 4% of a 100k-entry `bench sync`, before the peer came back.
     ///
     ///     try database.withUnsyncedCommits { try database.run("UPDATE ...") }
     func withUnsyncedCommits<T>(_ body: () throws -> T) throws -> T {
+        setWALAutocheckpoint(pages: 65536)
+        defer { setWALAutocheckpoint(pages: 1000) }
         // `execute`, not a cached statement: SQLite applies this pragma while compiling it, so a
         // statement kept for reuse would not set it again.
         try execute("PRAGMA synchronous = NORMAL")

@@ -47,10 +47,8 @@ extension Replica {
     /// again — the sender still holds them. Local writes, which exist nowhere else, stay fully
     /// synced (`synchronous = FULL`), and their fsync makes any earlier batch durable too.
     ///
-    /// While applying, the WAL is checkpointed (copied back into the file, with two fsyncs) only
-    /// past 65536 pages (256 MiB) rather than SQLite's default 1000: a bulk sync dirties the same
-    /// index pages batch after batch (entry IDs are random), each checkpoint copied them all
-    /// again, and the receiver stalled while it did — in the fsyncs, and then in rewriting WAL
+    /// While applying, the WAL is checkpointed only past 65536 pages (`withUnsyncedCommits`): a
+    /// checkpoint in the stream stalled the receiver — in the fsyncs, and then in rewriting WAL
     /// pages the kernel was still writing back (`perf sched` showed a quarter second of each in
     /// a 100k-entry sync at 64 MiB). The session checkpoints instead when the peer has sent
     /// everything (`checkpoint()`), so a bulk sync borrows up to 256 MiB of disk for a while;
@@ -79,8 +77,6 @@ extension Replica {
                       origins: [(origin: String, nodeID: String, role: Role)] = [],
                       seals: [ReceivedSeals]? = nil) throws -> [ApplyOutcome] {
         precondition(seals == nil || seals!.count == batches.count, "one set of seals per batch")
-        database.setWALAutocheckpoint(pages: 65536)
-        defer { database.setWALAutocheckpoint(pages: 1000) }
         return try database.withUnsyncedCommits { try writeTransaction {
             keepsTextPending = true  // indexed when the burst ends (`checkpoint`)
             try requireOriginRoom(batches.flatMap(\.through.entries).map(\.origin) + origins.map(\.origin))

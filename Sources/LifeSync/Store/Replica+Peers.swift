@@ -1,7 +1,8 @@
 extension Replica {
-    /// Saves what the node knows of a peer (one row per peer node).
+    /// Saves what the node knows of a peer (one row per peer node): a note for `lifesync status`,
+    /// so not fsynced on its own, and no checkpoint of a burst's WAL when a peer leaves.
     package func savePeer(_ peer: PeerStatus) throws {
-        try database.run("""
+        try database.withUnsyncedCommits { try database.run("""
             INSERT INTO peers(node_id, role, address, direction, state, last_connected, last_sync, entries_sent,
                               entries_received, pending, vector, updated_at)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
@@ -11,7 +12,7 @@ extension Replica {
                   .text(peer.state.rawValue), peer.lastConnected.map { .text($0.iso8601) } ?? .null,
                   peer.lastSync.map { .text($0.iso8601) } ?? .null, .integer(Int64(peer.entriesSent)),
                   .integer(Int64(peer.entriesReceived)), .integer(Int64(peer.pending)), .text(peer.vector.description),
-                  .text(now.iso8601)])
+                  .text(now.iso8601)]) }
     }
 
     /// Whether the replica has a row for `nodeID`.
