@@ -23,9 +23,15 @@ extension Simulator {
         // where it was found (it never travels: its (origin, sequence) belongs to another write).
         let honest = Set(ledger.writes.map { "\($0.stamp.origin)#\($0.stamp.sequence)" })
         let conflictSets = replicas.map { (try? $0.conflicts()) ?? [] }
-        // Twins a history repair renumbered are one write again, which never lost to itself.
-        for (name, conflicts) in zip(full, conflictSets) {
-            if let twin = conflicts.first(where: { $0.loser.origin == $0.winner.origin && $0.loser.sequence == $0.winner.sequence }) {
+        // Twins a history repair renumbered are one write again, which never lost to itself. (A
+        // clash, another write at the same number, is another entry's, or differs in HLC or kind.)
+        for (index, conflicts) in conflictSets.enumerated() {
+            let name = full[index], replica = replicas[index]
+            if let twin = conflicts.first(where: { conflict in
+                conflict.loser.origin == conflict.winner.origin && conflict.loser.sequence == conflict.winner.sequence
+                    && conflict.loser.hlc == conflict.winner.hlc && conflict.loser.deleted == conflict.winner.deleted
+                    && ((try? replica.entryWrites(id: conflict.entryID)) ?? []).contains { $0.stamp.origin == conflict.loser.origin && $0.stamp.sequence == conflict.loser.sequence && $0.stamp.hlc == conflict.loser.hlc }
+            }) {
                 return "\(name) lists \(twin.loser.origin.prefix(13))#\(twin.loser.sequence) as having lost \(twin.entryID) to itself"
             }
         }

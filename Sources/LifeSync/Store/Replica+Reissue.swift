@@ -91,8 +91,11 @@ extension Replica {
             }
             // Twins that met before the repair did were two writes to the merge, and one lost to
             // the other; under one number they are one write, and a write never loses to itself.
-            try database.run("DELETE FROM conflicts WHERE loser_origin = ?1 AND loser_seq = ?2 AND winner_origin = ?1 AND winner_seq = ?2",
-                             [.text(target), .counter(sequence)])
+            // (A clash, another write at the same number, differs in its entry, HLC or kind.)
+            try database.run("""
+                DELETE FROM conflicts WHERE entry_id = ?3 AND loser_origin = ?1 AND loser_seq = ?2 AND winner_origin = ?1 AND winner_seq = ?2
+                    AND loser_hlc = ?4 AND winner_hlc = ?4 AND loser_deleted = winner_deleted
+                """, [.text(target), .counter(sequence), .text(row.id), .integer(row.stamp.hlc.rawValue)])
             moved.append(Reissue(id: row.id, old: row.stamp, new: new))
         }
         return moved
