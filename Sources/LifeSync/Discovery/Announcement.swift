@@ -49,7 +49,7 @@ public struct Announcement: Equatable, Sendable {
         writer.u8(Self.version)
         writer.u8(role.wireCode)
         writer.u16(port)
-        writer.raw(fingerprint.bytes)
+        writer.digest(fingerprint)
         writer.u64(instance)
         writer.u8(UInt8(nodeID.utf8.count))
         writer.raw(Array(nodeID.utf8))

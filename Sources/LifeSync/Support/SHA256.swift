@@ -58,11 +58,7 @@ public final class SHA256 {
     public func finalize() -> Digest {
         precondition(!finished, "SHA256 finalized twice")
         finished = true
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let ok = EVP_DigestFinal_ex(context, &out, &length)
-        precondition(ok == 1 && length == 32, "EVP_DigestFinal_ex failed")
-        return Digest(bytes: out)
+        return SHA256.final(context)
     }
 
     /// The digest of everything passed to `update` so far, leaving the hasher open for more: a
@@ -73,10 +69,17 @@ public final class SHA256 {
         guard let copy = EVP_MD_CTX_new() else { fatalError("OpenSSL could not allocate a digest context") }
         defer { EVP_MD_CTX_free(copy) }
         precondition(EVP_MD_CTX_copy_ex(copy, context) == 1, "EVP_MD_CTX_copy_ex failed")
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        precondition(EVP_DigestFinal_ex(copy, &out, &length) == 1 && length == 32, "EVP_DigestFinal_ex failed")
-        return Digest(bytes: out)
+        return SHA256.final(copy)
+    }
+
+    /// Finishes `context`'s digest into a buffer on the stack.
+    private static func final(_ context: OpaquePointer) -> Digest {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { out in
+            var length: UInt32 = 0
+            let ok = EVP_DigestFinal_ex(context, out.baseAddress, &length)
+            precondition(ok == 1 && length == 32, "EVP_DigestFinal_ex failed")
+            return Digest(UnsafeRawBufferPointer(out))
+        }
     }
 
     /// The SHA-256 of `bytes` in one call.
@@ -92,18 +95,47 @@ public final class SHA256 {
         return hasher.finalize()
     }
 
+    /// 32 bytes held inline, as four big-endian words: no heap storage, no reference counting (a
+    /// sync makes two digests a write, the computed one and its seal's).
     public struct Digest: Hashable, Sendable, CustomStringConvertible {
-        public let bytes: [UInt8]
+        private let w0, w1, w2, w3: UInt64
 
-        public init(bytes: [UInt8]) {
-            precondition(bytes.count == 32)
-            self.bytes = bytes
+        /// - Precondition: exactly 32 bytes.
+        public init<C: Collection>(bytes: C) where C.Element == UInt8 {
+            precondition(bytes.count == 32, "a SHA-256 digest is 32 bytes")
+            if let digest = bytes.withContiguousStorageIfAvailable({ Digest(UnsafeRawBufferPointer($0)) }) {
+                self = digest
+                return
+            }
+            self = Array(bytes).withUnsafeBytes { Digest($0) }
+        }
+
+        /// From 32 bytes in memory.
+        init(_ raw: UnsafeRawBufferPointer) {
+            precondition(raw.count == 32, "a SHA-256 digest is 32 bytes")
+            w0 = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+            w1 = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            w2 = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+            w3 = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
         }
 
         /// Parses 64 hex digits (either case); nil otherwise.
         public init?(hex: String) {
             guard let bytes = Hex.decode(hex), bytes.count == 32 else { return nil }
-            self.bytes = bytes
+            self.init(bytes: bytes)
+        }
+
+        /// The 32 bytes, in order.
+        public var bytes: [UInt8] {
+            var out: [UInt8] = []
+            out.reserveCapacity(32)
+            append(to: &out)
+            return out
+        }
+
+        /// Appends the 32 bytes to `out`, with no array of their own.
+        func append(to out: inout [UInt8]) {
+            for word in [w0, w1, w2, w3] { withUnsafeBytes(of: word.bigEndian) { out.append(contentsOf: $0) } }
         }
 
         /// Lowercase hex.

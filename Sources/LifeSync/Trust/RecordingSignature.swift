@@ -30,7 +30,7 @@ package enum RecordingSignature {
         writer.string(recording.entryID ?? "")
         writer.string(recording.createdAt.iso8601)
         writer.u64(recording.size)
-        writer.raw(recording.sha256.bytes)
+        writer.digest(recording.sha256)
         return writer.bytes
     }
 }

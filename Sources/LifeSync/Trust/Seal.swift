@@ -84,7 +84,7 @@ package struct Seal: Equatable, Sendable {
     static func write(_ members: [Member], to writer: inout ByteWriter) {
         for member in members {
             writer.u64(member.sequence)
-            writer.raw(member.digest.bytes)
+            writer.digest(member.digest)
         }
     }
 
@@ -118,8 +118,8 @@ package struct Seal: Equatable, Sendable {
         var members: [Member] = []
         members.reserveCapacity(bytes.count / 40)
         for _ in 0..<(bytes.count / 40) {
-            guard let sequence = try? reader.u64("seq"), let digest = try? reader.raw(32, "digest") else { return nil }
-            members.append(Member(sequence: sequence, digest: SHA256.Digest(bytes: digest)))
+            guard let sequence = try? reader.u64("seq"), let digest = try? reader.digest("digest") else { return nil }
+            members.append(Member(sequence: sequence, digest: digest))
         }
         return members
     }

@@ -51,6 +51,9 @@ struct ByteReader {
 
     mutating func raw(_ count: Int, _ what: String) throws(WireError) -> [UInt8] { Array(try take(count, what)) }
 
+    /// A digest's 32 bytes, read in place.
+    mutating func digest(_ what: String) throws(WireError) -> SHA256.Digest { SHA256.Digest(bytes: try take(32, what)) }
+
     /// A count of items that each take at least `minimumItemSize` bytes, checked against what is
     /// left before anything is allocated for them.
     mutating func count16(_ what: String, minimumItemSize: Int) throws(WireError) -> Int {

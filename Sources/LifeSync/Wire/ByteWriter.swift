@@ -31,8 +31,11 @@ struct ByteWriter {
         bytes.append(contentsOf: b)
     }
 
-    /// Exactly `count` raw bytes (digests).
+    /// Exactly `count` raw bytes.
     mutating func raw(_ b: [UInt8]) { bytes.append(contentsOf: b) }
+
+    /// A digest's 32 bytes.
+    mutating func digest(_ d: SHA256.Digest) { d.append(to: &bytes) }
 
     /// `count` zero bytes to be overwritten in place; returns where they start.
     mutating func reserve(_ count: Int) -> Int {

@@ -51,17 +51,17 @@ extension Message {
                 throw WireError(.malformed, "chunk_size \(chunkSize) outside 1…\(Limits.maximumChunkBytes)")
             }
             message = .offer(Offer(recordingID: id, fileName: fileName, mediaType: mediaType, size: size,
-                                   chunkSize: chunkSize, sha256: SHA256.Digest(bytes: try r.raw(32, "sha256"))))
+                                   chunkSize: chunkSize, sha256: try r.digest("sha256")))
         case .accept:
             message = .accept(recordingID: try recordingID(&r), offset: try r.u64("offset"))
         case .chunk:
             let id = try recordingID(&r)
             let offset = try r.u64("offset")
-            let digest = SHA256.Digest(bytes: try r.raw(32, "sha256"))
+            let digest = try r.digest("sha256")
             message = .chunk(Chunk(recordingID: id, offset: offset, sha256: digest,
                                    data: try r.blobSlice("data", maximum: Limits.maximumChunkBytes)))
         case .confirm:
-            message = .confirm(recordingID: try recordingID(&r), sha256: SHA256.Digest(bytes: try r.raw(32, "sha256")))
+            message = .confirm(recordingID: try recordingID(&r), sha256: try r.digest("sha256"))
         case .failure:
             message = .failure(recordingID: try recordingID(&r), code: try r.u16("code"), message: try boundedString(&r, "message"))
         case .history:

@@ -75,18 +75,18 @@ extension Message {
             w.string(offer.mediaType)
             w.u64(offer.size)
             w.u32(offer.chunkSize)
-            w.raw(offer.sha256.bytes)
+            w.digest(offer.sha256)
         case .accept(let id, let offset):
             w.string(id)
             w.u64(offset)
         case .chunk(let chunk):
             w.string(chunk.recordingID)
             w.u64(chunk.offset)
-            w.raw(chunk.sha256.bytes)
+            w.digest(chunk.sha256)
             w.blob(chunk.data)
         case .confirm(let id, let sha256):
             w.string(id)
-            w.raw(sha256.bytes)
+            w.digest(sha256)
         case .failure(let id, let code, let message):
             w.string(id)
             w.u16(code)

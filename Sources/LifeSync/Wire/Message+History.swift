@@ -33,8 +33,8 @@ extension Message {
             w.string(fork.origin)
             w.u64(fork.agreed)
             w.u64(fork.sequence)
-            w.raw(fork.digests.0.bytes)
-            w.raw(fork.digests.1.bytes)
+            w.digest(fork.digests.0)
+            w.digest(fork.digests.1)
         }
     }
 
@@ -138,7 +138,7 @@ extension Message {
             if let last = members.last, last.sequence >= sequence {
                 throw WireError(.malformed, "\(what)s not strictly ascending (\(sequence) after \(last.sequence))")
             }
-            members.append(Seal.Member(sequence: sequence, digest: SHA256.Digest(bytes: try r.raw(32, "\(what) digest"))))
+            members.append(Seal.Member(sequence: sequence, digest: try r.digest("\(what) digest")))
         }
         return members
     }

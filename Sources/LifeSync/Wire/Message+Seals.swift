@@ -39,7 +39,7 @@ extension Message {
                 if let last = members.last, last.sequence >= sequence {
                     throw WireError(.malformed, "seal \(n): members not strictly ascending (\(sequence) after \(last.sequence))")
                 }
-                members.append(Seal.Member(sequence: sequence, digest: SHA256.Digest(bytes: try r.raw(32, "seal digest"))))
+                members.append(Seal.Member(sequence: sequence, digest: try r.digest("seal digest")))
             }
             let signature = try r.raw(RecordingSignature.signatureLength, "seal signature")
             seals.append(Seal(origin: sealOrigin, nodeID: nodeID, publicKey: key, members: members, signature: signature))
