@@ -16,8 +16,8 @@ package enum Scenario {
         guard case .object = json else { throw ValidationError(field: "", reason: "a scenario is a JSON object") }
         var options = SimulationOptions()
         if let nodes = json["nodes"] {
-            guard case .array(let items) = nodes, !items.isEmpty, items.count <= 16 else {
-                throw ValidationError(field: "nodes", reason: "must be an array of 1–16 roles")
+            guard case .array(let items) = nodes, !items.isEmpty, items.count <= 40 else {
+                throw ValidationError(field: "nodes", reason: "must be an array of 1–40 roles")
             }
             options.roles = []
             for (i, item) in items.enumerated() {

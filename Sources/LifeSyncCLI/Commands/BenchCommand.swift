@@ -6,13 +6,14 @@ extension LifeSyncCommandLine {
     static let benchCommand = Command(
         spec: CommandSpec(
             name: "bench", summary: "measure throughput against a raw baseline in the same run",
-            positionals: ["import|sync|transfer|handshake|http|status"],
+            positionals: ["import|sync|transfer|handshake|http|status|mesh"],
             options: [OptionSpec(name: "--count", kind: .value, valueName: "N", help: "entries to generate (default 100000)"),
                       OptionSpec(name: "--size-mib", kind: .value, valueName: "N", help: "transfer: recording size in MiB (default 1024)"),
                       OptionSpec(name: "--runs", kind: .value, valueName: "N", help: "import: alternating runs of raw inserts and the import process (default 1)"),
                       OptionSpec(name: "--cycles", kind: .value, valueName: "N", help: "handshake: connect/handshake/close cycles (default 1000)"),
                       OptionSpec(name: "--clients", kind: .value, valueName: "N", help: "http: concurrent keep-alive readers (default 16)"),
                       OptionSpec(name: "--requests", kind: .value, valueName: "N", help: "http: requests per reader (default 200)"),
+                      OptionSpec(name: "--nodes", kind: .value, valueName: "N", help: "mesh: paired nodes (default 20)"),
                       OptionSpec(name: "--binary", kind: .value, valueName: "PATH", help: "status: time another build's lifesync instead (A/B)"),
                       OptionSpec(name: "--dir", kind: .value, valueName: "DIR", help: "where to put the bench databases (default: a temporary folder)"),
                       CommandSpec.jsonFlag],
@@ -42,10 +43,15 @@ extension LifeSyncCommandLine {
                      answering count(*) and one GROUP BY, and, from a `serve --http` node over one keep-alive
                      loopback connection, GET /api/status, GET /api/entries/stats and the dashboard's first
                      render (its requests in turn); medians and ranges, in ms. --binary PATH: another build.
+            mesh     --nodes `serve` processes (a phone and macs, all paired, each dialling the nodes after it),
+                     each with its share of N entries (default 10,000 here) written offline: time until every
+                     node holds every entry, next to two nodes with the same entries in the same run; then
+                     one write on the phone timed until every node holds it; changes each node received
+                     beyond those it lacked; idle RSS.
             """),
         run: { arguments, context in
             let which = arguments.positional(0)!
-            let count = try arguments.integer("--count", default: 100_000, range: 1...10_000_000)
+            let count = try arguments.integer("--count", default: which == "mesh" ? 10_000 : 100_000, range: 1...10_000_000)
             let dir = arguments.value("--dir") ?? NSTemporaryDirectory() + "lifesync-bench-\(getpid())"
             try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             defer { if arguments.value("--dir") == nil { try? FileManager.default.removeItem(atPath: dir) } }
@@ -74,8 +80,12 @@ extension LifeSyncCommandLine {
                 let requests = try arguments.integer("--requests", default: 200, range: 1...100_000)
                 let report = try HTTPBench.run(count: count, clients: clients, requests: requests, directory: dir)
                 context.console.print(arguments.flag("--json") ? report.json.prettyText : report.text)
+            case "mesh":
+                let nodes = try arguments.integer("--nodes", default: 20, range: 2...64)
+                let report = try MeshBench.run(nodes: nodes, count: count, directory: dir)
+                context.console.print(arguments.flag("--json") ? report.json.prettyText : report.text)
             default:
-                throw CLIError.usage("unknown benchmark '\(which)' (available: import, sync, transfer, handshake, http, status)", command: arguments.spec)
+                throw CLIError.usage("unknown benchmark '\(which)' (available: import, sync, transfer, handshake, http, status, mesh)", command: arguments.spec)
             }
             return 0
         })

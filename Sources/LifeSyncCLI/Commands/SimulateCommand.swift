@@ -46,7 +46,7 @@ extension LifeSyncCommandLine {
                     guard let role = Role(rawValue: String(text)) else { throw CLIError.refused("--nodes: '\(text)' is not watch, phone or mac") }
                     return role
                 }
-                guard !options.roles.isEmpty, options.roles.count <= 16 else { throw CLIError.refused("--nodes takes 1–16 roles") }
+                guard !options.roles.isEmpty, options.roles.count <= 40 else { throw CLIError.refused("--nodes takes 1–40 roles") }
             }
             if arguments.value("--duration") != nil {
                 options.duration = Int64(try arguments.integer("--duration", default: 120, range: 1...2_592_000)) * 1000

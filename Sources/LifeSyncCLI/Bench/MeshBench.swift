@@ -1,0 +1,98 @@
+import Foundation
+import LifeSync
+import LifeSyncRuntime
+
+/// A household of paired devices converging: `nodes` real `lifesync serve` processes on loopback
+/// (one phone, the rest macs), every node paired with every other and dialling those after it,
+/// so each pair shares one connection. Each node first writes its share of `count` entries
+/// offline. Timed from the first process's start until every replica holds every entry, next to
+/// two nodes converging on the same entries in the same run (the floor). Then one entry written
+/// on the phone (as `lifesync add` writes it, beside the serving process) is timed until every
+/// node holds it; each node's changes received beyond the entries it lacked, and its RSS once
+/// idle, are read last.
+enum MeshBench {
+    static func run(nodes: Int, count: Int, directory: String) throws -> BenchReport {
+        let binary = try SyncBench.selfExecutable()
+        let floor = try converge(nodes: 2, count: count, directory: directory + "/two", binary: binary)
+        let mesh = try converge(nodes: nodes, count: count, directory: directory + "/mesh", binary: binary)
+        return BenchReport(title: "mesh of \(nodes) paired nodes (a phone and \(nodes - 1) macs, all paired, one connection a pair) converging on \(count) entries written offline, each node its share", figures: [
+            ("two nodes converge", floor.seconds, "s"),
+            ("\(nodes) nodes converge", mesh.seconds, "s"),
+            ("ratio to two nodes", mesh.seconds / floor.seconds, "x"),
+            ("one write reaches every node", mesh.reach * 1000, "ms"),
+            ("received / lacked, worst node", mesh.worstReceived, "x"),
+            ("changes received more than once", Double(mesh.extra), "changes"),
+            ("idle RSS, median node", mesh.idle.median, "MiB"),
+            ("idle RSS, largest node", mesh.idle.largest, "MiB"),
+        ])
+    }
+
+    struct Outcome {
+        var seconds: Double
+        /// From the phone's commit of one more entry until every node holds it.
+        var reach: Double
+        /// Of all nodes, the largest count of changes received over the count it lacked.
+        var worstReceived: Double
+        /// Changes received beyond what each node lacked, summed over the nodes.
+        var extra: Int
+        var idle: (median: Double, largest: Double)
+    }
+
+    static func converge(nodes count: Int, count entryCount: Int, directory: String, binary: String) throws -> Outcome {
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let entries = BenchWorkload.entries(count: entryCount, role: .mac)
+        var replicas: [Replica] = []
+        for index in 0..<count {
+            let path = directory + "/node\(index).sqlite"
+            let replica = try Replica.create(path: path, role: index == 0 ? .phone : .mac, clock: SystemClock(), random: SystemRandom())
+            try replica.importEntries(Array(entries[(index * entryCount / count)..<((index + 1) * entryCount / count)]))
+            unlink(NodeKey.path(forReplica: path))
+            replicas.append(replica)
+        }
+        try LocalPairing.pair(replicas)
+        let ports = try (0..<count).map { _ in try SyncBench.freeLoopbackPort() }
+        var processes: [Subprocess] = []
+        defer { for process in processes { _ = process.terminate() } }
+        let start = MonotonicClock.seconds()
+        // The last first: each node's peers listen before it dials them.
+        for index in (0..<count).reversed() {
+            let log = directory + "/node\(index).log"
+            let peers = ports[(index + 1)...].flatMap { ["--peer", "127.0.0.1:\($0)"] }
+            processes.append(try SyncBench.spawn(binary, ["serve", "--db", replicas[index].path, "--listen", "127.0.0.1:\(ports[index])",
+                                                           "--no-discovery", "--reconnect-max-ms", "200"] + peers, log: log))
+            try SyncBench.waitUntilListening(log: log)
+        }
+        func holdAll(_ total: Int) -> Bool { replicas.allSatisfy { ((try? $0.liveEntryCount()) ?? 0) >= total } }
+        guard waitUntil(timeout: 600, every: 0.01, { holdAll(entryCount) }) else {
+            throw CLIError.refused("bench mesh: \(count) nodes did not converge within 600 s (logs in \(directory))")
+        }
+        let seconds = MonotonicClock.seconds() - start
+
+        let written = MonotonicClock.seconds()
+        try replicas[0].add(BenchWorkload.entries(count: 1, role: .phone, seed: 7)[0])
+        guard waitUntil(timeout: 60, every: 0.005, { holdAll(entryCount + 1) }) else {
+            throw CLIError.refused("bench mesh: one write did not reach all \(count) nodes within 60 s (logs in \(directory))")
+        }
+        let reach = MonotonicClock.seconds() - written
+
+        // Each node lacked every entry but its own share (and the phone's one write, but the phone).
+        var worst = 0.0, extra = 0
+        for (index, replica) in replicas.enumerated() {
+            let own = (index + 1) * entryCount / count - index * entryCount / count
+            let lacked = entryCount - own + (index == 0 ? 0 : 1)
+            func received() -> Int { ((try? replica.peers()) ?? []).reduce(0) { $0 + $1.entriesReceived } }
+            // The counters are saved a moment after the batches.
+            guard waitUntil(timeout: 10, every: 0.05, { received() >= lacked }) else {
+                throw CLIError.refused("bench mesh: node \(index) counted \(received()) changes received for the \(lacked) it lacked and holds")
+            }
+            worst = max(worst, Double(received()) / Double(max(lacked, 1)))
+            extra += max(0, received() - lacked)
+        }
+        // Idle: two of the nodes' 2-second memory turns with nothing to read.
+        usleep(5_000_000)
+        let rss = processes.map { ProcessMemory.resident($0.pid) }
+        return Outcome(seconds: seconds, reach: reach, worstReceived: worst, extra: extra,
+                       idle: (BenchReport.median(rss), rss.max() ?? 0))
+    }
+}
