@@ -147,11 +147,15 @@ extension Simulator {
         for name in names {
             guard let node = nodes[name], let replica = node.replica, let statuses = try? replica.recordingStatuses() else { return "\(name)'s recordings cannot be read" }
             for status in statuses where !status.deleted {
-                if node.role.isFullReplica && status.file != .present && !bytesDeletedByUser(status.recording) {
+                if node.role.isFullReplica && status.file != .present && !bytesDeletedByUser(status.recording)
+                    && !bytesStayOnWatch(status.recording.id) {
                     return "\(name) lacks the bytes of recording \(status.recording.id)"
                 }
-                if node.role == .watch && status.file == .present && !phoneHoldsBytes(of: status.recording)
+                if node.role == .watch && status.file == .present && !phoneHoldsBytes(of: status.recording) && hasPhone
                     && !userDeletedRecordings.contains(status.recording.id) { return "\(name) holds recording \(status.recording.id), and no phone does" }
+                if node.role == .watch && !hasPhone, let other = names.first(where: { other in
+                    nodes[other]!.role.isFullReplica && ((try? nodes[other]!.replica?.recording(id: status.recording.id)) ?? nil) == nil
+                }) { return "\(other) lacks the record of recording \(status.recording.id), which \(name) holds" }
             }
         }
         return nil
@@ -159,6 +163,16 @@ extension Simulator {
 }
 
 extension Simulator {
+    var hasPhone: Bool { nodes.values.contains { $0.role == .phone } }
+
+    /// A watch sends recording bytes to phones only (`RolePolicy.recordingBytesFlow`): in a
+    /// household without a phone, a recording made on a watch stays there, and nothing is lost,
+    /// since only a phone's confirmation lets a watch drop its copy. Its record still reaches
+    /// every full replica.
+    func bytesStayOnWatch(_ id: String) -> Bool {
+        !hasPhone && attached.contains { $0.id == id && nodes[$0.node]?.role == .watch }
+    }
+
     /// A user deleted the recording, which removed its bytes, and a restore of an older copy
     /// brought back only its record (the delete had reached no other replica): no node can have
     /// the bytes again, and the record says "awaiting bytes" until the user deletes it again.
@@ -246,6 +260,11 @@ struct InvariantChecker {
                     violations.append("recordings: \(recording.id) (attached on \(recording.node)) never reached \(name)"); continue
                 }
                 if known.deleted { continue }
+                if simulator.bytesStayOnWatch(recording.id) {
+                    let kept = simulator.nodes[recording.node]?.storage.files[recording.fileName].map { SHA256.hash($0) == recording.sha256 } ?? false
+                    if !kept { violations.append("recordings: \(recording.id), made on \(recording.node) in a household without a phone, is gone from it") }
+                    continue
+                }
                 guard let bytes = node.storage.files[recording.fileName], SHA256.hash(bytes) == recording.sha256 else {
                     if simulator.bytesDeletedByUser(known.recording) { continue }
                     violations.append("recordings: \(recording.id) (attached on \(recording.node)) is not byte-identical on \(name)"); continue

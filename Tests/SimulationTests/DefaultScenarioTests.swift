@@ -30,6 +30,18 @@ import Testing
         #expect(result.violations.isEmpty, "replay: lifesync simulate --seed \(seed)")
     }
 
+    /// A household without a phone (macs and watches): a watch sends recording bytes to phones
+    /// only, so its recordings stay on it, whole, while their records reach every mac. The
+    /// checker wanted the bytes on the macs (every seed of `--nodes mac,mac,watch,watch` failed),
+    /// then called a run converged before a watch's record had reached the mac (29).
+    @Test(arguments: [UInt64(1), 2, 3, 29])
+    func aHouseholdWithoutAPhoneKeepsEveryInvariant(seed: UInt64) {
+        var options = SimulationOptions()
+        options.roles = [.mac, .watch, .watch]
+        let result = Simulator(seed: seed, options: options).run()
+        #expect(result.violations.isEmpty, "replay: lifesync simulate --seed \(seed) --nodes mac,watch,watch: \(result.violations.prefix(2))")
+    }
+
     @Test func faultsAreReallyInjected() {
         var kinds = Set<String>()
         for seed in UInt64(1)...20 { kinds.formUnion(Simulator(seed: seed, options: SimulationOptions()).run().faults.keys) }
