@@ -13,8 +13,8 @@ import LifeSyncRuntime
 enum MeshBench {
     static func run(nodes: Int, count: Int, directory: String) throws -> BenchReport {
         let binary = try SyncBench.selfExecutable()
-        let floor = try converge(nodes: 2, count: count, directory: directory + "/two", binary: binary)
-        let mesh = try converge(nodes: nodes, count: count, directory: directory + "/mesh", binary: binary)
+        let floor = try converge(nodes: 2, count: count, directory: directory + "/two", binary: binary, idle: false)
+        let mesh = try converge(nodes: nodes, count: count, directory: directory + "/mesh", binary: binary, idle: true)
         return BenchReport(title: "mesh of \(nodes) paired nodes (a phone and \(nodes - 1) macs, all paired, one connection a pair) converging on \(count) entries written offline, each node its share", figures: [
             ("two nodes converge", floor.seconds, "s"),
             ("\(nodes) nodes converge", mesh.seconds, "s"),
@@ -22,8 +22,8 @@ enum MeshBench {
             ("one write reaches every node", mesh.reach * 1000, "ms"),
             ("received / lacked, worst node", mesh.worstReceived, "x"),
             ("changes received more than once", Double(mesh.extra), "changes"),
-            ("idle RSS, median node", mesh.idle.median, "MiB"),
-            ("idle RSS, largest node", mesh.idle.largest, "MiB"),
+            ("idle RSS, median node", mesh.idle?.median ?? 0, "MiB"),
+            ("idle RSS, largest node", mesh.idle?.largest ?? 0, "MiB"),
         ])
     }
 
@@ -35,10 +35,12 @@ enum MeshBench {
         var worstReceived: Double
         /// Changes received beyond what each node lacked, summed over the nodes.
         var extra: Int
-        var idle: (median: Double, largest: Double)
+        /// Nil unless asked for (the floor's is not reported).
+        var idle: (median: Double, largest: Double)?
     }
 
-    static func converge(nodes count: Int, count entryCount: Int, directory: String, binary: String) throws -> Outcome {
+    /// `idle`: also wait for the nodes to idle and read their RSS.
+    static func converge(nodes count: Int, count entryCount: Int, directory: String, binary: String, idle: Bool) throws -> Outcome {
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let entries = BenchWorkload.entries(count: entryCount, role: .mac)
@@ -89,6 +91,7 @@ enum MeshBench {
             worst = max(worst, Double(received()) / Double(max(lacked, 1)))
             extra += max(0, received() - lacked)
         }
+        guard idle else { return Outcome(seconds: seconds, reach: reach, worstReceived: worst, extra: extra, idle: nil) }
         // Idle: two of the nodes' 2-second memory turns with nothing to read.
         usleep(5_000_000)
         let rss = processes.map { ProcessMemory.resident($0.pid) }
