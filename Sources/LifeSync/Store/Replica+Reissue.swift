@@ -71,17 +71,17 @@ extension Replica {
             }
             let new = VersionStamp(hlc: row.stamp.hlc, origin: target, sequence: sequence, vector: vector, deleted: row.stamp.deleted)
             let old: [SQLValue] = [.text(origin), .counter(row.stamp.sequence)]
-            switch try twin(of: row.id, hlc: row.stamp.hlc, at: target, sequence) {
-            case nil:
-                try database.run("UPDATE \(row.table) SET origin = ?, origin_seq = ?, vv = ? WHERE origin = ? AND origin_seq = ?",
-                                 [.text(target), .counter(sequence), .text(vector.description)] + old)
-            case .some(let table) where table == "kept_writes" && row.table != "kept_writes":
-                // The twin is kept beside the entry, while ours is the entry itself: the entry moves.
-                try database.run("DELETE FROM kept_writes WHERE origin = ? AND origin_seq = ?", [.text(target), .counter(sequence)])
-                try database.run("UPDATE \(row.table) SET origin = ?, origin_seq = ?, vv = ? WHERE origin = ? AND origin_seq = ?",
-                                 [.text(target), .counter(sequence), .text(vector.description)] + old)
-            case .some:
+            let twinTable = try twin(of: row.id, hlc: row.stamp.hlc, at: target, sequence)
+            if let twinTable, twinTable != "kept_writes" || row.table == "kept_writes" {
+                // Its twin holds the new number already: our copy gives way.
                 try database.run("DELETE FROM \(row.table) WHERE origin = ? AND origin_seq = ?", old)
+            } else {
+                // A twin kept only beside the entry, while ours is the entry itself: the entry moves.
+                if twinTable != nil {
+                    try database.run("DELETE FROM kept_writes WHERE origin = ? AND origin_seq = ?", [.text(target), .counter(sequence)])
+                }
+                try database.run("UPDATE \(row.table) SET origin = ?, origin_seq = ?, vv = ? WHERE origin = ? AND origin_seq = ?",
+                                 [.text(target), .counter(sequence), .text(vector.description)] + old)
             }
             // A conflict already recorded under the new number (the twin's) is the same conflict.
             for side in ["loser", "winner"] {

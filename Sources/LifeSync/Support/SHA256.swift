@@ -135,7 +135,7 @@ public final class SHA256 {
 
         /// Appends the 32 bytes to `out`, with no array of their own.
         func append(to out: inout [UInt8]) {
-            for word in [w0, w1, w2, w3] { withUnsafeBytes(of: word.bigEndian) { out.append(contentsOf: $0) } }
+            withUnsafeBytes(of: (w0.bigEndian, w1.bigEndian, w2.bigEndian, w3.bigEndian)) { out.append(contentsOf: $0) }
         }
 
         /// Lowercase hex.

@@ -88,8 +88,9 @@ enum MeshBench {
             guard waitUntil(timeout: 10, every: 0.05, { received() >= lacked }) else {
                 throw CLIError.refused("bench mesh: node \(index) counted \(received()) changes received for the \(lacked) it lacked and holds")
             }
-            worst = max(worst, Double(received()) / Double(max(lacked, 1)))
-            extra += max(0, received() - lacked)
+            let got = received()
+            worst = max(worst, Double(got) / Double(max(lacked, 1)))
+            extra += max(0, got - lacked)
         }
         guard idle else { return Outcome(seconds: seconds, reach: reach, worstReceived: worst, extra: extra, idle: nil) }
         // Idle: two of the nodes' 2-second memory turns with nothing to read.
