@@ -30,10 +30,11 @@ struct FieldInvariants {
         }
         // A unit is a write and one field it changed (nil: the whole write, for deletes and
         // deleted entries). An edit that changed nothing (a no-op patch) has nothing to lose.
+        let members = FieldMerge.extraMembers(of: writes.map(\.write))
         let units: [(write: WriteLedger.Write, field: EntryField?)] = writes.flatMap { write -> [(write: WriteLedger.Write, field: EntryField?)] in
             if write.stamp.deleted { return [(write, nil)] }
             if write.write.fields.isEmpty { return [] }
-            return result.content == nil ? [(write, nil)] : write.write.fields.fields.map { (write, Optional($0)) }
+            return result.content == nil ? [(write, nil)] : write.write.fields.fields(among: members).map { (write, Optional($0)) }
         }
         func winner(_ field: EntryField?) -> VersionStamp { field.flatMap { result.winner(of: $0) } ?? final }
         func keptAsLoser(_ w: VersionStamp, _ field: EntryField?) -> Bool {

@@ -36,7 +36,7 @@ extension Simulator {
             }
         }
         let conflictLists = conflictSets.map { conflicts in
-            conflicts.filter { honest.contains("\($0.loser.origin)#\($0.loser.sequence)") }.map { "\($0.entryID)|\($0.loser.origin.prefix(13))#\($0.loser.sequence)|\($0.lostFields?.rawValue ?? 255)" }.sorted()
+            conflicts.filter { honest.contains("\($0.loser.origin)#\($0.loser.sequence)") }.map { "\($0.entryID)|\($0.loser.origin.prefix(13))#\($0.loser.sequence)|\($0.lostFields.map { $0.fields.map(\.name).joined(separator: ",") } ?? "whole")" }.sorted()
         }
         if let odd = zip(full, conflictLists).first(where: { $0.1 != conflictLists[0] }) {
             let missing = Set(conflictLists[0]).symmetricDifference(odd.1).sorted().prefix(3)

@@ -127,12 +127,16 @@ extension Simulator {
 
     /// An edit of one or two fields, so concurrent edits meet on the same field and on different
     /// ones (the per-field merge): the text, the tags, the category, or the text with the tags.
+    /// Every fourth text edit also sets an extra member of `data`, and every fourth tag edit sets
+    /// or removes another (PROTOCOL.md §5.2.2): fields by name, merged like the rest.
     func fieldEdit(number: Int, on name: String) -> JSONValue {
         let text: (String, JSONValue) = ("text", .string("u\(number) on \(name)"))
         let tags: (String, JSONValue) = ("tags", .array([.string("t\(number)")]))
+        let weather: (String, JSONValue) = ("weather", .object([("sky", .string("s\(number)")), ("degrees", .number(Double(number % 40)))]))
+        let image: (String, JSONValue) = ("image_url", number % 8 == 1 ? .null : .string("https://example.org/\(number).jpg"))
         switch workload.next(below: 4) {
-        case 0: return .object([("data", .object([text]))])
-        case 1: return .object([("data", .object([tags]))])
+        case 0: return .object([("data", .object(number % 4 == 0 ? [text, weather] : [text]))])
+        case 1: return .object([("data", .object(number % 4 == 1 ? [tags, image] : [tags]))])
         case 2: return .object([("category", .string(["mood", "note", "work", "health"][Int(workload.next(below: 4))]))])
         default: return .object([("data", .object([text, tags]))])
         }
@@ -146,7 +150,8 @@ extension Simulator {
             case .add:
                 let entry = try replica.add(json: .object([
                     ("category", .string(["mood", "note", "work"][Int(workload.next(below: 3))])),
-                    ("data", .object([("text", .string("w\(ledger.writes.count) on \(name)"))])),
+                    ("data", .object([("text", .string("w\(ledger.writes.count) on \(name)"))]
+                        + (ledger.writes.count % 5 == 0 ? [("image_url", .string("https://example.org/w\(ledger.writes.count).jpg"))] : []))),
                 ]))
                 id = entry.id
             case .update, .delete:

@@ -68,8 +68,8 @@ import TestSupport
         // The node offers what it holds: the recording case ran, it was not skipped.
         #expect(lines.contains { $0.hasPrefix("PASS 5.9.3 recordings.receive-offered") }, "\(run.stdout)")
         #expect(lines.contains { $0.hasPrefix("PASS 8 merge.equal-hlc-origin-tiebreak") }, "\(run.stdout)")
-        // The per-field merge: both concurrent edits survive, a partial change of a new entry is stored whole.
-        for passed in ["PASS 8 merge.fields-concurrent-both-survive", "PASS 8 merge.partial-change-unknown-entry"] {
+        // The per-field merge: both concurrent edits survive (extra members of data too), a partial change of a new entry is stored whole.
+        for passed in ["PASS 8 merge.fields-concurrent-both-survive", "PASS 8 merge.partial-change-unknown-entry", "PASS 8 merge.extra-members-per-field"] {
             #expect(lines.contains { $0.hasPrefix(passed + " ") }, "\(passed): \(run.stdout)")
         }
         // The runner sends a recording of its own and the node confirms it; a cut transfer resumes
@@ -103,7 +103,8 @@ import TestSupport
         #expect(run.status == 1, "\(run.stdout)\n\(run.stderr)")
         let report = try #require(try parseJSON(run.stdout) as? [String: Any])
         let expected: Set = ["session.ping-pong", "framing.split-and-joined", "framing.unknown-type", "merge.equal-hlc-origin-tiebreak",
-                             "merge.fields-concurrent-both-survive", "recordings.receive-offered", "recordings.resume-from-verified-chunk"]
+                             "merge.fields-concurrent-both-survive", "merge.extra-members-per-field", "recordings.receive-offered",
+                             "recordings.resume-from-verified-chunk"]
         #expect(Self.cases(report, "fail") == expected)
         #expect(integer(report["failed"]) == expected.count)
         let (failures, _) = try Self.junit(xml)

@@ -140,7 +140,7 @@ import TestSupport
 
         let atomic = """
             [{"id": "\(other)", "timestamp": "2026-11-22T10:00:00Z", "data": {"text": "fine"}},
-             {"timestamp": "2026-11-22T10:00:00Z", "data": {"text": "fine", "colour": "red"}}]
+             {"timestamp": "2026-11-22T10:00:00Z", "colour": "red", "data": {"text": "fine"}}]
             """
         let refused = try api.curl.request("POST", "/api/entries?atomic=true", body: atomic)
         #expect(refused.status == 400, "\(refused.body)")

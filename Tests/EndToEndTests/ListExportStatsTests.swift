@@ -113,7 +113,7 @@ import TestSupport
 
     static let csvHeader = ["id", "timestamp", "recorded_at", "source", "device_id", "category", "text",
                             "metric_name", "metric_value", "metric_unit", "metric_scale_min", "metric_scale_max",
-                            "latitude", "longitude", "accuracy", "altitude", "place_name", "tags"]
+                            "latitude", "longitude", "accuracy", "altitude", "place_name", "tags", "extra"]
 
     @Test func exportCSVHasAHeaderAndQuotesPerRFC4180() throws {
         let sandbox = try Sandbox(role: "mac")
@@ -122,15 +122,16 @@ import TestSupport
         let plainID = try sandbox.add(["--category", "mood", "--metric", "mood=7", "--scale", "1..10", "--unit", "pts",
                                        "--lat", "52.5", "--lon", "13.4", "--place", "Berlin", "--tag", "a", "--tag", "b",
                                        "--timestamp", "2026-11-21T08:00:00Z"])
+        let extraID = try sandbox.addJSON(#"{"timestamp": "2026-11-22T08:00:00Z", "data": {"weather": {"sky": "clear", "degrees": 7}, "image_url": "u"}}"#)
 
         let result = try sandbox.run(["export", "--format", "csv"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("\"He said \"\"hi\"\", then\nleft\""), "the field is quoted and its quotes doubled: \(result.stdout)")
 
         let records = parseCSV(result.stdout)
-        #expect(records.count == 3, "header and two rows: \(records)")
+        #expect(records.count == 4, "header and three rows: \(records)")
         #expect(records.first == Self.csvHeader)
-        guard records.count == 3 else { return }
+        guard records.count == 4 else { return }
         let column = Dictionary(uniqueKeysWithValues: Self.csvHeader.enumerated().map { ($1, $0) })
         let first = records[1], second = records[2]
         #expect(first.count == Self.csvHeader.count && second.count == Self.csvHeader.count)
@@ -146,7 +147,10 @@ import TestSupport
         #expect(second[column["latitude"]!] == "52.5" && second[column["longitude"]!] == "13.4")
         #expect(second[column["place_name"]!] == "Berlin")
         #expect(second[column["tags"]!] == #"["a","b"]"#)
-        #expect(second[column["text"]!] == "")
+        #expect(second[column["text"]!] == "" && second[column["extra"]!] == "")
+        // Members of data beyond the document's four, as one canonical JSON object.
+        #expect(records[3][column["id"]!] == extraID)
+        #expect(records[3][column["extra"]!] == #"{"image_url":"u","weather":{"degrees":7,"sky":"clear"}}"#)
     }
 
     /// Text with a line break but no comma or quote still needs quoting.

@@ -45,7 +45,7 @@ struct FieldMergeHistory {
                 let mask = view == nil || random.next(below: 8) == 0 ? FieldMask.all : Self.randomMask(random)
                 var entry = view ?? Self.fresh(tag: 0)
                 let fresh = Self.fresh(tag: tag)
-                for field in mask.fields { entry.take(field, from: fresh) }
+                for field in mask.fields(among: Self.extraMembers) { entry.take(field, from: fresh) }
                 entry.recordedAt = Timestamp(millisecondsSince1970: now)
                 write = EntryWrite(stamp: stamp, fields: mask, entry: entry)
             }
@@ -53,13 +53,17 @@ struct FieldMergeHistory {
         }
     }
 
+    /// The members of `data` beyond the document's four that every write holds: fields of their own.
+    static let extraMembers = ["image_url", "weather"]
+    static let everyField = EntryField.standard + extraMembers.map(EntryField.extra)
+
     /// One to three fields, mostly the ones users edit.
     static func randomMask(_ random: SeededRandom) -> FieldMask {
-        let common: [EntryField] = [.text, .tags, .category, .text, .tags, .metric]
+        let common: [EntryField] = [.text, .tags, .category, .text, .tags, .metric, .extra("weather")]
         var fields: [EntryField] = []
         for _ in 0...random.next(below: 3) {
             fields.append(random.next(below: 4) == 0
-                ? EntryField.allCases[Int(random.next(below: UInt64(EntryField.allCases.count)))]
+                ? everyField[Int(random.next(below: UInt64(everyField.count)))]
                 : common[Int(random.next(below: UInt64(common.count)))])
         }
         return FieldMask(fields)
@@ -71,7 +75,8 @@ struct FieldMergeHistory {
         LogEntry(id: id, timestamp: Timestamp(millisecondsSince1970: epoch + Int64(tag)), recordedAt: Timestamp(millisecondsSince1970: epoch),
                  source: "s\(tag)", deviceId: "d\(tag)", category: "c\(tag)",
                  data: LogData(text: "t\(tag)", metric: Metric(name: "m", value: Double(tag)),
-                               location: Location(latitude: Double(tag), longitude: 0), tags: ["g\(tag)"]))
+                               location: Location(latitude: Double(tag), longitude: 0), tags: ["g\(tag)"],
+                               extra: ["image_url": .string("u\(tag)"), "weather": .object([("sky", .string("w\(tag)")), ("degrees", .number(Double(tag)))])]))
     }
 }
 

@@ -111,7 +111,7 @@ import Testing
             guard let content = result.content else { continue }
             let floor = writes.filter { $0.entry == nil }.max { $0.stamp.precedes($1.stamp) }
             let counted = writes.filter { w in w.entry != nil && (floor.map { $0.stamp.precedes(w.stamp) } ?? true) }
-            for field in EntryField.allCases {
+            for field in FieldMergeHistory.everyField {
                 guard let winner = result.winner(of: field) else { Issue.record("seed \(seed): no winner of \(field.name)"); continue }
                 for write in writes where write.entry != nil && write.fields.contains(field) && !write.stamp.isSameWrite(as: winner) {
                     #expect(!write.stamp.hasSeen(winner), "seed \(seed): \(field.name) won by a write \(write.stamp.origin)#\(write.stamp.sequence) had already replaced")
@@ -208,7 +208,7 @@ import Testing
         var long = base, wide = base
         long.data.text = String(repeating: "a", count: 150_000)
         wide.data.tags = [String(repeating: "b", count: 150_000)]
-        let create = write("o0", 10, [("o0", 1)], EntryField.allCases, base)
+        let create = write("o0", 10, [("o0", 1)], EntryField.standard, base)
         let text = write("o1", 20, [("o0", 1), ("o1", 1)], [.text], long)
         let tags = write("o2", 30, [("o0", 1), ("o2", 1)], [.tags], wide)
         let result = FieldMerge.merge([create, text, tags])
@@ -245,7 +245,7 @@ import Testing
         func reported(_ write: EntryWrite, _ field: EntryField?) -> Bool {
             let mine = losses.filter { $0.loser.stamp.isSameWrite(as: write.stamp) }
             if mine.contains(where: { $0.fields == nil }) { return true }
-            let lost = FieldMask(rawValue: mine.reduce(0) { $0 | $1.fields!.rawValue })
+            let lost = mine.reduce(FieldMask.none) { $0.union($1.fields!) }
             return field.map { lost.contains($0) } ?? write.fields.isSubset(of: lost)
         }
         func beatenWhereSeen(_ write: EntryWrite, _ field: EntryField?) -> Bool {
@@ -267,7 +267,7 @@ import Testing
             }
             if let field { return chosen(field) }
             if write.entry == nil { return seenBy.contains { $0.entry == nil || $0.fields == .all } }
-            return seenBy.contains { $0.entry == nil } || write.fields.fields.allSatisfy { field in seenBy.contains { $0.entry != nil && $0.fields.contains(field) } }
+            return seenBy.contains { $0.entry == nil } || write.fields.fields(among: FieldMergeHistory.extraMembers).allSatisfy { field in seenBy.contains { $0.entry != nil && $0.fields.contains(field) } }
         }
         func check(_ write: EntryWrite, _ field: EntryField?, against winner: VersionStamp) {
             guard !winner.hasSeen(write.stamp), !answered(write, field), !reported(write, field), !beatenWhereSeen(write, field) else { return }
@@ -280,7 +280,7 @@ import Testing
             } else if let floor = result.floor, write.stamp.precedes(floor.stamp) {
                 check(write, nil, against: floor.stamp)
             } else {
-                for field in write.fields.fields {
+                for field in write.fields.fields(among: FieldMergeHistory.extraMembers) {
                     let winner = result.winner(of: field)!
                     if !winner.isSameWrite(as: write.stamp) { check(write, field, against: winner) }
                 }

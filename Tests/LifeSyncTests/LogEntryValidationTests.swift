@@ -4,11 +4,14 @@ import Testing
 @Suite struct LogEntryFieldRuleTests {
     /// One refused input per rule, with the field its error must name.
     @Test(arguments: [
-        // Unknown fields, at every level, even when null.
+        // Unknown fields, at every level, even when null; in `data`, names that cannot be an
+        // extra member, and typos of the document's four.
         (#"{"catgory": "mood"}"#, "catgory"),
         (#"{"bogus": null}"#, "bogus"),
         (#"{"data": {"txt": "x"}}"#, "data.txt"),
-        (#"{"data": {"bogus": null}}"#, "data.bogus"),
+        (#"{"data": {"Tags": ["x"]}}"#, "data.Tags"),
+        (#"{"data": {"image-url": "x"}}"#, "data.image-url"),
+        (#"{"data": {"_private": 1}}"#, "data._private"),
         (#"{"data": {"metric": {"name": "m", "value": 1, "units": "kg"}}}"#, "data.metric.units"),
         (#"{"data": {"metric": {"name": "m", "value": 1, "bogus": null}}}"#, "data.metric.bogus"),
         (#"{"data": {"location": {"latitude": 0, "longitude": 0, "lat": 1}}}"#, "data.location.lat"),

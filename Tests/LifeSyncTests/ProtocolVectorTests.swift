@@ -210,7 +210,7 @@ import TestSupport
             Issue.record("\(vector): not a BATCH")
             return
         }
-        #expect(batch.changes.map(\.fields.rawValue) == [0x90, 0x08])
+        #expect(batch.changes.map(\.fields) == [FieldMask(bits: 0x90), FieldMask(bits: 0x08)])
         #expect(Set(batch.changes.map(\.id)).count == 1, "one entry, two writes")
         let result = FieldMerge.merge(batch.changes.map { EntryWrite(stamp: $0.stamp, fields: $0.fields, entry: $0.entry) })
         let content = try #require(result.content)

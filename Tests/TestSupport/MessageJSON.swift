@@ -190,7 +190,12 @@ package enum MessageJSON {
             ("hlc", hlcJSON(change.stamp.hlc)),
             ("vv", vectorJSON(change.stamp.vector)),
         ]
-        if change.fields != .all { members.append(("fields", .number(Double(change.fields.rawValue)))) }
+        if change.fields != .all {
+            members.append(("fields", .number(Double(change.fields.bits))))
+            if let extra = change.fields.extra, !extra.isEmpty || change.fields.bits == 0xFF {
+                members.append(("extra_fields", .array(extra.map(JSONValue.string))))
+            }
+        }
         members.append(change.kind == .entry ? ("entry", change.entry?.json ?? .null) : ("recording", change.recording?.json ?? .null))
         return .object(members)
     }
@@ -246,7 +251,15 @@ package enum MessageJSON {
                     let entryJSON = try change.value("entry")
                     let entry: LogEntry? = entryJSON == .null ? nil : try LogEntry.validatedComplete(from: entryJSON)
                     guard deleted == (entry == nil) else { throw FormatError("batch: a change has an entry exactly when it is not deleted") }
-                    let fields: FieldMask = change.json["fields"] == nil ? .all : FieldMask(rawValue: try change.integer("fields"))
+                    var fields = FieldMask.all
+                    if change.json["fields"] != nil {
+                        let bits: UInt8 = try change.integer("fields")
+                        let extra = try change.json["extra_fields"].map { names in
+                            guard case .array(let items) = names else { throw FormatError("batch: extra_fields is an array") }
+                            return items.compactMap(\.stringValue)
+                        }
+                        fields = extra.map { FieldMask(bits: bits, extra: $0) } ?? (bits == 0xFF ? .all : FieldMask(bits: bits))
+                    }
                     changes.append(Change(id: try change.string("id"), stamp: stamp, entry: entry, fields: fields))
                 case "recording":
                     let metadata = try change.value("recording")

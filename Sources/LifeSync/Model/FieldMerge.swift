@@ -101,7 +101,9 @@ package enum FieldMerge {
             let delete = floor!
             // Every write the delete had not seen lost to it, whole, unless another write that
             // had seen it decided for it (`answered`); each such loser is held, so it travels.
-            let losses = ordered.filter { !$0.stamp.isSameWrite(as: delete.stamp) && !delete.stamp.hasSeen($0.stamp) && !$0.isNoOpEdit && !FieldMerge.answered($0, in: ordered) }
+            let members = extraMembers(of: ordered)
+            let losses = ordered.filter { !$0.stamp.isSameWrite(as: delete.stamp) && !delete.stamp.hasSeen($0.stamp) && !$0.isNoOpEdit
+                && !FieldMerge.answered($0, in: ordered, members: members) }
                 .map { FieldLoss(loser: $0, fields: nil, winner: delete.stamp) }
             let kept = ordered.filter { write in
                 !write.stamp.isSameWrite(as: delete.stamp)
@@ -111,10 +113,17 @@ package enum FieldMerge {
         }
         let counted = ordered.filter { write in write.entry != nil && (floor.map { $0.stamp.precedes(write.stamp) } ?? true) }
         var content = greatest.entry!
-        var winners: [Int?] = Array(repeating: nil, count: EntryField.allCases.count)
-        for field in EntryField.allCases {
+        // The fields: the document's eight, then every extra member a write holds or names.
+        let members = extraMembers(of: ordered)
+        func slot(_ field: EntryField) -> Int {
+            if let bit = field.bit { return Int(bit) }
+            guard case .extra(let name) = field, let index = members.firstIndex(of: name) else { preconditionFailure("a field outside the merge") }
+            return EntryField.standard.count + index
+        }
+        var winners: [Int?] = Array(repeating: nil, count: EntryField.standard.count + members.count)
+        for field in EntryField.standard + members.map(EntryField.extra) {
             guard let index = counted.lastIndex(where: { $0.fields.contains(field) }) else { continue }
-            winners[field.rawValue] = index
+            winners[slot(field)] = index
             content.take(field, from: counted[index].entry!)
         }
         // Fields of different writes can together pass the size a single entry may take: then
@@ -130,8 +139,8 @@ package enum FieldMerge {
         for (index, write) in counted.enumerated() {
             var lost = FieldMask.none
             var beatenBy: VersionStamp?
-            for field in write.fields.fields {
-                guard let winner = winners[field.rawValue] else { continue }
+            for field in write.fields.fields(among: members) {
+                guard let winner = winners[slot(field)] else { continue }
                 if winner == index {
                     if standsWhole && index != counted.count - 1 && !content.hasSameValue(as: write.entry!, in: field) {
                         lost.insert(field)
@@ -156,7 +165,7 @@ package enum FieldMerge {
             // Below the floor: an edit lost whole, until the writes that had seen it decide for
             // it (`answered`: a delete, or a write of each field it changed).
             for write in ordered where write.entry != nil && !write.isNoOpEdit && write.stamp.precedes(floor.stamp)
-                && !floor.stamp.hasSeen(write.stamp) && !answered(write, in: ordered) {
+                && !floor.stamp.hasSeen(write.stamp) && !answered(write, in: ordered, members: members) {
                 losses.append(FieldLoss(loser: write, fields: nil, winner: floor.stamp))
                 kept.append(write)
             }
@@ -164,7 +173,7 @@ package enum FieldMerge {
         // A delete an update won against stays a conflict until the user settles it: a
         // resolution, or a delete again (a later ordinary edit, even one made after seeing the
         // delete, decides nothing about it).
-        for delete in ordered where delete.entry == nil && !answered(delete, in: ordered) {
+        for delete in ordered where delete.entry == nil && !answered(delete, in: ordered, members: members) {
             losses.append(FieldLoss(loser: delete, fields: nil, winner: greatest.stamp))
         }
         // Every delete stays, and every resolution, so a delete's answer is never dropped while
@@ -193,11 +202,23 @@ extension FieldMerge {
     /// resolution (a write of every field). An edit: a delete, or for each field it changed a
     /// write of that field (its writer had the value in view and chose). An edit of another field
     /// decides nothing, also on the edit's own device (whose later writes all have seen it).
-    static func answered(_ write: EntryWrite, in writes: [EntryWrite]) -> Bool {
+    static func answered(_ write: EntryWrite, in writes: [EntryWrite], members: [String]) -> Bool {
         let seenBy = writes.filter { !$0.stamp.isSameWrite(as: write.stamp) && $0.stamp.hasSeen(write.stamp) }
         if write.entry == nil { return seenBy.contains { $0.entry == nil || $0.fields == .all } }
         if seenBy.contains(where: { $0.entry == nil }) { return true }
-        return write.fields.fields.allSatisfy { field in seenBy.contains { $0.entry != nil && $0.fields.contains(field) } }
+        return write.fields.fields(among: members).allSatisfy { field in seenBy.contains { $0.entry != nil && $0.fields.contains(field) } }
+    }
+
+    /// The extra members of `data` the writes hold or name, ascending: the fields beyond the
+    /// document's eight that this merge decides. Empty, without allocating, for most entries.
+    package static func extraMembers(of writes: [EntryWrite]) -> [String] {
+        guard writes.contains(where: { !($0.entry?.data.extra.isEmpty ?? true) || !($0.fields.extra?.isEmpty ?? true) }) else { return [] }
+        var names = Set<String>()
+        for write in writes {
+            names.formUnion(write.entry?.data.extra.keys ?? [:].keys)
+            names.formUnion(write.fields.extra ?? [])
+        }
+        return names.sorted()
     }
 }
 

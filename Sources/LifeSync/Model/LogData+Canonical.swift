@@ -14,6 +14,16 @@ extension LogData {
     /// Appends what `json.write(to:pretty:indent:)` would, members in sorted key order.
     package func writeJSON(to out: inout [UInt8], pretty: Bool, indent: Int) {
         var members = JSONMembers(pretty: pretty, indent: indent, to: &out)
+        // Extra members go between the document's four in byte order of their names.
+        var extraNames = extra.isEmpty ? [] : extra.keys.sorted()[...]
+        func extrasBefore(_ name: String, _ out: inout [UInt8]) {
+            while let next = extraNames.first, name.isEmpty || next < name {
+                extraNames.removeFirst()
+                members.key(next, &out)
+                extra[next]!.write(to: &out, pretty: pretty, indent: indent + 1)
+            }
+        }
+        if !extraNames.isEmpty { extrasBefore("location", &out) }
         if let location {
             members.key("location", &out)
             var inner = JSONMembers(pretty: pretty, indent: indent + 1, to: &out)
@@ -24,6 +34,7 @@ extension LogData {
             if let place = location.placeName { inner.string("place_name", place, &out) }
             inner.close(&out)
         }
+        if !extraNames.isEmpty { extrasBefore("metric", &out) }
         if let metric {
             members.key("metric", &out)
             var inner = JSONMembers(pretty: pretty, indent: indent + 1, to: &out)
@@ -34,6 +45,7 @@ extension LogData {
             inner.number("value", metric.value, &out)
             inner.close(&out)
         }
+        if !extraNames.isEmpty { extrasBefore("tags", &out) }
         if let tags {
             members.key("tags", &out)
             if tags.isEmpty {
@@ -49,7 +61,9 @@ extension LogData {
                 out.append(UInt8(ascii: "]"))
             }
         }
+        if !extraNames.isEmpty { extrasBefore("text", &out) }
         if let text { members.string("text", text, &out) }
+        if !extraNames.isEmpty { extrasBefore("", &out) }
         members.close(&out)
     }
 }

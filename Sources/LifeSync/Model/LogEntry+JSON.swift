@@ -22,6 +22,7 @@ extension LogData {
         if let metric { members.append(("metric", metric.json)) }
         if let location { members.append(("location", location.json)) }
         if let tags { members.append(("tags", .array(tags.map(JSONValue.string)))) }
+        for name in extra.keys.sorted() { members.append((name, extra[name]!)) }
         return .object(members)
     }
 }

@@ -116,7 +116,8 @@ extension LogEntry {
             + (data.text?.utf8.count ?? 0) + (data.metric.map { $0.name.utf8.count + ($0.unit?.utf8.count ?? 0) } ?? 0)
             + (data.location?.placeName?.utf8.count ?? 0)
         for tag in data.tags ?? [] { strings += tag.utf8.count + 3 }
-        guard strings * 6 + 1024 > EntryLimits.encodedBytes else { return }
+        // Extra members have no worst case short of encoding them.
+        guard strings * 6 + 1024 > EntryLimits.encodedBytes || !data.extra.isEmpty else { return }
         let encoded = json.canonicalText.utf8.count
         guard encoded <= EntryLimits.encodedBytes else {
             throw ValidationError(field: "", reason: "the entry encodes to \(encoded) bytes of JSON, more than the \(EntryLimits.encodedBytes) an entry may take (control characters in text count six bytes each)")
@@ -181,8 +182,64 @@ extension LogData {
             }
             tags = collected
         }
-        try fields.refuseUnknown()
-        return LogData(text: text, metric: metric, location: location, tags: tags)
+        var extra: [String: JSONValue] = [:]
+        for (name, value) in fields.unread() where value != .null {
+            try LogData.requireExtraName(name, path: path)
+            try LogData.requireBoundedObjects(value, field: path + "." + name)
+            extra[name] = value
+        }
+        return LogData(text: text, metric: metric, location: location, tags: tags, extra: extra)
+    }
+
+    /// Whether `name` may name an extra member of `data`: 1 to 64 ASCII letters, digits and
+    /// underscores, a letter first (`image_url`, `mood2`), and none of the document's four.
+    package static func isExtraName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...64).contains(bytes.count), LogData.isLetter(bytes[0]) else { return false }
+        return bytes.allSatisfy { LogData.isLetter($0) || (0x30...0x39).contains($0) || $0 == 0x5F } && !standardMembers.contains(name)
+    }
+
+    static let standardMembers = ["location", "metric", "tags", "text"]
+
+    private static func isLetter(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) }
+
+    /// Refuses a name `isExtraName` refuses, and one a letter away from a document member
+    /// (`txt`, `Tags`, `tag`): that is a typo, which would otherwise be kept as a member of its own.
+    static func requireExtraName(_ name: String, path: String) throws(ValidationError) {
+        guard isExtraName(name) else {
+            throw ValidationError(field: path + "." + name.prefix(80),
+                                  reason: "unknown field: a member of data beyond text, metric, location and tags is named by 1 to 64 ASCII letters, digits and underscores, a letter first")
+        }
+        if let meant = standardMembers.first(where: { LogData.isOneEditApart(name.lowercased(), $0) }) {
+            throw ValidationError(field: path + "." + name, reason: "unknown field (did you mean \(path).\(meant)?)")
+        }
+    }
+
+    /// Whether `a` becomes `b` by one insertion, deletion or substitution, or is `b` already.
+    private static func isOneEditApart(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard abs(x.count - y.count) <= 1 else { return false }
+        var i = 0, j = 0, edits = 0
+        while i < x.count && j < y.count {
+            if x[i] == y[j] { i += 1; j += 1; continue }
+            edits += 1
+            if edits > 1 { return false }
+            if x.count > y.count { i += 1 } else if x.count < y.count { j += 1 } else { i += 1; j += 1 }
+        }
+        return edits + (x.count - i) + (y.count - j) <= 1
+    }
+
+    /// Every object inside an extra member keeps the rule of every object of an entry: at most
+    /// 64 members. (Depth is the parser's: 64 levels.)
+    private static func requireBoundedObjects(_ value: JSONValue, field: String) throws(ValidationError) {
+        switch value {
+        case .object(let members):
+            guard members.count <= 64 else { throw ValidationError(field: field, reason: "has \(members.count) members; no LifeLog object has that many") }
+            for (key, member) in members { try requireBoundedObjects(member, field: field + "." + key) }
+        case .array(let items):
+            for (i, item) in items.enumerated() { try requireBoundedObjects(item, field: "\(field)[\(i)]") }
+        default: return
+        }
     }
 }
 
@@ -282,6 +339,11 @@ struct FieldReader {
         } catch {
             throw ValidationError(field: name(key), reason: "not an ISO 8601 time with zone (\(error.reason)): \"\(text.prefix(64))\"")
         }
+    }
+
+    /// The members not read, in their order.
+    func unread() -> [(String, JSONValue)] {
+        members.enumerated().filter { used & (1 << UInt64($0.offset)) == 0 }.map(\.element)
     }
 
     func refuseUnknown() throws(ValidationError) {

@@ -34,17 +34,26 @@ public struct LogEntry: Equatable, Sendable {
 }
 
 /// The free-form part of an entry; every member is optional.
+///
+/// Beyond the document's four members, `data` may hold others (`extra`, e.g. the `image_url`
+/// the LifeLog document defers): any JSON value under a name of `isExtraName`'s form. Each is a
+/// field of its own for the merge, so a member a later version adds travels and merges on
+/// every node of this one. (A place needs none: it is an entry with a `location`.)
 public struct LogData: Equatable, Sendable {
     public var text: String?
     public var metric: Metric?
     public var location: Location?
     public var tags: [String]?
+    /// The other members, by name; never `null` (a member set to null is absent).
+    public var extra: [String: JSONValue]
 
-    public init(text: String? = nil, metric: Metric? = nil, location: Location? = nil, tags: [String]? = nil) {
+    public init(text: String? = nil, metric: Metric? = nil, location: Location? = nil, tags: [String]? = nil,
+                extra: [String: JSONValue] = [:]) {
         self.text = text
         self.metric = metric
         self.location = location
         self.tags = tags
+        self.extra = extra
     }
 }
 

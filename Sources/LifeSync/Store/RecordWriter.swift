@@ -67,7 +67,7 @@ struct RecordWriter {
         row.set(8, createdAt)
         row.set(10, stamp.origin)
         row.set(12) { stamp.vector.write(to: &$0) }
-        row.set(14, fields == .all ? nil : String(fields.rawValue))
+        row.set(14, fields.storedText)
         if let own, own != entry { row.set(15) { $0.append(contentsOf: own.json.canonicalText.utf8) } } else { row.set(15, nil) }
         statement.bind(stamp.hlc.rawValue, at: 9)
         statement.bind(Int64(clamping: stamp.sequence), at: 11)  // bounded where it entered, as SQLValue.counter

@@ -23,7 +23,7 @@ extension Replica {
             """, [.text(id), .text(loser.origin), .counter(loser.sequence), .integer(loser.hlc.rawValue),
                   .integer(loser.deleted ? 1 : 0), loserEntry.map { .text($0.json.canonicalText) } ?? .null,
                   .text(winner.origin), .counter(winner.sequence), .integer(winner.hlc.rawValue),
-                  .integer(winner.deleted ? 1 : 0), .text(now.iso8601), fields.map { .integer(Int64($0.rawValue)) } ?? .null])
+                  .integer(winner.deleted ? 1 : 0), .text(now.iso8601), fields?.stored ?? .null])
     }
 
     /// Keeps what a write lost in a merge. A write that lost only some fields is kept as the
@@ -46,7 +46,7 @@ extension Replica {
             lost = lost.union(recorded)
             try database.run("DELETE FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?", key)
         }
-        for field in lost.fields { kept.take(field, from: loser) }
+        for field in lost.fields { kept.take(field, from: loser) }  // a loss names its extra members
         try recordConflict(id: id, loser: loss.loser.stamp, loserEntry: kept, winner: loss.winner, fields: lost)
     }
 
@@ -185,7 +185,7 @@ extension Replica {
             }
             if let fields, let lost = loss.fields, !fields.isSubset(of: lost) {
                 try database.run("UPDATE conflicts SET fields = ? WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?",
-                                 [.integer(Int64(fields.removing(fields.removing(lost)).rawValue))] + key)
+                                 [fields.intersection(lost).stored] + key)
             }
         }
         try clearSettledConflicts(id: id, by: result.latest.stamp, fields: result.latest.fields, sparing: writes)
@@ -215,7 +215,7 @@ extension Replica {
                 try database.run("DELETE FROM conflicts WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?", key)
             } else {
                 try database.run("UPDATE conflicts SET fields = ? WHERE entry_id = ? AND loser_origin = ? AND loser_seq = ?",
-                                 [.integer(Int64(left.rawValue))] + key)
+                                 [left.stored] + key)
             }
             assert(left.isSubset(of: lost ?? .none) && !left.intersects(fields), "a settled field leaves the record")
         }

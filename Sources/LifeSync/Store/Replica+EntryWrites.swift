@@ -62,7 +62,7 @@ extension Replica {
                 INSERT INTO kept_writes(id, hlc, origin, origin_seq, vv, deleted, fields, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """, [.text(id), .integer(write.stamp.hlc.rawValue), .text(write.stamp.origin), .counter(write.stamp.sequence),
                       .text(write.stamp.vector.description), .integer(write.entry == nil ? 1 : 0),
-                      write.fields == .all ? .null : .integer(Int64(write.fields.rawValue)),
+                      write.fields.stored,
                       write.entry.map { .text($0.json.canonicalText) } ?? .null])
         }
     }
@@ -80,12 +80,21 @@ extension Replica {
         }
     }
 
-    /// A `fields` column: NULL is every field.
+    /// A `fields` column (`FieldMask.storedText`): NULL is every field.
     static func fieldMask(_ row: Statement, _ column: Int32) throws -> FieldMask {
         guard !row.isNull(column) else { return .all }
-        let raw = row.int64(column)
-        guard raw >= 0 && raw <= Int64(FieldMask.all.rawValue) else { throw ReplicaError.damaged("a field mask reads \(raw)") }
-        return FieldMask(rawValue: UInt8(raw))
+        guard row.isText(column) else {
+            let raw = row.int64(column)
+            guard raw >= 0 && raw <= 0xFF else { throw ReplicaError.damaged("a field mask reads \(raw)") }
+            return FieldMask(bits: UInt8(raw))
+        }
+        let text = row.string(column)
+        let parts = text.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let bits = UInt8(parts[0]) else { throw ReplicaError.damaged("a field mask reads \"\(text.prefix(80))\"") }
+        if parts[1] == "*" { return FieldMask.everyExtraMember(bits: bits) }
+        let names = parts[1].split(separator: ",").map(String.init)
+        guard names.allSatisfy(LogData.isExtraName) else { throw ReplicaError.damaged("a field mask reads \"\(text.prefix(80))\"") }
+        return FieldMask(bits: bits, extra: names)
     }
 }
 
@@ -97,5 +106,21 @@ extension Replica {
     ///     result.winner(of: .tags)   // the write whose tags stand
     package func entryWrites(id: String) throws -> [EntryWrite] {
         try storedWrites(id: id)?.all ?? []
+    }
+}
+
+extension FieldMask {
+    /// How a `fields` column holds it (read by `Replica.fieldMask`): nil (NULL) for `all`; the
+    /// byte in decimal when it names no extra member, which the column's integer affinity
+    /// stores as the integer every mask was before extra members; else `bits|name,name`, or
+    /// `bits|*` for every extra member.
+    var storedText: String? {
+        guard let extra else { return bits == 0xFF ? nil : "\(bits)|*" }
+        return extra.isEmpty ? String(bits) : "\(bits)|" + extra.joined(separator: ",")
+    }
+
+    var stored: SQLValue {
+        guard let text = storedText else { return .null }
+        return extra?.isEmpty == true ? .integer(Int64(bits)) : .text(text)
     }
 }

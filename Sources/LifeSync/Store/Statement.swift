@@ -106,6 +106,7 @@ package final class Statement {
     }
 
     package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    package func isText(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_TEXT }
 
     package func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 

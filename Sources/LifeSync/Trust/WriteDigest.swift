@@ -3,9 +3,8 @@
 /// and the content in canonical form, so every replica computes the same digest for the same
 /// write whoever relays it and however a sender spelled its JSON.
 ///
-/// The hashed bytes: the domain `lifesync-write-v2` and a zero byte; `kind` (u8); `flags` (u8:
-/// bit 0 deleted, bit 1 exactly when the write changed only some fields) and then `fields` (u8)
-/// when bit 1 is set; `id` and `origin` (str16); `seq` and `hlc` (u64); the version vector as a
+/// The hashed bytes: the domain `lifesync-write-v2` and a zero byte; `kind` (u8); `flags` and
+/// the mask as the change record carries them (`FieldMask.writeFlags`); `id` and `origin` (str16); `seq` and `hlc` (u64); the version vector as a
 /// u16 count and (origin str16, seq u64) pairs in ascending origin order; the content as
 /// `bytes32`, canonical JSON (§5.2.2, §5.9.6), empty for a delete.
 package enum WriteDigest {
@@ -18,9 +17,7 @@ package enum WriteDigest {
         var writer = ByteWriter(capacity: domain.count + 104 + stamp.vector.entries.count * 46)
         writer.raw(domain)
         writer.u8(kind.rawValue)
-        let partial = fields != .all && !stamp.deleted
-        writer.u8((stamp.deleted ? 1 : 0) | (partial ? 2 : 0))
-        if partial { writer.u8(fields.rawValue) }
+        fields.writeFlags(deleted: stamp.deleted, to: &writer)
         writer.string(id)
         writer.string(stamp.origin)
         writer.u64(stamp.sequence)

@@ -179,16 +179,7 @@ extension Message {
         for n in 0..<changeCount {
             let kindCode = try r.u8("change kind")
             guard let kind = ChangeKind(rawValue: kindCode) else { throw WireError(.malformed, "change \(n): unknown kind \(kindCode)") }
-            let flags = try r.u8("change flags")
-            guard flags & ~3 == 0 else { throw WireError(.malformed, "change \(n): unknown flag bits \(flags)") }
-            let deleted = flags & 1 == 1
-            var fields = FieldMask.all
-            if flags & 2 != 0 {
-                guard kind == .entry && !deleted else {
-                    throw WireError(.malformed, "change \(n): only an entry edit names the fields it changed (flags \(flags), kind \(kindCode))")
-                }
-                fields = FieldMask(rawValue: try r.u8("change fields"))
-            }
+            let (deleted, fields) = try FieldMask.readFlags(from: &r, isEntry: kind == .entry, change: n)
             let entryID = try r.string("change id")
             do { try LogEntry.validateEntryID(entryID, field: "id") } catch {
                 throw WireError(.invalidChange, "change \(n): \(error)")

@@ -164,10 +164,7 @@ extension Message {
         w.u32(UInt32(changes.count))
         for change in changes {
             w.u8(change.kind.rawValue)
-            // Bit 1 and the mask only for an edit that left some fields alone (PROTOCOL.md §5.2.1).
-            let partial = change.fields != .all
-            w.u8((change.stamp.deleted ? 1 : 0) | (partial ? 2 : 0))
-            if partial { w.u8(change.fields.rawValue) }
+            change.fields.writeFlags(deleted: change.stamp.deleted, to: &w)
             w.string(change.id)
             w.u16(index(change.stamp.origin))
             w.u64(change.stamp.sequence)

@@ -14,7 +14,7 @@ package enum ExportFormat: String, Sendable {
 package enum CSVExport {
     package static let header = ["id", "timestamp", "recorded_at", "source", "device_id", "category", "text",
                                 "metric_name", "metric_value", "metric_unit", "metric_scale_min", "metric_scale_max",
-                                "latitude", "longitude", "accuracy", "altitude", "place_name", "tags"]
+                                "latitude", "longitude", "accuracy", "altitude", "place_name", "tags", "extra"]
 
     /// Appends one row and its line end to `out`, each cell written straight into its bytes.
     package static func append(_ entry: LogEntry, to out: inout [UInt8]) {
@@ -51,6 +51,9 @@ package enum CSVExport {
         text(data.location?.placeName)
         out.append(UInt8(ascii: ","))
         if let tags = data.tags { quote(JSONValue.array(tags.map(JSONValue.string)).canonicalText, to: &out) }
+        // The extra members of data, as one canonical JSON object (empty when there are none).
+        out.append(UInt8(ascii: ","))
+        if !data.extra.isEmpty { quote(LogData(extra: data.extra).canonicalJSON, to: &out) }
         out.append(contentsOf: [0x0D, 0x0A])
     }
 

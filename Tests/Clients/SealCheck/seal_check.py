@@ -8,6 +8,7 @@ import argparse, hashlib, json, os, re, subprocess, sys, tempfile
 
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
 UUID_RE, NODE_RE = re.compile(UUID + r"\Z"), re.compile(r"(watch|phone|mac)_" + UUID + r"\Z")
+EXTRA_RE = re.compile(r"(?!(text|metric|location|tags)\Z)[A-Za-z][A-Za-z0-9_]{0,63}\Z")  # §5.2.3
 SEQ_MAX, MARK = 2**53 - 1, bytes.fromhex("151fe51c")
 P256_SPKI_PREFIX = bytes.fromhex("3059301306072a8648ce3d020106082a8648ce3d030107034200")
 RECEIVER = "mac_00000000-0000-4000-8000-000000000000"  # a third node: the vectors do not name the receiver
@@ -82,9 +83,16 @@ def decode_batch(frame):
 
     for _ in range(r.count(4, 30, 10000, "change_count")):
         c = {"kind": r.uint(1), "flags": r.uint(1)}
-        require(c["kind"] in (1, 2) and not c["flags"] & 0xFC, "change kind or flag bits")
+        require(c["kind"] in (1, 2) and not c["flags"] & 0xF8, "change kind or flag bits")
         require(not (c["flags"] & 2 and (c["flags"] & 1 or c["kind"] == 2)), "field mask on a delete or recording")
-        c["fields"] = r.uint(1) if c["flags"] & 2 else 0xFF  # bit 1 with 0xFF reads as no bit 1
+        require(not (c["flags"] & 4 and not c["flags"] & 2), "extra member names without the fields byte")
+        c["fields"] = r.uint(1) if c["flags"] & 2 else 0xFF  # bit 1 with 0xFF and no bit 2 reads as no bit 1
+        c["extra"] = None  # every extra member (§5.2.1)
+        if c["flags"] & 4:
+            c["extra"] = [r.raw(r.uint(2)).decode("ascii", "replace") for _ in range(r.count(1, 3, 64, "extra_count"))]
+            require(all(EXTRA_RE.match(n) for n in c["extra"]) and c["extra"] == sorted(set(c["extra"])), "extra member names")
+        elif c["flags"] & 2 and c["fields"] != 0xFF:
+            c["extra"] = []
         c["id"], c["origin"], c["seq"], c["hlc"] = r.str16(), origin_at(r.uint(2)), r.uint(8), r.uint(8)
         c["vv"] = dict((origin_at(r.uint(2)), r.uint(8)) for _ in range(r.count(2, 10, 4096, "vv_count")))
         length = r.uint(4)
@@ -155,12 +163,15 @@ def canonical_content(change):
 
 
 def write_digest(change):
-    """§5.2.5 write digest: SHA-256 of domain, kind, flags (bit 1 only when fields != 0xFF, never on a
-    delete), [fields], id, origin name, seq, hlc, vv (origins ascending by bytes), content as bytes32."""
+    """§5.2.5 write digest: SHA-256 of domain, kind, flags, [fields], [extra names] as the change record
+    writes them canonically (§5.2.1; never on a delete), id, origin name, seq, hlc, vv (origins ascending by bytes), content as bytes32."""
     deleted = change["flags"] & 1
-    partial = not deleted and change["fields"] != 0xFF
-    data = b"lifesync-write-v2\x00" + u(change["kind"], 1) + u(deleted | (2 if partial else 0), 1)
-    data += (u(change["fields"], 1) if partial else b"") + str16(change["id"]) + str16(change["origin"])
+    partial = not deleted and change["extra"] is not None
+    named = partial and (change["extra"] or change["fields"] == 0xFF)  # bit 2, canonically (§5.2.1)
+    data = b"lifesync-write-v2\x00" + u(change["kind"], 1) + u(deleted | (2 if partial else 0) | (4 if named else 0), 1)
+    data += u(change["fields"], 1) if partial else b""
+    data += (u(len(change["extra"]), 1) + b"".join(str16(n) for n in change["extra"])) if named else b""
+    data += str16(change["id"]) + str16(change["origin"])
     data += u(change["seq"], 8) + u(change["hlc"], 8) + u(len(change["vv"]), 2)
     data += b"".join(str16(o) + u(s, 8) for o, s in sorted(change["vv"].items(), key=lambda kv: kv[0].encode()))
     content = canonical_content(change)
