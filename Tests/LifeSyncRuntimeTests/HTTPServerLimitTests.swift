@@ -26,12 +26,18 @@ import TestSupport
         }
 
         /// `prepare` runs on the replica before the node's thread starts (which then owns it).
-        init(limits: HTTPServer.Limits, prepare: (Replica) throws -> Void = { _ in }) throws {
+        /// With `https`, the HTTPS identity is kept there and the API served over TLS.
+        init(limits: HTTPServer.Limits, https: TemporaryDirectory? = nil, prepare: (Replica) throws -> Void = { _ in }) throws {
             let replica = try Replica.create(path: ":memory:", role: .phone, clock: SystemClock(), random: SystemRandom())
             try prepare(replica)
+            let identity = try https.map { directory in
+                try HTTPSIdentity(replicaPath: directory.file("phone.sqlite"), nodeID: replica.identity.nodeID) {
+                    try HTTPSNames.forServing(bound: "127.0.0.1", extra: [], hostName: "phone", interfaceAddresses: { _ in [] })
+                }
+            }
             let (lock, lines) = (logLock, logLines)
             server = try NodeServer(replica: replica, configuration: NodeConfiguration(), listen: nil) { line in lock.withLock { lines.append(line) } }
-            let address = try server.serveHTTP(on: "127.0.0.1:0", limits: limits)
+            let address = try server.serveHTTP(on: "127.0.0.1:0", limits: limits, https: identity)
             port = try #require(UInt16(address.split(separator: ":").last ?? ""))
             let (server, done) = (server, done)
             thread = Thread { server.run(); done.signal() }
@@ -116,6 +122,29 @@ import TestSupport
         let silent = try RawPeer(port: node.port, tls: false)
         let (nothing, silentClosed) = silent.readBytes(seconds: 10)
         #expect(silentClosed && nothing.isEmpty)
+    }
+
+    /// Under HTTPS the TLS handshake has the connection's idle time: a client that sends
+    /// nothing, or half a ClientHello, is closed then. Plain HTTP is told in plain HTTP to use
+    /// https://, and closed.
+    @Test(.timeLimit(.minutes(1)))
+    func anHTTPSHandshakeHasTheIdleTimeAndPlainHTTPIsToldToUseHTTPS() throws {
+        var limits = HTTPServer.Limits()
+        limits.timeouts.idle = 200
+        let directory = TemporaryDirectory()
+        let node = try Served(limits: limits, https: directory)
+        let silent = try RawPeer(port: node.port, tls: false)
+        let halfHello = try RawPeer(port: node.port, tls: false)
+        halfHello.send([0x16, 0x03, 0x01, 0x02, 0x00, 0x01])  // a record of 512 bytes announced, 1 sent
+        for peer in [silent, halfHello] {
+            let (nothing, closed) = peer.readBytes(seconds: 10)
+            #expect(closed && nothing.isEmpty, "\(nothing.count) bytes, closed: \(closed)")
+        }
+        let plain = try RawPeer(port: node.port, tls: false)
+        plain.send(Array("GET /api/status HTTP/1.1\r\nHost: n\r\n\r\n".utf8))
+        let (answer, closed) = plain.readBytes(seconds: 10)
+        let text = String(decoding: answer, as: UTF8.self)
+        #expect(closed && text.hasPrefix("HTTP/1.1 400 Bad Request\r\n") && text.contains("This port speaks HTTPS: use https://"), "\(text)")
     }
 
     @Test(.timeLimit(.minutes(1)))

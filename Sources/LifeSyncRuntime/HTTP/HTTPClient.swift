@@ -4,12 +4,10 @@ import LifeSyncHTTP
 /// One HTTP client of the node: its socket, its protocol state, and the output queued for it.
 final class HTTPClient {
     let stream: any ByteStream
-    /// The TLS stream under HTTPS (`serve --http-tls`), and whether its handshake is done:
-    /// nothing is read as HTTP before.
+    /// The TLS stream under HTTPS (`serve --http-tls`), and its opening until the handshake is
+    /// done: nothing is read as HTTP before.
     let tls: TLSStream?
-    var handshaken: Bool
-    /// Under HTTPS, whether its first bytes were looked at (plain HTTP gets a plain answer).
-    var sniffed = false
+    var opening: TLSOpening?
     let remote: String
     var connection: HTTPConnection
     /// Output not yet written (`OutputQueue`).
@@ -31,10 +29,10 @@ final class HTTPClient {
     let openedAt: Int64
     var proven = false
 
-    init(stream: any ByteStream, tls: TLSStream?, remote: String, connection: HTTPConnection, now: Int64) {
+    init(stream: any ByteStream, tls: TLSStream?, opening: TLSOpening?, remote: String, connection: HTTPConnection, now: Int64) {
         self.stream = stream
         self.tls = tls
-        handshaken = tls == nil
+        self.opening = opening
         self.remote = remote
         self.connection = connection
         lastProgress = now

@@ -66,7 +66,7 @@ package final class HTTPServer {
     func stop() {
         let now = MonotonicClock.milliseconds()
         for client in clients.values {
-            if client.handshaken && !client.closing {
+            if client.opening == nil && !client.closing {
                 perform(client.connection.shutdown(), on: client, now: now)
                 _ = client.flush(now: now)
             }
@@ -122,7 +122,9 @@ package final class HTTPServer {
             let stream: any ByteStream = secured ?? TCPStream(fd: fd)
             var connection = HTTPConnection(now: now, limits: limits.request, timeouts: limits.timeouts)
             connection.date = currentDate()
-            clients[nextID] = HTTPClient(stream: stream, tls: secured, remote: remote, connection: connection, now: now)
+            // Under HTTPS the handshake comes first, within the connection's idle time.
+            let opening = secured.map { _ in TLSOpening(sniffing: .plainHTTP, now: now, timeout: limits.timeouts.idle) }
+            clients[nextID] = HTTPClient(stream: stream, tls: secured, opening: opening, remote: remote, connection: connection, now: now)
             nextID += 1
         }
     }
@@ -246,28 +248,16 @@ package final class HTTPServer {
     }
 }
 
-extension HTTPServer {
-    /// Plain HTTP sent to the HTTPS port (a URL without its s): told so in plain HTTP, then
-    /// closed, instead of a connection closed without a word. Looks at the first four bytes,
-    /// unread: an HTTP method is upper-case letters (then a space, for GET and PUT), a TLS
-    /// record starts with 0x16.
-    func answeredPlainHTTP(_ client: HTTPClient) -> Bool {
-        var first = [UInt8](repeating: 0, count: 4)
-        let got = recv(client.stream.fd, &first, first.count, Int32(MSG_PEEK | MSG_DONTWAIT))
-        if got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return false }
-        client.sniffed = true
-        guard got == first.count, first.prefix(3).allSatisfy({ (0x41...0x5A).contains($0) }),
-              (0x41...0x5A).contains(first[3]) || first[3] == 0x20 else { return false }
-        // Take the request off the socket first: closing with it unread would reset the
-        // connection, and the client would see that instead of the answer.
-        var request = [UInt8](repeating: 0, count: 16 * 1024)
-        _ = recv(client.stream.fd, &request, request.count, Int32(MSG_DONTWAIT))
+extension TLSOpening.Sniff {
+    /// Plain HTTP sent to the HTTPS port (a URL without its s) is told so in plain HTTP. Its
+    /// first four bytes tell it: an HTTP method is upper-case letters (then a space, for GET
+    /// and PUT), a TLS record starts with 0x16.
+    static let plainHTTP = TLSOpening.Sniff(count: 4) { first in
+        guard first.prefix(3).allSatisfy({ (0x41...0x5A).contains($0) }), (0x41...0x5A).contains(first[3]) || first[3] == 0x20 else { return nil }
         let text = "This port speaks HTTPS: use https:// (lifesync id --https-ca prints the root certificate to trust).\n"
         let answer = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n"
             + "Content-Length: \(text.utf8.count)\r\n\r\n" + text
-        _ = Array(answer.utf8).withUnsafeBytes { send(client.stream.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-        shutdown(client.stream.fd, Int32(SHUT_WR))
-        return true
+        return TLSOpening.Plaintext(answer: Array(answer.utf8), reason: "plain HTTP on the HTTPS port: answered 400", readsRequestFirst: true)
     }
 }
 
@@ -281,11 +271,9 @@ extension HTTPServer: PollParticipant {
         for id in polled.clients {
             let client = clients[id]!
             var events: Int16 = 0
-            if let tls = client.tls, !client.handshaken {
-                // The handshake, under the connection's idle timeout.
-                events = Int16(POLLIN) | (tls.wantsWritable ? Int16(POLLOUT) : 0)
-                if let due = client.connection.deadline { deadline = min(deadline ?? due, due) }
-                interests.append(PollLoop.Interest(fd: client.stream.fd, events: events))
+            if let tls = client.tls, let opening = client.opening {
+                deadline = min(deadline ?? opening.deadline, opening.deadline)
+                interests.append(opening.interest(tls))
                 continue
             }
             if client.tls?.wantsWritable == true { events |= Int16(POLLOUT) }
@@ -312,14 +300,10 @@ extension HTTPServer: PollParticipant {
         for (index, id) in polled.clients.enumerated() {
             guard let client = clients[id] else { continue }
             let events = revents[index + first]
-            if let tls = client.tls, !client.handshaken {
-                if !client.sniffed && answeredPlainHTTP(client) { drop(id); continue }
-                switch tls.handshake() {
-                case .done, .established: client.handshaken = true
-                case .inProgress:
-                    perform(client.connection.tick(now: now), on: client, now: now)
-                    if client.connection.isClosed { drop(id) }
-                    continue
+            if let tls = client.tls, let step = client.opening?.step(tls, now: now) {
+                switch step {
+                case .done: client.opening = nil
+                case .waiting: continue
                 case .failed: drop(id); continue
                 }
             }

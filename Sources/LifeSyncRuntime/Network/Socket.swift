@@ -81,6 +81,15 @@ package enum Socket {
         return error == 0 ? nil : errnoText(error)
     }
 
+    /// Up to `count` of the bytes that have arrived on `fd`, left unread (MSG_PEEK): fewer when
+    /// fewer came or the peer closed, none on an error; nil while nothing has arrived.
+    package static func peek(_ fd: Int32, count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let got = recv(fd, &bytes, count, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if got < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? nil : [] }
+        return Array(bytes[0..<got])
+    }
+
     private static func configure(_ fd: Int32) {
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))

@@ -19,7 +19,7 @@ extension NodeServer {
             // The core hears of it once the TLS handshake is done (`stepHandshake`).
             let connection = PeerConnection(stream: stream, id: nextConnectionID, remote: remote, acceptedFrom: host)
             nextConnectionID += 1
-            connection.handshake = (nil, now + limits.preAuthenticationTimeout)
+            connection.handshake = (nil, TLSOpening(sniffing: .plainHello, now: now, timeout: limits.preAuthenticationTimeout))
             connection.openedAt = now
             connections[connection.id] = connection
         }

@@ -316,10 +316,9 @@ extension NodeServer: PollParticipant {
             updateReadPause(connection)
             var events: Int16 = 0
             // Reading is shut once a close is under way, and paused while the output is over the bound.
-            if let handshake = connection.handshake, connection.dialing == nil {
-                deadline = min(deadline ?? handshake.deadline, handshake.deadline)
-                events = Int16(POLLIN) | (connection.stream.wantsWritable ? Int16(POLLOUT) : 0)
-                interests.append(PollLoop.Interest(fd: connection.fd, events: events))
+            if let opening = connection.handshake?.opening, connection.dialing == nil {
+                deadline = min(deadline ?? opening.deadline, opening.deadline)
+                interests.append(opening.interest(connection.stream))
                 continue
             }
             if let expiry = preAuthenticationExpiry(connection) { deadline = min(deadline ?? expiry, expiry) }
@@ -354,7 +353,7 @@ extension NodeServer: PollParticipant {
                         drop(connection)
                         execute(core.connectFailed(peer: dialing.peer, reason: failure, now: now))
                     } else {
-                        connection.handshake = (dialing.peer, now + limits.handshakeTimeout)
+                        connection.handshake = (dialing.peer, TLSOpening(sniffing: nil, now: now, timeout: limits.handshakeTimeout))
                         stepHandshake(connection, now: now)
                     }
                 } else if now > dialing.deadline {

@@ -12,9 +12,7 @@ final class PeerConnection {
     var dialing: (peer: Int, deadline: Int64)?
     /// Set from the TCP connection until the TLS handshake is done: the core hears of the
     /// connection only then. `dialled` is the core's peer index for our own dials.
-    var handshake: (dialled: Int?, deadline: Int64)?
-    /// An accepted connection's first bytes were looked at: a TLS ClientHello, or not.
-    var sniffed = false
+    var handshake: (dialled: Int?, opening: TLSOpening)?
     /// The SHA-256 of the key the peer proved it holds, once the handshake is done.
     var peerKey: SHA256.Digest?
     /// Our own dial, or an accepted connection whose peer proved a trusted key: never made to
