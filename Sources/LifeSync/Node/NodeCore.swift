@@ -73,13 +73,10 @@ public final class NodeCore {
     public internal(set) var transfers: [String: (done: UInt64, total: UInt64, sending: Bool)] = [:]
     var dialers: [PeerDialer]
     var connections: [Int: Connection] = [:]
-    /// When a debounced push is due.
-    var pushAt: Int64?
-    /// When the fallback timer fires (only while something is pending).
-    public private(set) var fallbackAt: Int64?
-    var nextPoll: Int64
+    /// The push, poll and fallback timers, and whether what is pending is to be judged again.
+    var timers: NodeTimers
+    /// The file's data_version at the last poll: another process wrote when it moves.
     var lastDataVersion: Int64
-    var pendingCheckDue = true
     /// When each untrusted key was last noted (bounded; see `noteUntrusted`).
     var untrustedNotedAt: [SHA256.Digest: Int64] = [:]
     var stopping = false
@@ -96,7 +93,7 @@ public final class NodeCore {
         self.random = random
         self.storage = storage
         dialers = configuration.peers.map(PeerDialer.init(address:))
-        nextPoll = now
+        timers = NodeTimers(now: now)
         lastDataVersion = (try? replica.database.dataVersion) ?? 0
         if let known = try? replica.peers() {
             for (i, address) in configuration.peers.enumerated() {
@@ -211,15 +208,15 @@ public final class NodeCore {
                 dialers[dialer].state = .waiting(until: now + delay)
             }
         }
-        pendingCheckDue = true
+        timers.pendingChanged()
         return actions
     }
 
     /// The embedding app wrote to the replica through this process (or `tick` found another
     /// process's write): push after the debounce, and say the replica changed now.
     public func localWrite(now: Int64) -> [NodeAction] {
-        if pushAt == nil { pushAt = now + configuration.debounce }
-        pendingCheckDue = true
+        timers.schedulePush(now: now, debounce: configuration.debounce)
+        timers.pendingChanged()
         return [.replicaChanged]
     }
 
@@ -227,8 +224,7 @@ public final class NodeCore {
     public func tick(now: Int64) -> [NodeAction] {
         defer { assert(invariantsHold()) }
         var actions: [NodeAction] = []
-        if now >= nextPoll {
-            nextPoll = now + configuration.changePollInterval
+        if timers.takePoll(now: now, interval: configuration.changePollInterval) {
             if let version = try? replica.database.dataVersion, version != lastDataVersion {
                 lastDataVersion = version
                 try? replica.reloadIdentity()
@@ -237,8 +233,7 @@ public final class NodeCore {
                 actions += localWrite(now: now)
             }
         }
-        if let due = pushAt, now >= due {
-            pushAt = nil
+        if timers.takePush(now: now) {
             actions += pushAll(now: now)
         }
         for i in dialers.indices {
@@ -247,12 +242,10 @@ public final class NodeCore {
         for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {
             actions += perform(conn.session.tick(now: now), on: id, now: now)
         }
-        if pendingCheckDue && !stopping {
-            pendingCheckDue = false
+        if !stopping, timers.takePendingCheck() {
             updateFallback(now: now)
         }
-        if let due = fallbackAt, now >= due {
-            fallbackAt = nil
+        if timers.takeFallback(now: now) {
             actions.append(.event(.fallbackTimerFired))
             for i in dialers.indices where dialers[i].state != .connecting && dialers[i].state != .covered {
                 if case .connected = dialers[i].state { continue }
@@ -268,11 +261,12 @@ public final class NodeCore {
         return actions
     }
 
+    /// When the fallback timer fires (only while something is pending).
+    public var fallbackAt: Int64? { timers.fallbackAt }
+
     /// The earliest time `tick` has work.
     public var nextDeadline: Int64? {
-        var deadlines: [Int64] = [nextPoll]
-        if let pushAt { deadlines.append(pushAt) }
-        if let fallbackAt { deadlines.append(fallbackAt) }
+        var deadlines: [Int64] = [timers.earliest]
         for dialer in dialers { if case .waiting(let until) = dialer.state { deadlines.append(until) } }
         for conn in connections.values { if let d = conn.session.nextDeadline { deadlines.append(d) } }
         return deadlines.min()
@@ -341,7 +335,7 @@ public final class NodeCore {
     }
 
     func pushAll(now: Int64) -> [NodeAction] {
-        pendingCheckDue = true
+        timers.pendingChanged()
         return offerChanges(except: nil, now: now)
     }
 
@@ -360,12 +354,9 @@ public final class NodeCore {
         return actions
     }
 
+    /// Judges what is pending now: the fallback timer runs while anything is.
     func updateFallback(now: Int64) {
-        if pendingCount(limit: 1) + unconfirmedRecordings > 0 {
-            if fallbackAt == nil { fallbackAt = now + configuration.fallbackInterval }
-        } else {
-            fallbackAt = nil
-        }
+        timers.judged(pending: pendingCount(limit: 1) + unconfirmedRecordings > 0, now: now, interval: configuration.fallbackInterval)
     }
 
     /// Turns a session's actions into node actions, keeping status and relaying new changes.
