@@ -6,6 +6,8 @@ extension NodeCore {
     /// 2. While the node runs, a dialer that is connected names an open connection, and that
     ///    connection names the dialer back. (Stopping, the node leaves its dialers as they are.)
     /// 3. A connection silenced (`Connection.silenced`) is one closed as a duplicate.
+    /// 4. What the node remembers of strangers stays within its bounds: discovery's announcers
+    ///    and refused senders (`DiscoveryMemory`), the untrusted keys noted (`untrustedNoted`).
     func invariantsHold() -> Bool {
         for (id, conn) in connections {
             if let dialer = conn.dialer { precondition(dialers.indices.contains(dialer), "connection \(id) names dialer \(dialer), which does not exist") }
@@ -20,6 +22,7 @@ extension NodeCore {
         for (id, conn) in connections where conn.silenced {
             precondition(conn.closedAsDuplicate, "connection \(id) is silenced without being closed as a duplicate")
         }
+        precondition(discovery.withinBounds && untrustedNoted.withinBounds, "a memory of strangers is over its bound")
         return true
     }
 }

@@ -77,15 +77,11 @@ public final class NodeCore {
     var timers: NodeTimers
     /// The file's data_version at the last poll: another process wrote when it moves.
     var lastDataVersion: Int64
-    /// When each untrusted key was last noted (bounded; see `noteUntrusted`).
-    var untrustedNotedAt: [SHA256.Digest: Int64] = [:]
+    /// When each untrusted key was last noted and logged: once a minute per key, 256 keys at most.
+    var untrustedNoted = NotedAt<SHA256.Digest>(interval: NodeCore.untrustedNoteInterval, capacity: 256)
     var stopping = false
-    /// The address LAN discovery last heard each trusted node at (see `NodeCore+Discovery`).
-    var discoveredAddresses: [String: String] = [:]
-    /// What each announcer (by node ID) last announced, and when (see `NodeCore+Discovery`).
-    var discoveryHeard: [String: HeardAnnouncement] = [:]
-    /// When each refused discovery sender (by host) was last logged.
-    var discoveryRefusedAt: [String: Int64] = [:]
+    /// What LAN discovery heard: trusted nodes' addresses, announcers, refused senders (bounded).
+    var discovery = DiscoveryMemory()
 
     public init(replica: Replica, configuration: NodeConfiguration, random: RandomSource, now: Int64, storage: RecordingStorage? = nil) {
         self.replica = replica
