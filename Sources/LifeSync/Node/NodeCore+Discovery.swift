@@ -26,7 +26,7 @@ extension NodeCore {
 
     /// One datagram from `host` (the numeric IPv4 or IPv6 address it came from).
     public func discovered(packet: ArraySlice<UInt8>, from host: String, now: Int64) -> [NodeAction] {
-        guard configuration.discovery, !stopping else { return [] }
+        guard configuration.discovery, phase == .running else { return [] }
         let announcement: Announcement
         do {
             announcement = try Announcement(decoding: packet)

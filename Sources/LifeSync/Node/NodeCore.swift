@@ -33,6 +33,16 @@
 ///   connection closed, its ERROR `shutting_down` queued first (each peer's status is saved
 ///   then); the driver lets those frames leave, within a bound of its own, and stops.
 public final class NodeCore {
+    /// Where a node is in its life: running from `init`, stopping from `shutdown` on, for good.
+    /// Stopping, it admits no connection (one accepted or dialled is closed at once), dials none
+    /// of its waiting dialers, leaves a dialer whose connection closed as it is, stops judging
+    /// what is pending after each change, and ignores LAN discovery; every session it still
+    /// holds is closed (`invariantsHold`).
+    enum Phase {
+        case running
+        case stopping
+    }
+
     final class Connection {
         let session: SyncSession
         let dialer: Int?
@@ -79,7 +89,8 @@ public final class NodeCore {
     var lastDataVersion: Int64
     /// When each untrusted key was last noted and logged: once a minute per key, 256 keys at most.
     var untrustedNoted = NotedAt<SHA256.Digest>(interval: NodeCore.untrustedNoteInterval, capacity: 256)
-    var stopping = false
+    /// Running, or stopping since `shutdown`.
+    var phase = Phase.running
     /// What LAN discovery heard: trusted nodes' addresses, announcers, refused senders (bounded).
     var discovery = DiscoveryMemory()
 
@@ -110,7 +121,7 @@ public final class NodeCore {
     public func accepted(connection: Int, remote: String, peerKey: SHA256.Digest, now: Int64) -> [NodeAction] {
         defer { assert(invariantsHold()) }
         assert(connections[connection] == nil, "connection \(connection) reused while open")
-        guard !stopping else { return [.close(connection: connection)] }
+        guard phase == .running else { return [.close(connection: connection)] }
         let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage,
                                   incomingTransfers: incomingTransfers, credential: credential(peerKey))
         connections[connection] = Connection(session: session, dialer: nil, address: remote)
@@ -124,7 +135,7 @@ public final class NodeCore {
     public func connected(connection: Int, peer: Int, peerKey: SHA256.Digest, now: Int64) -> [NodeAction] {
         defer { assert(invariantsHold()) }
         assert(connections[connection] == nil, "connection \(connection) reused while open")
-        guard !stopping else { return [.close(connection: connection)] }
+        guard phase == .running else { return [.close(connection: connection)] }
         dialers[peer].state = .connected(connection: connection)
         // A trusted peer's address that a handshake with its pinned key proved: kept against
         // anything heard on the LAN (Replica+DialAddresses).
@@ -185,7 +196,7 @@ public final class NodeCore {
             actions.append(.event(.disconnected(peer: status.nodeID, address: conn.address)))
         }
         // A dialler that stood down for this peer's own connection dials again now.
-        if let nodeID = conn.status?.nodeID, !stopping {
+        if let nodeID = conn.status?.nodeID, phase == .running {
             for i in dialers.indices where dialers[i].state == .covered && dialers[i].nodeID == nodeID {
                 dialers[i].state = .waiting(until: now)
             }
@@ -194,10 +205,10 @@ public final class NodeCore {
             dialers[dialer].peerVector = conn.session.peerHas
             if dialers[dialer].retired {
                 dialers[dialer].state = .idle
-            } else if case .connected(let c) = dialers[dialer].state, c == connection, !stopping,
+            } else if case .connected(let c) = dialers[dialer].state, c == connection, phase == .running,
                conn.closedAsDuplicate, let nodeID = dialers[dialer].nodeID, isConnected(nodeID) {
                 dialers[dialer].state = .covered
-            } else if case .connected(let c) = dialers[dialer].state, c == connection, !stopping {
+            } else if case .connected(let c) = dialers[dialer].state, c == connection, phase == .running {
                 let delay = PeerDialer.backoff(failures: dialers[dialer].failures, base: configuration.reconnectBase,
                                                maximum: configuration.reconnectMaximum, random: random)
                 dialers[dialer].failures += 1
@@ -233,12 +244,12 @@ public final class NodeCore {
             actions += pushAll(now: now)
         }
         for i in dialers.indices {
-            if case .waiting(let until) = dialers[i].state, now >= until, !stopping { actions += dial(i) }
+            if case .waiting(let until) = dialers[i].state, now >= until, phase == .running { actions += dial(i) }
         }
         for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {
             actions += perform(conn.session.tick(now: now), on: id, now: now)
         }
-        if !stopping, timers.takePendingCheck() {
+        if phase == .running, timers.takePendingCheck() {
             updateFallback(now: now)
         }
         if timers.takeFallback(now: now) {
@@ -271,7 +282,7 @@ public final class NodeCore {
     /// Clean shutdown: tell every peer, close every connection, stop dialling.
     public func shutdown(now: Int64) -> [NodeAction] {
         defer { assert(invariantsHold()) }
-        stopping = true
+        phase = .stopping
         var actions: [NodeAction] = [.event(.shuttingDown)]
         for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {
             // Saved now: the process may exit before the transport reports the close, and
