@@ -12,17 +12,6 @@
 /// ```swift
 /// let actions = node.discovered(packet: datagram[...], from: "192.168.1.20", now: now)
 /// ```
-/// What one announcer last said: acted on (stored, logged, dialled) only when it changes, or
-/// to refresh `last_seen` every `discoveryRefreshInterval`.
-struct HeardAnnouncement {
-    var address: String
-    var fingerprint: SHA256.Digest
-    var instance: UInt64
-    /// When it was last heard saying exactly this, and when that was last acted on.
-    var heardAt: Int64
-    var notedAt: Int64
-}
-
 extension NodeCore {
     /// How often one sender's refused datagrams are logged, ms.
     static let discoveryRefusalInterval: Int64 = 60_000
@@ -37,7 +26,7 @@ extension NodeCore {
 
     /// One datagram from `host` (the numeric IPv4 or IPv6 address it came from).
     public func discovered(packet: ArraySlice<UInt8>, from host: String, now: Int64) -> [NodeAction] {
-        guard configuration.discovery, !stopping else { return [] }
+        guard configuration.discovery, phase == .running else { return [] }
         let announcement: Announcement
         do {
             announcement = try Announcement(decoding: packet)
@@ -53,21 +42,21 @@ extension NodeCore {
                 return refuseAnnouncement(from: host, reason: "it announces \(peer.nodeID) with key \(announcement.fingerprint.hex.prefix(16))…, "
                                           + "not the key trusted for it (\(peer.fingerprint.hex.prefix(16))…)", now: now)
             }
-            guard hear(announcement, at: address, now: now) else { return [] }
+            guard discovery.hear(announcement, at: address, now: now) else { return [] }
             return heardTrusted(peer, at: address, now: now)
         }
         if let holder = trusted.first(where: { $0.fingerprint == announcement.fingerprint }) {
             return refuseAnnouncement(from: host, reason: "it announces \(announcement.nodeID) with the key trusted as \(holder.nodeID)", now: now)
         }
-        guard hear(announcement, at: address, now: now) else { return [] }
+        guard discovery.hear(announcement, at: address, now: now) else { return [] }
         try? replica.noteDiscovered(announcement, address: address)
         return [.event(.discovered(peer: announcement.nodeID, address: address, trusted: false))]
     }
 
     /// A trusted node announced itself at `address`: dial it there unless it is connected.
     func heardTrusted(_ peer: TrustedPeer, at address: String, now: Int64) -> [NodeAction] {
-        guard discoveredAddresses[peer.nodeID] != address || peer.addresses.first != address else { return [] }
-        discoveredAddresses[peer.nodeID] = address
+        guard discovery.addresses[peer.nodeID] != address || peer.addresses.first != address else { return [] }
+        discovery.addresses[peer.nodeID] = address
         // Stored in the trust store, not a table of its own: one list of dial targets, which a
         // restarted node dials at once and `peers` shows. Written only when it changes.
         _ = try? replica.putDiscoveredAddressFirst(nodeID: peer.nodeID, fingerprint: peer.fingerprint, address: address)
@@ -89,36 +78,7 @@ extension NodeCore {
 
     /// Logs a refused datagram, once a minute per sender.
     func refuseAnnouncement(from host: String, reason: String, now: Int64) -> [NodeAction] {
-        if let last = discoveryRefusedAt[host], now - last < Self.discoveryRefusalInterval { return [] }
-        if discoveryRefusedAt[host] == nil && discoveryRefusedAt.count >= Self.discoveryMemory {
-            discoveryRefusedAt = discoveryRefusedAt.filter { now - $0.value < Self.discoveryRefusalInterval }
-            guard discoveryRefusedAt.count < Self.discoveryMemory else { return [] }
-        }
-        discoveryRefusedAt[host] = now
+        guard discovery.noteRefused(host, now: now) else { return [] }
         return [.event(.discoveryRefused(from: String(host.prefix(64)), reason: reason))]
-    }
-
-    /// Whether an announcement is worth acting on: a new announcer, a changed one (a restart, a
-    /// new key, a new address), or an unchanged one due for a refresh; and notes it. The same run
-    /// heard at a second address while the first is still heard keeps the first. False, too,
-    /// while the memory is full of live announcers.
-    func hear(_ announcement: Announcement, at address: String, now: Int64) -> Bool {
-        let id = announcement.nodeID
-        if var heard = discoveryHeard[id], heard.fingerprint == announcement.fingerprint, heard.instance == announcement.instance {
-            if heard.address == address {
-                heard.heardAt = now
-                let due = now - heard.notedAt >= Self.discoveryRefreshInterval
-                if due { heard.notedAt = now }
-                discoveryHeard[id] = heard
-                return due
-            }
-            if now - heard.heardAt < Self.discoveryAddressHold { return false }
-        } else if discoveryHeard[id] == nil && discoveryHeard.count >= Self.discoveryMemory {
-            discoveryHeard = discoveryHeard.filter { now - $0.value.heardAt < Self.discoveryAddressHold }
-            guard discoveryHeard.count < Self.discoveryMemory else { return false }
-        }
-        discoveryHeard[id] = HeardAnnouncement(address: address, fingerprint: announcement.fingerprint, instance: announcement.instance,
-                                               heardAt: now, notedAt: now)
-        return true
     }
 }

@@ -15,14 +15,14 @@ extension NodeCore {
                 actions.append(.event(.received(from: conn.name, changes: changes, applied: outcome.applied, conflicts: outcome.conflicts)))
                 actions += replicaChanged(by: id, now: now)  // relayed: what one peer sent, the others may lack
             }
-            pendingCheckDue = true
+            timers.pendingChanged()
             return actions
         case .sent(_, let changes):
             conn.status?.entriesSent += changes
             conn.sentAll = false
             return []
         case .acknowledged(_, let changes):
-            pendingCheckDue = true
+            timers.pendingChanged()
             conn.persisted = true
             // Once a second at most: counting what is still pending walks it all, and a bulk
             // sync is acknowledged 50 times in 100k entries. `status` stays a second fresh.
@@ -39,7 +39,7 @@ extension NodeCore {
         case .historyRepaired(let repair):
             // The moved writes are new to every peer.
             let actions: [NodeAction] = [.event(.historyRepaired(peer: conn.name, repair: repair))] + replicaChanged(by: id, now: now)
-            pendingCheckDue = true
+            timers.pendingChanged()
             return actions
         case .repairsLearned(let forks):
             var actions: [NodeAction] = []
@@ -127,7 +127,7 @@ extension NodeCore {
         case .recordingConfirmed(let recording):
             transfers[recording] = nil
             progressLogged[recording] = nil
-            pendingCheckDue = true
+            timers.pendingChanged()
             return [.event(.recordingConfirmed(recording: recording, by: conn.name))]
         case .recordingClaimedByPeer(let recording):
             transfers[recording] = nil
@@ -145,7 +145,7 @@ extension NodeCore {
         case .recordingFailed(let recording, let reason, let sending):
             transfers[recording] = nil
             progressLogged[recording] = nil
-            pendingCheckDue = true
+            timers.pendingChanged()
             return [.event(.transferFailed(recording: recording, peer: conn.name, sending: sending, reason: reason))]
         default:
             preconditionFailure("not a recording event: \(event)")

@@ -11,11 +11,8 @@ extension NodeCore {
     }
 
     func noteUntrusted(fingerprint: SHA256.Digest, claimedNodeID: String?, claimedRole: Role?, address: String, now: Int64) -> [NodeAction] {
-        if let last = untrustedNotedAt[fingerprint], now - last < Self.untrustedNoteInterval { return [] }
-        if untrustedNotedAt.count >= 256 { untrustedNotedAt = untrustedNotedAt.filter { now - $0.value < Self.untrustedNoteInterval } }
         // A flood of fresh keys: the store keeps the latest few anyway (`Replica.pendingLimit`).
-        guard untrustedNotedAt.count < 256 else { return [] }
-        untrustedNotedAt[fingerprint] = now
+        guard untrustedNoted.note(fingerprint, now: now) else { return [] }
         try? replica.notePending(fingerprint: fingerprint, claimedNodeID: claimedNodeID, claimedRole: claimedRole,
                                  address: String(address.prefix(300)))
         return [.event(.untrustedPeer(address: address, fingerprint: fingerprint, claimedNodeID: claimedNodeID))]

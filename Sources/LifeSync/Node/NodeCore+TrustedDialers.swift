@@ -9,12 +9,7 @@ extension NodeCore {
     func syncTrustedDialers(now: Int64) {
         guard configuration.dialTrustedPeers, let trusted = try? replica.trustedPeers() else { return }
         let trustedIDs = Set(trusted.map(\.nodeID))
-        // A node no longer trusted loses what discovery taught us; if trusted again, its next
-        // announcement counts as new.
-        for nodeID in discoveredAddresses.keys where !trustedIDs.contains(nodeID) {
-            discoveredAddresses[nodeID] = nil
-            discoveryHeard[nodeID] = nil
-        }
+        discovery.forgetAll(but: trustedIDs)
         for i in dialers.indices {
             guard let nodeID = dialers[i].nodeID else { continue }
             if let configured = dialers[i].configured {
@@ -52,7 +47,7 @@ extension NodeCore {
     /// Where a trusted peer is dialled: the address discovery last heard it at, then the trust
     /// store's dial order (Replica+DialAddresses), which holds every address the user gave.
     func dialTargets(of peer: TrustedPeer) -> [String] {
-        var targets = discoveredAddresses[peer.nodeID].map { [$0] } ?? []
+        var targets = discovery.addresses[peer.nodeID].map { [$0] } ?? []
         for address in peer.addresses where !targets.contains(address) && PairingString.isAddress(address) { targets.append(address) }
         return Array(targets.prefix(Replica.heardLimit + Replica.verifiedLimit + PairingString.maximumAddresses))
     }

@@ -33,31 +33,14 @@
 ///   connection closed, its ERROR `shutting_down` queued first (each peer's status is saved
 ///   then); the driver lets those frames leave, within a bound of its own, and stops.
 public final class NodeCore {
-    final class Connection {
-        let session: SyncSession
-        let dialer: Int?
-        let address: String
-        var status: PeerStatus?
-        var sentAll = false
-        var receivedAll = false
-        /// Closed because the same two nodes already had another connection.
-        var closedAsDuplicate = false
-        /// Closing as a duplicate by our own word: nothing is sent on it after its ERROR.
-        var silenced = false
-        /// The peer's node ID once the handshake told it, else the address.
-        var name: String { status?.nodeID ?? address }
-        /// When `status` was last written to the replica.
-        var statusSavedAt: Int64?
-        /// Whether the peer may have a row in the replica: it had one already, its key is
-        /// trusted, or it delivered something (a batch with changes, an acknowledgement). A stranger that only said hello
-        /// leaves nothing behind, however many identities it makes up.
-        var persisted = false
-
-        init(session: SyncSession, dialer: Int?, address: String) {
-            self.session = session
-            self.dialer = dialer
-            self.address = address
-        }
+    /// Where a node is in its life: running from `init`, stopping from `shutdown` on, for good.
+    /// Stopping, it admits no connection (one accepted or dialled is closed at once), dials none
+    /// of its waiting dialers, leaves a dialer whose connection closed as it is, stops judging
+    /// what is pending after each change, and ignores LAN discovery; every session it still
+    /// holds is closed (`invariantsHold`).
+    enum Phase {
+        case running
+        case stopping
     }
 
     public let replica: Replica
@@ -73,22 +56,16 @@ public final class NodeCore {
     public internal(set) var transfers: [String: (done: UInt64, total: UInt64, sending: Bool)] = [:]
     var dialers: [PeerDialer]
     var connections: [Int: Connection] = [:]
-    /// When a debounced push is due.
-    var pushAt: Int64?
-    /// When the fallback timer fires (only while something is pending).
-    public private(set) var fallbackAt: Int64?
-    var nextPoll: Int64
+    /// The push, poll and fallback timers, and whether what is pending is to be judged again.
+    var timers: NodeTimers
+    /// The file's data_version at the last poll: another process wrote when it moves.
     var lastDataVersion: Int64
-    var pendingCheckDue = true
-    /// When each untrusted key was last noted (bounded; see `noteUntrusted`).
-    var untrustedNotedAt: [SHA256.Digest: Int64] = [:]
-    var stopping = false
-    /// The address LAN discovery last heard each trusted node at (see `NodeCore+Discovery`).
-    var discoveredAddresses: [String: String] = [:]
-    /// What each announcer (by node ID) last announced, and when (see `NodeCore+Discovery`).
-    var discoveryHeard: [String: HeardAnnouncement] = [:]
-    /// When each refused discovery sender (by host) was last logged.
-    var discoveryRefusedAt: [String: Int64] = [:]
+    /// When each untrusted key was last noted and logged: once a minute per key, 256 keys at most.
+    var untrustedNoted = NotedAt<SHA256.Digest>(interval: NodeCore.untrustedNoteInterval, capacity: 256)
+    /// Running, or stopping since `shutdown`.
+    var phase = Phase.running
+    /// What LAN discovery heard: trusted nodes' addresses, announcers, refused senders (bounded).
+    var discovery = DiscoveryMemory()
 
     public init(replica: Replica, configuration: NodeConfiguration, random: RandomSource, now: Int64, storage: RecordingStorage? = nil) {
         self.replica = replica
@@ -96,7 +73,7 @@ public final class NodeCore {
         self.random = random
         self.storage = storage
         dialers = configuration.peers.map(PeerDialer.init(address:))
-        nextPoll = now
+        timers = NodeTimers(now: now)
         lastDataVersion = (try? replica.database.dataVersion) ?? 0
         if let known = try? replica.peers() {
             for (i, address) in configuration.peers.enumerated() {
@@ -117,7 +94,7 @@ public final class NodeCore {
     public func accepted(connection: Int, remote: String, peerKey: SHA256.Digest, now: Int64) -> [NodeAction] {
         defer { assert(invariantsHold()) }
         assert(connections[connection] == nil, "connection \(connection) reused while open")
-        guard !stopping else { return [.close(connection: connection)] }
+        guard phase == .running else { return [.close(connection: connection)] }
         let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage,
                                   incomingTransfers: incomingTransfers, credential: credential(peerKey))
         connections[connection] = Connection(session: session, dialer: nil, address: remote)
@@ -131,7 +108,7 @@ public final class NodeCore {
     public func connected(connection: Int, peer: Int, peerKey: SHA256.Digest, now: Int64) -> [NodeAction] {
         defer { assert(invariantsHold()) }
         assert(connections[connection] == nil, "connection \(connection) reused while open")
-        guard !stopping else { return [.close(connection: connection)] }
+        guard phase == .running else { return [.close(connection: connection)] }
         dialers[peer].state = .connected(connection: connection)
         // A trusted peer's address that a handshake with its pinned key proved: kept against
         // anything heard on the LAN (Replica+DialAddresses).
@@ -192,7 +169,7 @@ public final class NodeCore {
             actions.append(.event(.disconnected(peer: status.nodeID, address: conn.address)))
         }
         // A dialler that stood down for this peer's own connection dials again now.
-        if let nodeID = conn.status?.nodeID, !stopping {
+        if let nodeID = conn.status?.nodeID, phase == .running {
             for i in dialers.indices where dialers[i].state == .covered && dialers[i].nodeID == nodeID {
                 dialers[i].state = .waiting(until: now)
             }
@@ -201,25 +178,25 @@ public final class NodeCore {
             dialers[dialer].peerVector = conn.session.peerHas
             if dialers[dialer].retired {
                 dialers[dialer].state = .idle
-            } else if case .connected(let c) = dialers[dialer].state, c == connection, !stopping,
+            } else if case .connected(let c) = dialers[dialer].state, c == connection, phase == .running,
                conn.closedAsDuplicate, let nodeID = dialers[dialer].nodeID, isConnected(nodeID) {
                 dialers[dialer].state = .covered
-            } else if case .connected(let c) = dialers[dialer].state, c == connection, !stopping {
+            } else if case .connected(let c) = dialers[dialer].state, c == connection, phase == .running {
                 let delay = PeerDialer.backoff(failures: dialers[dialer].failures, base: configuration.reconnectBase,
                                                maximum: configuration.reconnectMaximum, random: random)
                 dialers[dialer].failures += 1
                 dialers[dialer].state = .waiting(until: now + delay)
             }
         }
-        pendingCheckDue = true
+        timers.pendingChanged()
         return actions
     }
 
     /// The embedding app wrote to the replica through this process (or `tick` found another
     /// process's write): push after the debounce, and say the replica changed now.
     public func localWrite(now: Int64) -> [NodeAction] {
-        if pushAt == nil { pushAt = now + configuration.debounce }
-        pendingCheckDue = true
+        timers.schedulePush(now: now, debounce: configuration.debounce)
+        timers.pendingChanged()
         return [.replicaChanged]
     }
 
@@ -227,8 +204,7 @@ public final class NodeCore {
     public func tick(now: Int64) -> [NodeAction] {
         defer { assert(invariantsHold()) }
         var actions: [NodeAction] = []
-        if now >= nextPoll {
-            nextPoll = now + configuration.changePollInterval
+        if timers.takePoll(now: now, interval: configuration.changePollInterval) {
             if let version = try? replica.database.dataVersion, version != lastDataVersion {
                 lastDataVersion = version
                 try? replica.reloadIdentity()
@@ -237,22 +213,19 @@ public final class NodeCore {
                 actions += localWrite(now: now)
             }
         }
-        if let due = pushAt, now >= due {
-            pushAt = nil
+        if timers.takePush(now: now) {
             actions += pushAll(now: now)
         }
         for i in dialers.indices {
-            if case .waiting(let until) = dialers[i].state, now >= until, !stopping { actions += dial(i) }
+            if case .waiting(let until) = dialers[i].state, now >= until, phase == .running { actions += dial(i) }
         }
         for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {
             actions += perform(conn.session.tick(now: now), on: id, now: now)
         }
-        if pendingCheckDue && !stopping {
-            pendingCheckDue = false
+        if phase == .running, timers.takePendingCheck() {
             updateFallback(now: now)
         }
-        if let due = fallbackAt, now >= due {
-            fallbackAt = nil
+        if timers.takeFallback(now: now) {
             actions.append(.event(.fallbackTimerFired))
             for i in dialers.indices where dialers[i].state != .connecting && dialers[i].state != .covered {
                 if case .connected = dialers[i].state { continue }
@@ -268,11 +241,12 @@ public final class NodeCore {
         return actions
     }
 
+    /// When the fallback timer fires (only while something is pending).
+    public var fallbackAt: Int64? { timers.fallbackAt }
+
     /// The earliest time `tick` has work.
     public var nextDeadline: Int64? {
-        var deadlines: [Int64] = [nextPoll]
-        if let pushAt { deadlines.append(pushAt) }
-        if let fallbackAt { deadlines.append(fallbackAt) }
+        var deadlines: [Int64] = [timers.earliest]
         for dialer in dialers { if case .waiting(let until) = dialer.state { deadlines.append(until) } }
         for conn in connections.values { if let d = conn.session.nextDeadline { deadlines.append(d) } }
         return deadlines.min()
@@ -281,7 +255,7 @@ public final class NodeCore {
     /// Clean shutdown: tell every peer, close every connection, stop dialling.
     public func shutdown(now: Int64) -> [NodeAction] {
         defer { assert(invariantsHold()) }
-        stopping = true
+        phase = .stopping
         var actions: [NodeAction] = [.event(.shuttingDown)]
         for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {
             // Saved now: the process may exit before the transport reports the close, and
@@ -341,7 +315,7 @@ public final class NodeCore {
     }
 
     func pushAll(now: Int64) -> [NodeAction] {
-        pendingCheckDue = true
+        timers.pendingChanged()
         return offerChanges(except: nil, now: now)
     }
 
@@ -360,12 +334,9 @@ public final class NodeCore {
         return actions
     }
 
+    /// Judges what is pending now: the fallback timer runs while anything is.
     func updateFallback(now: Int64) {
-        if pendingCount(limit: 1) + unconfirmedRecordings > 0 {
-            if fallbackAt == nil { fallbackAt = now + configuration.fallbackInterval }
-        } else {
-            fallbackAt = nil
-        }
+        timers.judged(pending: pendingCount(limit: 1) + unconfirmedRecordings > 0, now: now, interval: configuration.fallbackInterval)
     }
 
     /// Turns a session's actions into node actions, keeping status and relaying new changes.
