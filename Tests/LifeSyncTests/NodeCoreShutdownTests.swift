@@ -37,4 +37,24 @@ extension NodeCoreTests {
         #expect(!later.contains { if case .connect = $0 { true } else { false } }, "a stopping node dials nobody: \(later)")
         #expect(core.connections.isEmpty)
     }
+
+    /// A fallback timer armed before `shutdown` (a write pending for a peer out of reach) does
+    /// not fire while the node drains: it would dial every peer the node is leaving.
+    @Test func aFallbackArmedBeforeStoppingDialsNobody() throws {
+        let phone = try ReplicaFixtures.replica(role: .phone, seed: 8)
+        let core = NodeCore(replica: phone, configuration: NodeConfiguration(peers: ["10.0.0.2:7002"]), random: SeededRandom(seed: 1), now: 0)
+        _ = core.start(now: 0)
+        _ = core.connectFailed(peer: 0, reason: "unreachable", now: 1)
+        try phone.add(json: ReplicaFixtures.entryJSON(text: "pending"))
+        _ = core.localWrite(now: 2)
+        _ = core.tick(now: 3)
+        let due = try #require(core.fallbackAt, "a write pending for an unreachable peer arms the fallback timer")
+        _ = core.shutdown(now: 4)
+        #expect(core.fallbackAt == nil && (core.nextDeadline ?? .max) > 4, "no deadline is left in the past")
+        for now in [due, due + 1, due + 600_000] {
+            let actions = core.tick(now: now)
+            #expect(!actions.contains { if case .connect = $0 { true } else { false } }, "a stopping node dials nobody: \(actions)")
+            #expect(!actions.contains(.event(.fallbackTimerFired)))
+        }
+    }
 }

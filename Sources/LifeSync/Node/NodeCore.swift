@@ -256,6 +256,7 @@ public final class NodeCore {
     public func shutdown(now: Int64) -> [NodeAction] {
         defer { assert(invariantsHold()) }
         phase = .stopping
+        timers.stop()
         var actions: [NodeAction] = [.event(.shuttingDown)]
         for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {
             // Saved now: the process may exit before the transport reports the close, and

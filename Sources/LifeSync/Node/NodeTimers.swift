@@ -76,4 +76,12 @@ struct NodeTimers {
             fallbackAt = nil
         }
     }
+
+    /// The node stops: no push and no fallback are due any more (a fallback armed before would
+    /// dial every peer while the node drains, and a deadline left in the past would spin the
+    /// driver's loop). Nothing re-arms them: a stopping node judges nothing pending.
+    mutating func stop() {
+        pushAt = nil
+        fallbackAt = nil
+    }
 }
