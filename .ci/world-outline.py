@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Makes the dashboard's offline world outline (Sources/LifeSync/API/Dashboard/world.json) from
+"""Makes the dashboard's offline world outline (Sources/LifeSyncAPI/Dashboard/world.json) from
 Natural Earth's 1:110m countries (public domain), as the geopandas 0.14.4 wheel carries them:
 
     pip download --no-deps geopandas==0.14.4 -d /tmp/ne
     unzip -o -q /tmp/ne/geopandas-0.14.4-py3-none-any.whl 'geopandas/datasets/*' -d /tmp/ne
     python3 .ci/world-outline.py /tmp/ne/geopandas/datasets/naturalearth_lowres/naturalearth_lowres.shp \
-        > Sources/LifeSync/API/Dashboard/world.json
+        > Sources/LifeSyncAPI/Dashboard/world.json
 
 Reads the shapefile's polygon records (ESRI's format: a 100-byte header, then records of type 5),
 rounds every point to 0.1 degree, drops points that round onto the one before, and rings left

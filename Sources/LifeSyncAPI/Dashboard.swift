@@ -1,4 +1,4 @@
-/// `GET /dashboard`: a page over the API, as web files (Sources/LifeSync/API/Dashboard/)
+/// `GET /dashboard`: a page over the API, as web files (Sources/LifeSyncAPI/Dashboard/)
 /// compiled into the binary, served from `/dashboard` and `/dashboard/FILE`; nothing is fetched
 /// from elsewhere, and there is no build step. The files hold no data: the page asks for a bearer
 /// key once (kept in the browser's localStorage) and every call it makes carries it; the change

@@ -85,8 +85,8 @@ extension Message {
             let base = try r.u64("repair base")
             guard base < Limits.maximumSequence else { throw WireError(.malformed, "repair \(n): base \(base) at or above the sequence ceiling") }
             let keyLength = Int(try r.u16("repair key length"))
-            guard keyLength == RecordingSignature.publicKeyLength else {
-                throw WireError(.malformed, "repair \(n): a key of \(keyLength) bytes (a P-256 key is \(RecordingSignature.publicKeyLength))")
+            guard keyLength == Recording.originKeyLength else {
+                throw WireError(.malformed, "repair \(n): a key of \(keyLength) bytes (a P-256 key is \(Recording.originKeyLength))")
             }
             let key = try r.raw(keyLength, "repair key")
             let count = try r.count32("repair \(n): member count", minimumItemSize: 40)
@@ -95,7 +95,7 @@ extension Message {
                 throw WireError(.malformed, "repair \(n): \(count) members (1 or more, at most \(Limits.maximumHistoryProbes) in all)")
             }
             let list = try readMembers(&r, count: count, "repair \(n): member", within: (fork + 1)...(Limits.maximumSequence - base + fork))
-            let signature = try r.raw(RecordingSignature.signatureLength, "repair signature")
+            let signature = try r.raw(Recording.signatureLength, "repair signature")
             repairs.append(History.Repair(nodeID: nodeID, origin: origin, fork: fork, movedTo: movedTo, base: base, members: list,
                                           publicKey: key, signature: signature))
         }
@@ -145,7 +145,7 @@ extension Message {
 
     /// A repair at its smallest: three empty names, `fork`, `base`, the key, the count, one
     /// member and the signature.
-    static let minimumRepairSize = 2 + 2 + 8 + 2 + 8 + 2 + RecordingSignature.publicKeyLength + 4 + 40 + RecordingSignature.signatureLength
+    static let minimumRepairSize = 2 + 2 + 8 + 2 + 8 + 2 + Recording.originKeyLength + 4 + 40 + Recording.signatureLength
 
     /// An origin of a HISTORY at its smallest: an empty name, `top`, the count and one probe.
     static let minimumHistoryOriginSize = 2 + 8 + 2 + 40

@@ -22,8 +22,8 @@ extension Message {
                 throw WireError(.malformed, "seal \(n): node_id \"\(nodeID.prefix(80))\" is not {role}_{uuid-v4}")
             }
             let keyLength = Int(try r.u16("seal key length"))
-            guard keyLength == RecordingSignature.publicKeyLength else {
-                throw WireError(.malformed, "seal \(n): a key of \(keyLength) bytes (a P-256 key is \(RecordingSignature.publicKeyLength))")
+            guard keyLength == Recording.originKeyLength else {
+                throw WireError(.malformed, "seal \(n): a key of \(keyLength) bytes (a P-256 key is \(Recording.originKeyLength))")
             }
             let key = try r.raw(keyLength, "seal key")
             let memberCount = try r.count32("seal member count", minimumItemSize: 40)
@@ -41,12 +41,12 @@ extension Message {
                 }
                 members.append(Seal.Member(sequence: sequence, digest: try r.digest("seal digest")))
             }
-            let signature = try r.raw(RecordingSignature.signatureLength, "seal signature")
+            let signature = try r.raw(Recording.signatureLength, "seal signature")
             seals.append(Seal(origin: sealOrigin, nodeID: nodeID, publicKey: key, members: members, signature: signature))
         }
         return seals
     }
 
     /// Origin index, an empty node ID, the key, one member and the signature.
-    static let minimumSealSize = 2 + 2 + 2 + RecordingSignature.publicKeyLength + 4 + 40 + RecordingSignature.signatureLength
+    static let minimumSealSize = 2 + 2 + 2 + Recording.originKeyLength + 4 + 40 + Recording.signatureLength
 }

@@ -7,6 +7,9 @@
 /// the time it sends it, so a bulk sync checks one signature per origin and batch, not one per
 /// entry. Each member is a write's sequence and its digest (`WriteDigest`), ascending.
 ///
+/// Here is what a seal is and the bytes it signs, which BATCH and HISTORY carry; making one and
+/// checking its signature are Trust's (`Seal+Signing.swift`).
+///
 /// ```swift
 /// let seal = try Seal(origin: incarnation, nodeID: nodeID, members: members, signer: key)
 /// seal.hasValidSignature(verifier)          // the carried key's signature over these members
@@ -45,30 +48,6 @@ package struct Seal: Equatable, Sendable {
         self.signature = signature
     }
 
-    /// Seals `members` (ascending, no sequence twice) as `nodeID`, the owner of `origin`.
-    /// - Throws: what the signer throws.
-    package init(origin: String, nodeID: String, members: [Member], signer: RecordingSigner) throws {
-        precondition(zip(members, members.dropFirst()).allSatisfy { $0.sequence < $1.sequence }, "seal members ascend")
-        self.init(origin: origin, nodeID: nodeID, publicKey: signer.publicKey, members: members, signature: [])
-        signature = try signer.sign(message)
-    }
-
-    /// Seals over `changes` as `nodeID`, one per origin in the order the origins first appear,
-    /// each over its changes' sequences and digests: how a node sends its own writes.
-    /// - Throws: what the signer throws.
-    package static func sealing(_ changes: [EncodedChange], as nodeID: String, signer: RecordingSigner) throws -> [Seal] {
-        var byOrigin: [String: [Member]] = [:]
-        var order: [String] = []
-        let hasher = SHA256()
-        for change in changes {
-            if byOrigin[change.stamp.origin] == nil { order.append(change.stamp.origin) }
-            byOrigin[change.stamp.origin, default: []].append(Member(sequence: change.stamp.sequence, digest: change.digest(hasher: hasher)))
-        }
-        return try order.map { origin in
-            try Seal(origin: origin, nodeID: nodeID, members: byOrigin[origin]!.sorted { $0.sequence < $1.sequence }, signer: signer)
-        }
-    }
-
     /// The signed bytes: the domain, the node ID and the origin as `str16`, the member count as
     /// u32, then each member's sequence (u64) and digest (32 bytes).
     package var message: [UInt8] {
@@ -86,12 +65,6 @@ package struct Seal: Equatable, Sendable {
             writer.u64(member.sequence)
             writer.digest(member.digest)
         }
-    }
-
-    /// Whether the carried signature is the carried key's over the members. Whose key that is,
-    /// the replica decides (`Replica.checkSeals`).
-    package func hasValidSignature(_ verifier: SignatureVerifier) -> Bool {
-        verifier.isValid(signature: signature, of: message, publicKey: publicKey)
     }
 
     /// Whether this seal names write `sequence` of its origin with exactly this digest.
