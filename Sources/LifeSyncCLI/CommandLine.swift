@@ -61,7 +61,7 @@ package enum LifeSyncCommandLine {
         var lines = ["lifesync — peer-to-peer, offline-first replication of a life log", "",
                      "Usage: lifesync <command> [options]", "", "Commands:"]
         for command in commands {
-            lines.append("  " + command.spec.name.padding(toLength: 12, withPad: " ", startingAt: 0) + command.spec.summary)
+            lines.append("  " + command.spec.name.padded(to: 12) + command.spec.summary)
         }
         lines += ["", "Every command takes --help. The replica file is --db PATH, else $LIFESYNC_DB, else ./lifesync.sqlite.",
                   "Exit codes: 0 done; 1 a value or input refused, or not found; 2 a command line that cannot be understood.",

@@ -32,12 +32,12 @@ extension ConformanceCases {
                 let elapsed = MonotonicClock.seconds() - lastReceived
                 switch arrival {
                 case .message(.ping):
-                    return within(elapsed, due: 15) ? .pass(String(format: "PING after %.1f s", elapsed))
-                        : .fail(String(format: "PING %.1f s after the target last sent; due at 15 s (§7.7)", elapsed))
+                    return within(elapsed, due: 15) ? .pass("PING after \(elapsed.fixed(1)) s")
+                        : .fail("PING \(elapsed.fixed(1)) s after the target last sent; due at 15 s (§7.7)")
                 case .message(.caughtUp), .message(.batch):
                     lastReceived = MonotonicClock.seconds()
                 case .silent:
-                    return .fail(String(format: "no PING within %.0f s of silence (§7.7: 15 s)", elapsed))
+                    return .fail("no PING within \(elapsed.fixed(0)) s of silence (§7.7: 15 s)")
                 case let other:
                     throw ConformanceFailure("waiting for a keepalive PING, got \(ConformanceTarget.describe(other))", connection)
                 }
@@ -53,10 +53,10 @@ extension ConformanceCases {
             let elapsed = MonotonicClock.seconds() - started
             switch arrival {
             case .message(.error(let code, _)) where code == ErrorCode.badHandshake.rawValue:
-                return within(elapsed, due: 10) ? .pass(String(format: "after %.1f s", elapsed))
-                    : .fail(String(format: "ERROR bad_handshake %.1f s after the connection; due at 10 s (§7.7)", elapsed))
+                return within(elapsed, due: 10) ? .pass("after \(elapsed.fixed(1)) s")
+                    : .fail("ERROR bad_handshake \(elapsed.fixed(1)) s after the connection; due at 10 s (§7.7)")
             case .silent:
-                return .fail(String(format: "no ERROR bad_handshake within %.0f s (§7.7: 10 s)", elapsed))
+                return .fail("no ERROR bad_handshake within \(elapsed.fixed(0)) s (§7.7: 10 s)")
             case let other:
                 throw ConformanceFailure("waiting for the handshake timeout, got \(ConformanceTarget.describe(other))", connection)
             }
@@ -75,12 +75,12 @@ extension ConformanceCases {
                 let elapsed = MonotonicClock.seconds() - started
                 switch arrival {
                 case .message(.error(let code, _)) where code == ErrorCode.idleTimeout.rawValue:
-                    return within(elapsed, due: 45) ? .pass(String(format: "after %.1f s", elapsed))
-                        : .fail(String(format: "ERROR idle_timeout %.1f s after the runner last sent; due after 45 s (§7.7)", elapsed))
+                    return within(elapsed, due: 45) ? .pass("after \(elapsed.fixed(1)) s")
+                        : .fail("ERROR idle_timeout \(elapsed.fixed(1)) s after the runner last sent; due after 45 s (§7.7)")
                 case .message(.ping), .message(.caughtUp), .message(.batch):
                     continue
                 case .silent:
-                    return .fail(String(format: "no ERROR idle_timeout within %.0f s of the runner's silence (§7.7: 45 s)", elapsed))
+                    return .fail("no ERROR idle_timeout within \(elapsed.fixed(0)) s of the runner's silence (§7.7: 45 s)")
                 case let other:
                     throw ConformanceFailure("waiting for the idle timeout, got \(ConformanceTarget.describe(other))", connection)
                 }

@@ -1,4 +1,6 @@
+import Glibc
 import LifeSync
+import LifeSyncRuntime
 
 /// Generated journals for benchmarks: the same entries for the same seed.
 enum BenchWorkload {
@@ -20,6 +22,16 @@ enum BenchWorkload {
             let time = Timestamp(millisecondsSince1970: start + Int64(i) * 60_000)
             return LogEntry(id: Identifier.make(role: role, random: random), timestamp: time, recordedAt: time,
                             source: role.rawValue, deviceId: device, category: category, data: data)
+        }
+    }
+
+    /// `entries` as NDJSON at `path`, encoded and written 10,000 at a time.
+    /// - Throws: `RuntimeError` when the file cannot be written.
+    static func writeNDJSON(_ entries: [LogEntry], to path: String) throws {
+        try UserFile.replace(path) { write in
+            for start in stride(from: 0, to: entries.count, by: 10_000) {
+                try write(Array(entries[start..<min(entries.count, start + 10_000)].map { $0.json.canonicalText + "\n" }.joined().utf8))
+            }
         }
     }
 }

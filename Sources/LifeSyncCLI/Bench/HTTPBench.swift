@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import Glibc
+import FoundationEssentials
 import LifeSync
 import LifeSyncRuntime
 
@@ -163,7 +165,7 @@ struct LoadRun {
         let start = MonotonicClock.seconds()
         for client in 0..<clients {
             group.enter()
-            Thread.detachNewThread {
+            detachThread(named: "bench-client") {
                 defer { group.leave() }
                 var mine: [(query: Int, seconds: Double)] = []
                 mine.reserveCapacity(requests)
@@ -191,12 +193,12 @@ struct LoadRun {
 
     /// What the client threads hand back, under a lock.
     final class Results: @unchecked Sendable {
-        private let lock = NSLock()
+        private let lock = Lock()
         private var samples: [(query: Int, seconds: Double)] = []
         private var failure: String?
 
-        func add(_ mine: [(query: Int, seconds: Double)]) { lock.lock(); samples += mine; lock.unlock() }
-        func fail(_ reason: String) { lock.lock(); failure = failure ?? reason; lock.unlock() }
-        var collected: ([(query: Int, seconds: Double)], String?) { lock.lock(); defer { lock.unlock() }; return (samples, failure) }
+        func add(_ mine: [(query: Int, seconds: Double)]) { lock.withLock { samples += mine } }
+        func fail(_ reason: String) { lock.withLock { failure = failure ?? reason } }
+        var collected: ([(query: Int, seconds: Double)], String?) { lock.withLock { (samples, failure) } }
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import FoundationEssentials
 import LifeSync
 import LifeSyncRuntime
 
@@ -55,12 +56,12 @@ enum HandshakeBench {
         let first = BenchReport.median(Array(times.prefix(window))), last = BenchReport.median(Array(times.suffix(window)))
         let growth = rssAtEnd - rssAfterWindow, drift = last / first
         var misses: [String] = []
-        if median >= medianTarget { misses.append(String(format: "median %.2f ms is not under %.0f ms", median, medianTarget)) }
-        if growth > rssGrowthTolerance { misses.append(String(format: "the node's RSS grew %.2f MiB (more than %.0f)", growth, rssGrowthTolerance)) }
-        if drift > driftTolerance { misses.append(String(format: "the last %d cycles took %.2f× the first (more than %.2f×)", window, drift, driftTolerance)) }
+        if median >= medianTarget { misses.append("median \(median.fixed(2)) ms is not under \(medianTarget.fixed(0)) ms") }
+        if growth > rssGrowthTolerance { misses.append("the node's RSS grew \(growth.fixed(2)) MiB (more than \(rssGrowthTolerance.fixed(0)))") }
+        if drift > driftTolerance { misses.append("the last \(window) cycles took \(drift.fixed(2))× the first (more than \(driftTolerance.fixed(2))×)") }
         let verdict = misses.isEmpty
-            ? String(format: "meets the targets: median %.2f ms < %.0f ms, node RSS +%.2f MiB (≤ %.0f), last/first %d cycles %.2f× (≤ %.2f×)",
-                     median, medianTarget, growth, rssGrowthTolerance, window, drift, driftTolerance)
+            ? "meets the targets: median \(median.fixed(2)) ms < \(medianTarget.fixed(0)) ms, node RSS +\(growth.fixed(2)) MiB "
+                + "(≤ \(rssGrowthTolerance.fixed(0))), last/first \(window) cycles \(drift.fixed(2))× (≤ \(driftTolerance.fixed(2))×)"
             : "misses the targets: " + misses.joined(separator: "; ")
         return BenchReport(title: "handshake: \(cycles) cycles of TCP connect, TLS 1.3 (mutual certificates), HELLO both ways, close, against a `lifesync serve` process on loopback", figures: [
             ("cycles completed", Double(times.count), "cycles"),

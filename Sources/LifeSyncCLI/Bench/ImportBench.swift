@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import FoundationEssentials
 import LifeSync
 import LifeSyncRuntime
 
@@ -13,13 +14,7 @@ extension ImportBench {
             // The entries live only while the file and the raw rows are made.
             let entries = BenchWorkload.entries(count: count)
             rows = RawSQLiteBaseline.rows(entries)
-            guard FileManager.default.createFile(atPath: ndjson, contents: nil),
-                  let file = FileHandle(forWritingAtPath: ndjson) else { throw CLIError.refused("bench import: cannot write \(ndjson)") }
-            for start in stride(from: 0, to: count, by: 10_000) {
-                let chunk = entries[start..<min(count, start + 10_000)].map { $0.json.canonicalText + "\n" }.joined()
-                file.write(Data(chunk.utf8))
-            }
-            file.closeFile()
+            try BenchWorkload.writeNDJSON(entries, to: ndjson)
         }
         let rawPath = directory + "/raw.sqlite", replicaPath = directory + "/replica.sqlite"
         var raw: [Double] = [], imported: [Double] = [], peaks: [Double] = []

@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import FoundationEssentials
 import LifeSync
 import LifeSyncRuntime
 
@@ -104,18 +105,11 @@ enum StatusBench {
         }
     }
 
-    /// BenchWorkload's entries as NDJSON, encoded and written 10,000 at a time.
+    /// BenchWorkload's entries as NDJSON, one a minute up to now, as a journal is (BenchWorkload's
+    /// default start would put most of a million entries in the future, inside the dashboard's
+    /// "last 30 days").
     static func writeWorkload(count: Int, to path: String) throws {
-        guard FileManager.default.createFile(atPath: path, contents: nil), let file = FileHandle(forWritingAtPath: path) else {
-            throw CLIError.refused("bench: cannot write \(path)")
-        }
-        defer { file.closeFile() }
-        // One a minute up to now, as a journal is (BenchWorkload's default start would put most of a
-        // million entries in the future, inside the dashboard's "last 30 days").
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let entries = BenchWorkload.entries(count: count, start: now - Int64(count) * 60_000)
-        for start in stride(from: 0, to: count, by: 10_000) {
-            file.write(Data(entries[start..<min(count, start + 10_000)].map { $0.json.canonicalText + "\n" }.joined().utf8))
-        }
+        try BenchWorkload.writeNDJSON(BenchWorkload.entries(count: count, start: now - Int64(count) * 60_000), to: path)
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import FoundationEssentials
 import LifeSync
 import LifeSyncRuntime
 
@@ -52,7 +53,7 @@ extension LifeSyncCommandLine {
         run: { arguments, context in
             let which = arguments.positional(0)!
             let count = try arguments.integer("--count", default: which == "mesh" ? 10_000 : 100_000, range: 1...10_000_000)
-            let dir = arguments.value("--dir") ?? NSTemporaryDirectory() + "lifesync-bench-\(getpid())"
+            let dir = arguments.value("--dir") ?? UserFile.temporaryDirectory + "lifesync-bench-\(getpid())"
             try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             defer { if arguments.value("--dir") == nil { try? FileManager.default.removeItem(atPath: dir) } }
             switch which {
@@ -105,7 +106,7 @@ struct BenchReport {
     }
 
     var text: String {
-        ([title] + figures.map { "  " + $0.name.padding(toLength: 34, withPad: " ", startingAt: 0) + String(format: "%12.2f", $0.value) + " " + $0.unit })
+        ([title] + figures.map { "  " + $0.name + String(repeating: " ", count: max(0, 34 - $0.name.count)) + $0.value.fixed(2, width: 12) + " " + $0.unit })
             .joined(separator: "\n") + (verdict.map { "\n  verdict: " + $0 } ?? "")
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import FoundationEssentials
 import LifeSync
 import LifeSyncRuntime
 
@@ -11,7 +12,7 @@ extension LifeSyncCommandLine {
             details: "Starts three real nodes on 127.0.0.1, tells what happens in plain words, and exits by itself."),
         run: { arguments, context in
             let keep = arguments.value("--dir")
-            let dir = keep ?? NSTemporaryDirectory() + "lifesync-demo-\(getpid())"
+            let dir = keep ?? UserFile.temporaryDirectory + "lifesync-demo-\(getpid())"
             try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             defer { if keep == nil { try? FileManager.default.removeItem(atPath: dir) } }
             let demo = Demo(directory: dir, console: context.console, verbose: arguments.flag("--verbose"))
@@ -124,7 +125,7 @@ struct Demo {
         } else {
             say("   ✗ the losing edit was not kept"); return false
         }
-        say("5. Done in \(String(format: "%.1f", MonotonicClock.seconds() - started)) s. Try it yourself: lifesync init, add, serve --listen/--peer, status.")
+        say("5. Done in \((MonotonicClock.seconds() - started).fixed(1)) s. Try it yourself: lifesync init, add, serve --listen/--peer, status.")
         return true
     }
 }

@@ -34,7 +34,7 @@ extension LifeSyncCommandLine {
     /// of the entry's ID that `get`, `update` and `delete` take, or with `--ids` all of it).
     static func listLine(_ entry: LogEntry, id: String) -> String {
         let category = fitted(entry.category ?? "-", width: 16)
-        let head = "\(LocalTime.minute(entry.timestamp))  \(category.padding(toLength: max(8, category.count), withPad: " ", startingAt: 0))  "
+        let head = "\(LocalTime.minute(entry.timestamp))  \(category.padded(to: max(8, category.count)))  "
         return head + fitted(summary(entry), width: max(8, columns - head.count - 2 - id.count)) + "  " + id
     }
 

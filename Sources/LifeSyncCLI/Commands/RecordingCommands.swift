@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import FoundationEssentials
 import LifeSync
 import LifeSyncRuntime
 
@@ -22,8 +23,8 @@ extension LifeSyncCommandLine {
             if let entryID { _ = try replica.entry(id: entryID) }
             let mediaType = arguments.value("--type") ?? Recording.mediaType(forExtension: Recording.fileExtension(for: source))
             if let problem = Recording.mediaTypeProblem(mediaType) { throw CLIError.refused("--type: \(problem)") }
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            var info = stat()
+            guard stat(source, &info) == 0, info.st_mode & S_IFMT != S_IFDIR else {
                 throw CLIError.refused("cannot read \(source): no such file")
             }
             let recording = try FileRecordingStorage(replicaPath: replica.path)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import LifeSync
 import LifeSyncRuntime
 import LifeSyncSimulation
@@ -105,7 +105,7 @@ extension LifeSyncCommandLine {
             let wall = MonotonicClock.seconds() - started
             if runs > 1 && !arguments.flag("--json") {
                 context.console.print("\(runs - failures) passed, \(failures) failed")
-                context.console.print(String(format: "%.1f seeds/min, %.0f× real time", Double(runs) / wall * 60, Double(simulated) / 1000 / wall))
+                context.console.print("\((Double(runs) / wall * 60).fixed(1)) seeds/min, \((Double(simulated) / 1000 / wall).fixed(0))× real time")
             }
             return failures == 0 ? 0 : 1
         })

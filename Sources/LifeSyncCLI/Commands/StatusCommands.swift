@@ -16,12 +16,12 @@ extension LifeSyncCommandLine {
             console.print("entries: \(stats.total)")
             for (title, list) in [("by category", stats.byCategory), ("by source", stats.bySource), ("by day", stats.byDay)] {
                 console.print(title + ":")
-                for item in list { console.print("  " + item.key.padding(toLength: max(12, item.key.count), withPad: " ", startingAt: 0) + "  \(item.count)") }
+                for item in list { console.print("  " + item.key.padded(to: max(12, item.key.count)) + "  \(item.count)") }
             }
             if !stats.metrics.isEmpty {
                 console.print("metrics:")
                 for m in stats.metrics {
-                    func f(_ x: Double) -> String { String(format: "%.2f", x) }
+                    func f(_ x: Double) -> String { x.fixed(2) }
                     console.print("  \(m.name): n=\(m.count) avg=\(f(m.average)) min=\(f(m.minimum)) max=\(f(m.maximum))")
                 }
             }

@@ -21,3 +21,10 @@ extension LifeSyncCommandLine {
         return lines
     }
 }
+
+extension String {
+    /// Spaces added on the right up to `width` characters (nothing cut): a column of a table.
+    func padded(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}

@@ -49,7 +49,7 @@ struct CommandSpec: Sendable {
         var lines = ["\(summary)", "", "Usage: \(usage)", "", "Options:"]
         for option in options {
             let left = option.kind == .flag ? option.name : "\(option.name) \(option.valueName)"
-            lines.append("  " + left.padding(toLength: max(left.count + 2, 24), withPad: " ", startingAt: 0) + option.help)
+            lines.append("  " + left.padded(to: max(left.count + 2, 24)) + option.help)
         }
         lines.append("  --help                  show this help")
         if !details.isEmpty { lines += ["", details] }

@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import Glibc
 import LifeSync
 
 /// A `NodeServer` running on a thread of its own: how the demo and the loopback tests run
@@ -15,12 +16,10 @@ public final class NodeThread: @unchecked Sendable {
         let replica = try Replica(path: path, clock: SystemClock(), random: SystemRandom())
         server = try NodeServer(replica: replica, configuration: configuration, listen: listen, limits: limits, name: name, log: log)
         let server = self.server, finished = self.finished
-        let thread = Thread {
+        detachThread(named: "lifesync-\(replica.identity.role.rawValue)") {
             server.run()
             finished.signal()
         }
-        thread.name = "lifesync-node-\(replica.identity.role.rawValue)"
-        thread.start()
     }
 
     public var listeningAddress: String? { server.listeningAddress }

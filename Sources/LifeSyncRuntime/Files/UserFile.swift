@@ -7,6 +7,12 @@ package enum UserFile {
     /// path (a disk image, /dev/zero) from exhausting memory.
     package static let maximumBytes = 1 << 30
 
+    /// Where temporary folders go: `$TMPDIR`, else /tmp, with a slash at the end.
+    package static var temporaryDirectory: String {
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return base.hasSuffix("/") ? base : base + "/"
+    }
+
     package static func read(_ path: String) throws(RuntimeError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw RuntimeError("cannot read \(path): \(errnoText())") }

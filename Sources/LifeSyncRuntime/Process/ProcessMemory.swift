@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a live process holds in memory, from its `/proc/PID/status`: for benches and tests that
 /// watch a node process from outside.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// A child process started with `posix_spawn` and reaped with `waitpid`, with every wait
@@ -56,7 +56,7 @@ package final class Subprocess: @unchecked Sendable {
 
     package let pid: pid_t
     package let executable: String
-    private let lock = NSLock()
+    private let lock = Lock()
     private var ended: Termination?
 
     /// Starts `executable` with `arguments`. Standard input, output and error are the files at
@@ -118,8 +118,10 @@ package final class Subprocess: @unchecked Sendable {
 
     /// How the child ended, or nil while it runs. Never blocks.
     package func poll() -> Termination? {
-        lock.lock()
-        defer { lock.unlock() }
+        lock.withLock { reap() }
+    }
+
+    private func reap() -> Termination? {
         if let ended { return ended }
         var status: Int32 = 0
         let reaped = waitpid(pid, &status, WNOHANG)

@@ -15,7 +15,7 @@ enum PrivateFile {
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw KeyFileError(path: path, problem: "is not a regular file") }
         guard info.st_mode & 0o077 == 0 else {
-            throw KeyFileError(path: path, problem: String(format: "is readable by others (mode %o); it holds a private key of this node: chmod 600 it", info.st_mode & 0o777))
+            throw KeyFileError(path: path, problem: "is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))); it holds a private key of this node: chmod 600 it")
         }
         guard info.st_size > 0, info.st_size <= maximumBytes else { throw KeyFileError(path: path, problem: "has \(info.st_size) bytes, not a key file") }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
