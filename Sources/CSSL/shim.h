@@ -27,8 +27,10 @@ static inline int lifesync_ctx_set_groups(SSL_CTX *ctx, const char *groups) {
     return (int)SSL_CTX_set1_groups_list(ctx, groups);
 }
 
+// RELEASE_BUFFERS: a connection with nothing in flight gives its 16 KiB read and write buffers
+// back (an idle node holds one connection per paired device).
 static inline void lifesync_ctx_set_modes(SSL_CTX *ctx) {
-    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
 }
 
 static inline void lifesync_ctx_no_session_cache(SSL_CTX *ctx) {

@@ -79,12 +79,22 @@ enum MeshBench {
         }
         let reach = MonotonicClock.seconds() - written
 
+        // The mesh is quiet once no node has counted a change received for 3 s (duplicates a peer
+        // offered before it learnt what the node holds still arrive after convergence): every
+        // duplicate is counted, and the idle RSS is read from nodes with nothing left to do.
+        func receivedBy(_ replica: Replica) -> Int { ((try? replica.peers()) ?? []).reduce(0) { $0 + $1.entriesReceived } }
+        var counted = replicas.map(receivedBy), quietSince = MonotonicClock.seconds()
+        _ = waitUntil(timeout: 60, every: 0.5) {
+            let now = replicas.map(receivedBy)
+            if now != counted { (counted, quietSince) = (now, MonotonicClock.seconds()) }
+            return MonotonicClock.seconds() - quietSince >= 3
+        }
         // Each node lacked every entry but its own share (and the phone's one write, but the phone).
         var worst = 0.0, extra = 0
         for (index, replica) in replicas.enumerated() {
             let own = (index + 1) * entryCount / count - index * entryCount / count
             let lacked = entryCount - own + (index == 0 ? 0 : 1)
-            func received() -> Int { ((try? replica.peers()) ?? []).reduce(0) { $0 + $1.entriesReceived } }
+            func received() -> Int { receivedBy(replica) }
             // The counters are saved a moment after the batches.
             guard waitUntil(timeout: 10, every: 0.05, { received() >= lacked }) else {
                 throw CLIError.refused("bench mesh: node \(index) counted \(received()) changes received for the \(lacked) it lacked and holds")
@@ -94,7 +104,7 @@ enum MeshBench {
             extra += max(0, got - lacked)
         }
         guard idle else { return Outcome(seconds: seconds, reach: reach, worstReceived: worst, extra: extra, idle: nil) }
-        // Idle: two of the nodes' 2-second memory turns with nothing to read.
+        // Idle: two of the nodes' 2-second memory turns with nothing to sync.
         usleep(5_000_000)
         let rss = processes.map { ProcessMemory.resident($0.pid) }
         return Outcome(seconds: seconds, reach: reach, worstReceived: worst, extra: extra,

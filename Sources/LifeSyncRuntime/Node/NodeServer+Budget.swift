@@ -48,15 +48,16 @@ extension NodeServer {
     /// `Limits.keptFreeMemory` of it lies free, looked at every 2 s: glibc keeps what a flood
     /// made it allocate (most of 90 MiB stayed after a PING flood ended; the replies and actions
     /// of one read are freed as soon as they went, without any connection closing). And once a
-    /// node has read nothing from its peers for such a turn, the replica's page cache (up to
+    /// node has not synced for such a turn, the replica's page cache (up to
     /// 16 MiB a sync fills) goes back too: an idle node holds about what a fresh one does
     /// (36 MiB, was 58, on a mac idle after taking 20k entries); the next burst reads its pages
-    /// again from the kernel's cache.
+    /// again from the kernel's cache. Keepalives do not count as syncing: a node paired with many
+    /// devices reads a PING or PONG in nearly every turn, and kept its cache for good.
     func giveMemoryBack(now: Int64) {
         guard now >= nextTrim else { return }
         nextTrim = now + 2_000
-        defer { readSinceTrim = false }
-        if readSinceTrim {
+        defer { syncedSinceTrim = false }
+        if syncedSinceTrim {
             cacheGivenBack = false
         } else if !cacheGivenBack {
             cacheGivenBack = true

@@ -29,6 +29,9 @@ extension NodeServer {
         /// Free heap memory beyond which it is given back to the kernel (checked every 2 s): the
         /// warm frames of a transfer stay (`FrameMemory`), what a flood left does not.
         public var keptFreeMemory = 16 << 20
+        /// A read or a send of at most this many bytes is a keepalive or an acknowledgement, not
+        /// syncing (`giveMemoryBack`): a PING or PONG frame is 13 bytes, an ACK 21.
+        public var keepaliveBytes = 64
         /// While over `maximumBufferedInput`, a connection whose unfinished frame has not grown
         /// for this long is closed. Ms.
         public var stalledFrameTimeout: Int64 = 10_000

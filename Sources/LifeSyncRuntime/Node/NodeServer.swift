@@ -43,9 +43,9 @@ public final class NodeServer: @unchecked Sendable {
     var totalQueued = 0
     /// When free heap memory is next looked at, to be given back (`giveMemoryBack`).
     var nextTrim: Int64 = 0
-    /// Whether a peer's bytes were read since the last turn of `giveMemoryBack`, and whether the
-    /// page cache went back since the node last read any.
-    var readSinceTrim = false
+    /// Whether the node synced since the last turn of `giveMemoryBack` (a read or a send larger
+    /// than keepalives, `Limits.keepaliveBytes`), and whether the page cache went back since.
+    var syncedSinceTrim = false
     var cacheGivenBack = false
     var stats = Statistics()
     /// Counters for `GET /metrics`, kept on the loop's thread (the HTTP API reads them there).
@@ -209,7 +209,7 @@ public final class NodeServer: @unchecked Sendable {
         let (filled, ended) = small ? connection.stream.readAvailable(into: &budgetReadBuffer)
                                     : connection.stream.readAvailable(into: &readBuffer)
         if filled > 0 {
-            readSinceTrim = true
+            if filled > limits.keepaliveBytes { syncedSinceTrim = true }
             metrics.received(bytes: filled)
             let started = MonotonicClock.seconds()
             let actions = small ? core.received(connection: connection.id, bytes: budgetReadBuffer[0..<filled], now: now)
@@ -271,6 +271,7 @@ public final class NodeServer: @unchecked Sendable {
                 }
             case .send(let id, let bytes):
                 guard let connection = connections[id] else { continue }
+                if bytes.count > limits.keepaliveBytes { syncedSinceTrim = true }
                 if sentTo.last != id && !sentTo.contains(id) { sentTo.append(id) }
                 connection.enqueue(bytes)
             case .close(let id):
