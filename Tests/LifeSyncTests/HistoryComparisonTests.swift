@@ -48,6 +48,24 @@ import Testing
         #expect(Self.compare(count: 7, top: 9, logStart: 8, [(5, .match), (6, .match)], held: [7]) == nil)
     }
 
+    /// How far a replica's vector still covers an origin after its owner's repair (§7.2.3 step
+    /// 1): below the first number where it took the given-up history, down to the last where it
+    /// took the other one. A relay that held the old #14-#19 and then the forked #20 keeps
+    /// covering #19, for it may be the only replica left with them (restore seed 5663, two phones).
+    @Test func aRepairTakesAReplicaBackOnlyBelowTheGivenUpWritesItTook() {
+        let old = false, givenUp = true
+        #expect(Replica.coveredAfterRepair(fork: 13, took: [14: old, 15: old, 16: old, 17: old, 18: old, 19: old, 20: givenUp]) == 19)
+        // Took the forked history from the start: back to the fork, as before.
+        #expect(Replica.coveredAfterRepair(fork: 13, took: [14: givenUp, 15: givenUp, 16: old]) == 13)
+        // None of the given-up writes taken: the vector stays.
+        #expect(Replica.coveredAfterRepair(fork: 13, took: [14: old, 15: old]) == nil)
+        #expect(Replica.coveredAfterRepair(fork: 13, took: [:]) == nil)
+        // A number nothing tells of (a write superseded before it arrived) goes with the history
+        // around it: between two old ones it was taken with them; after the last, not.
+        #expect(Replica.coveredAfterRepair(fork: 13, took: [14: old, 16: old, 18: givenUp]) == 16)
+        #expect(Replica.coveredAfterRepair(fork: 13, took: [14: old, 17: givenUp]) == 14)
+    }
+
     static let digest = SHA256.Digest(bytes: Array(repeating: 0xAB, count: 32))
     static let origin = "151fe51c-0000-4033-9465-82e19c59ba3c"
     static let movedTo = "151fe51c-0000-4444-a465-82e19c59ba3c"

@@ -70,6 +70,16 @@ import TestSupport
         (events ?? []).compactMap { if case .historyRepaired(let repair) = $0 { return repair }; return nil }
     }
 
+    /// Every device holds `texts`, lists no conflict, and all hold the same state.
+    static func expectConverged(_ devices: [Device], on texts: Set<String>) throws {
+        for device in devices {
+            #expect(try device.texts() == texts, "on \(device.replica.identity.nodeID)")
+            #expect(try device.replica.conflicts().isEmpty, "on \(device.replica.identity.nodeID)")
+        }
+        let first = try devices[0].replica.canonicalHash()
+        for device in devices.dropFirst() { #expect(try device.replica.canonicalHash() == first, "on \(device.replica.identity.nodeID)") }
+    }
+
     /// The reproduction, mark included: "one" synced; a backup; "two" synced; the whole
     /// device put back; "three" written. The phone gets "three", the mac gets "two" back, and
     /// both hold the same state.
@@ -142,37 +152,33 @@ import TestSupport
         sync(device.replica, other.replica)
     }
 
+    /// Three devices, each a role and a seed, forked as `fork` leaves them.
+    static func forked(_ device: (Role, UInt64), old: (Role, UInt64), other: (Role, UInt64)) throws -> (device: Device, old: Device, other: Device) {
+        let directory = TemporaryDirectory()
+        let made = (try Device(device.0, seed: device.1, in: directory), try Device(old.0, seed: old.1, in: directory),
+                    try Device(other.0, seed: other.1, in: directory))
+        try fork(made.0, old: made.1, other: made.2)
+        return made
+    }
+
     /// The relay case: the restored device's forked write reaches a replica that lacked the old
     /// history before the device meets one that holds it. The repair it then makes travels with
     /// its next HISTORY: the other replica moves the forked write where the device moved it and
     /// takes the old history back. All three converge; nothing is lost.
     @Test func aForkedWriteThatReachedAnotherReplicaFollowsTheRepair() throws {
-        let directory = TemporaryDirectory()
-        let hub = try Device(.phone, seed: 5, in: directory)
-        let old = try Device(.mac, seed: 6, in: directory)
-        let other = try Device(.mac, seed: 7, in: directory)
-        try Self.fork(hub, old: old, other: other)
+        let (hub, old, other) = try Self.forked((.phone, 5), old: (.mac, 6), other: (.mac, 7))
         #expect(try other.texts() == ["one", "three"])
         let repaired = Self.sync(hub.replica, old.replica)
         #expect(Self.repairs(repaired[.a]).count == 1)
         Self.sync(hub.replica, other.replica)
-        for device in [hub, old, other] {
-            #expect(try device.texts() == ["one", "two", "three"], "on \(device.replica.identity.nodeID)")
-            #expect(try device.replica.conflicts().isEmpty)
-        }
-        #expect(try hub.replica.canonicalHash() == old.replica.canonicalHash())
-        #expect(try hub.replica.canonicalHash() == other.replica.canonicalHash())
+        try Self.expectConverged([hub, old, other], on: ["one", "two", "three"])
     }
 
     /// The repair is signed by the restored device and relayed: a replica that got the forked
     /// write from one peer and the old one from another (a clash, kept) follows the repair it
     /// hears of from a third, without meeting the device again.
     @Test func aSignedRepairIsRelayedToReplicasThatNeverMeetTheDeviceAgain() throws {
-        let directory = TemporaryDirectory()
-        let device = try Device(.mac, seed: 10, in: directory)
-        let near = try Device(.phone, seed: 11, in: directory)
-        let far = try Device(.mac, seed: 12, in: directory)
-        try Self.fork(device, old: far, other: near)
+        let (device, far, near) = try Self.forked((.mac, 10), old: (.mac, 12), other: (.phone, 11))
         Self.sync(near.replica, far.replica)
         #expect(try near.texts() == ["one", "three"] && far.texts() == ["one", "two"], "each kept its own and listed the other as a clash")
         let repaired = Self.sync(device.replica, far.replica)
@@ -184,12 +190,7 @@ import TestSupport
                                                    sendsRecordings: true)
         #expect(ignored.learned.isEmpty && ignored.movedForPeer == 0)
         Self.sync(far.replica, near.replica)
-        for replica in [device, near, far] {
-            #expect(try replica.texts() == ["one", "two", "three"], "on \(replica.replica.identity.nodeID)")
-            #expect(try replica.replica.conflicts().isEmpty, "on \(replica.replica.identity.nodeID)")
-        }
-        #expect(try near.replica.canonicalHash() == far.replica.canonicalHash())
-        #expect(try near.replica.canonicalHash() == device.replica.canonicalHash())
+        try Self.expectConverged([near, far, device], on: ["one", "two", "three"])
     }
 
     /// Two relays that each hold one of the histories find the fork between them, though neither
@@ -197,11 +198,7 @@ import TestSupport
     /// device repairs, and everything converges without the device ever meeting the relay that
     /// holds its old writes (restore seed 5663, PROTOCOL.md §7.2.4).
     @Test func aForkTwoRelaysFindReachesTheDeviceThroughTheOneThatAgreesWithIt() throws {
-        let directory = TemporaryDirectory()
-        let device = try Device(.phone, seed: 13, in: directory)
-        let near = try Device(.mac, seed: 14, in: directory)
-        let far = try Device(.mac, seed: 15, in: directory)
-        try Self.fork(device, old: far, other: near)
+        let (device, far, near) = try Self.forked((.phone, 13), old: (.mac, 15), other: (.mac, 14))
         let plain = Self.sync(device.replica, near.replica)
         #expect(Self.repairs(plain[.a]).isEmpty, "the device and the relay that agrees with it see no fork by themselves")
         Self.sync(near.replica, far.replica)
@@ -212,13 +209,55 @@ import TestSupport
         #expect(try near.replica.knownForks(for: device.replica.replicaVector()).isEmpty, "the repair settles the fork")
         Self.sync(near.replica, far.replica)
         Self.sync(device.replica, near.replica)
-        for replica in [device, near, far] {
-            #expect(try replica.texts() == ["one", "two", "three"], "on \(replica.replica.identity.nodeID)")
-            #expect(try replica.replica.conflicts().isEmpty, "on \(replica.replica.identity.nodeID)")
-        }
+        try Self.expectConverged([near, far, device], on: ["one", "two", "three"])
         #expect(try far.replica.knownForks(for: device.replica.replicaVector()).isEmpty)
-        #expect(try near.replica.canonicalHash() == far.replica.canonicalHash())
-        #expect(try near.replica.canonicalHash() == device.replica.canonicalHash())
+    }
+
+    /// A relay that holds the device's old history, then a forked write relayed past its end,
+    /// keeps the old writes covered when it takes the repair: it is the only replica left with
+    /// them, and going back to the fork it would never send them (restore seed 5663 with two
+    /// phones, PROTOCOL.md §7.2.3 step 1).
+    @Test func aRelayKeepsCoveringTheOldHistoryItAloneHolds() throws {
+        let (device, far, near) = try Self.forked((.mac, 17), old: (.phone, 19), other: (.phone, 18))
+        _ = try device.add("four")
+        Self.sync(device.replica, near.replica)
+        Self.sync(near.replica, far.replica)
+        #expect(try far.texts() == ["one", "two", "four"], "the old #2, then the forked #3")
+        let told = Self.sync(device.replica, near.replica)
+        #expect(Self.repairs(told[.a]).first?.reissued.count == 2)
+        Self.sync(near.replica, far.replica)
+        Self.sync(device.replica, near.replica)
+        try Self.expectConverged([near, far, device], on: ["one", "two", "three", "four"])
+    }
+
+    /// A device restored whole to a copy older than one of its incarnations learns of it as a
+    /// peer gives back its first write, in a session that stays open; the next write, given back
+    /// by another peer, is its own (no seal kept), and the open session relays it sealed as its
+    /// own (restore seed 5576 with two phones: read as another node's write with no seal, it was
+    /// passed over, `through` covering it, and the first peer never got it).
+    @Test func writesOfAForgottenIncarnationGivenBackAreRelayedInSessionsAlreadyOpen() throws {
+        let directory = TemporaryDirectory()
+        let device = try Device(.phone, seed: 20, in: directory)
+        let mac = try Device(.mac, seed: 21, in: directory)
+        let other = try Device(.phone, seed: 22, in: directory)
+        _ = try device.add("one")
+        Self.sync(device.replica, mac.replica)
+        try device.takeBackup()
+        try device.replica.rotateIncarnation()  // as a restore the replica could tell does (§7.2.2)
+        _ = try device.add("two")
+        Self.sync(device.replica, other.replica)
+        Self.sync(device.replica, mac.replica)
+        _ = try device.add("three")
+        Self.sync(device.replica, mac.replica)
+        try device.restoreWhole()
+        let open = SessionPair(device.replica, other.replica)
+        open.start()
+        #expect(open.run() && open.closed.isEmpty)
+        #expect(try device.texts() == ["one", "two"], "the other phone gave back the forgotten incarnation's first write")
+        Self.sync(device.replica, mac.replica)
+        #expect(open.replicaChanged() && open.closed.isEmpty)
+        for replica in [device, mac, other] { #expect(try replica.texts() == ["one", "two", "three"], "on \(replica.replica.identity.nodeID)") }
+        #expect(try other.replica.canonicalHash() == mac.replica.canonicalHash())
     }
 
     /// A fork list moves an owner only when one of the two digests is its own write: made-up

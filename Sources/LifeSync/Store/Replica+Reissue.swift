@@ -163,10 +163,11 @@ extension Replica {
 
     /// Takes in repairs a peer tells of (inside the caller's transaction): each one signed by the
     /// node both its incarnations are bound to, with that node's key (§5.9.7 rule 2), whoever
-    /// relays it. The writes it gave up that we hold move where it moved them; if we had
-    /// received any of them, our vector entry for the origin goes back to the fork (the history
-    /// above it comes back from whoever holds it) and the seals that vouched for them go. We keep
-    /// the repair to tell our own peers. A repair that does not check out is ignored.
+    /// relays it. The writes it gave up that we hold move where it moved them, and the seals
+    /// that vouched for them go. If we took the given-up history in at some number, our vector
+    /// entry for the origin goes back below it (`coveredAfterRepair`): the history above comes
+    /// back from whoever holds it, and what we hold of it below stays ours to send. We keep the
+    /// repair to tell our own peers. A repair that does not check out is ignored.
     func takeRepairs(_ repairs: [History.Repair]) throws -> Int {
         let own = try ownOrigins()
         var moved = 0
@@ -181,16 +182,40 @@ extension Replica {
             try keep(repair)
             try settleForks(by: repair)
             let given = Dictionary(repair.members.map { ($0.sequence, $0.digest) }, uniquingKeysWith: { a, _ in a })
-            let restamped = try restamp(repair.origin, above: repair.fork, to: repair.movedTo, base: repair.base, only: given).count
-            moved += restamped
+            let restamped = try restamp(repair.origin, above: repair.fork, to: repair.movedTo, base: repair.base, only: given)
+            moved += restamped.count
             var received: [Int64] = []
-            try database.forEachRow("SELECT id, members FROM seals WHERE origin = ? AND last_seq > ?", [.text(repair.origin), .counter(repair.fork)]) { row in
-                if (Seal.members(from: row.blob(1)) ?? []).contains(where: { given[$0.sequence] == $0.digest }) { received.append(row.int64(0)) }
+            // Which history we took at each number above the fork: the one of the first seal we
+            // kept naming it (seals are kept as they vouch for a write new here, in that order).
+            var tookGivenUp: [UInt64: Bool] = [:]
+            try database.forEachRow("SELECT id, members FROM seals WHERE origin = ? AND last_seq > ? ORDER BY id",
+                                    [.text(repair.origin), .counter(repair.fork)]) { row in
+                let members = Seal.members(from: row.blob(1)) ?? []
+                if members.contains(where: { given[$0.sequence] == $0.digest }) { received.append(row.int64(0)) }
+                for member in members where member.sequence > repair.fork && tookGivenUp[member.sequence] == nil {
+                    tookGivenUp[member.sequence] = given[member.sequence] == member.digest
+                }
             }
-            guard restamped > 0 || !received.isEmpty else { continue }
+            // A given-up write we held that no seal names (kept before seals existed) was taken too.
+            for write in restamped where tookGivenUp[write.old.sequence] == nil { tookGivenUp[write.old.sequence] = true }
             for id in received { try database.run("DELETE FROM seals WHERE id = ?", [.integer(id)]) }
-            try database.run("UPDATE replica_vector SET seq = min(seq, ?) WHERE origin = ?", [.counter(repair.fork), .text(repair.origin)])
+            guard let covered = Replica.coveredAfterRepair(fork: repair.fork, took: tookGivenUp) else { continue }
+            try database.run("UPDATE replica_vector SET seq = min(seq, ?) WHERE origin = ?", [.counter(covered), .text(repair.origin)])
         }
         return moved
+    }
+
+    /// How far our vector may still cover an origin after its owner's repair (PROTOCOL.md §7.2.3
+    /// step 1), from which history we took at each number above the fork (`took`: true for the
+    /// given-up one): nil when we took none of the given-up writes (the vector stays), else the
+    /// last number below the first given-up one at which we took the other history — the fork
+    /// if none. A relay can hold the origin's old history and then a forked write relayed past
+    /// its end (restore seed 5663 with two phones): going back to the fork, it forgot old writes
+    /// no other replica held, and they were never sent again. Numbers nothing tells of (a write
+    /// superseded before it reached us) count with the history around them: below the last
+    /// number of the other history they were taken with it; after it, with the given-up one.
+    static func coveredAfterRepair(fork: UInt64, took: [UInt64: Bool]) -> UInt64? {
+        guard let firstGivenUp = took.filter(\.value).keys.min() else { return nil }
+        return took.filter { !$0.value && $0.key < firstGivenUp }.keys.max() ?? fork
     }
 }

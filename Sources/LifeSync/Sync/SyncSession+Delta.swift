@@ -45,8 +45,6 @@ extension SyncSession {
         if deliversOwnCurrent, counter >= 1, try replica.replicaVector()[replica.identity.incarnation] > counter {
             let old = replica.identity.incarnation
             actions.append(.event(.incarnationRotated(old: old, new: try replica.rotateIncarnation())))
-            let mine = try replica.ownOrigins()
-            open?.ownOrigins = mine
         }
         for (batch, outcome) in zip(acceptable, outcomes) {
             received(batch, outcome: outcome, own: own, now: now, actions: &actions)
@@ -145,8 +143,12 @@ extension SyncSession {
         var builder = BatchBuilder(maximumChanges: configuration.batchMaximumChanges, maximumBytes: configuration.batchMaximumBytes)
         guard let session = open, session.historyStep == .done else { return }
         builder.includeRecordings = policy.sendsRecordingMetadata(to: session.peer.role)
-        // Another session may have rotated our incarnation since the handshake.
-        if !session.ownOrigins.contains(replica.identity.incarnation), let mine = try? replica.ownOrigins() { open?.ownOrigins = mine }
+        // Our origins as they are now, not as the handshake found them: this session or another
+        // may have rotated our incarnation, or taken back writes of an incarnation of ours that
+        // a device restored whole had forgotten. Those we seal ourselves; read as another node's,
+        // they had no kept seal and were passed over as unsealed while `through` covered them,
+        // so the peer never got them (restore seed 5576 with two phones).
+        if let mine = try? replica.ownOrigins() { open?.ownOrigins = mine }
         var damaged: [String] = []
         var unsealed: [String] = []
         defer {

@@ -62,7 +62,8 @@ struct OpenSession {
     var peer: Hello
     /// What the peer has, what is in flight, what its `through` may advance.
     var delta: DeltaSync
-    /// Our incarnations as of the handshake (or a rotation since): what a watch may send.
+    /// Our incarnations, read again before each send (`pump`): what a watch may send, and the
+    /// origins whose writes we seal ourselves.
     var ownOrigins: Set<String>
     /// The peer's incarnation is remembered only once the peer delivered something: a stranger
     /// that merely said hello leaves nothing behind.
