@@ -102,6 +102,24 @@ import TestSupport
         #expect(encoded.digest != other.digest, "a write's digest covers the members it names")
     }
 
+    /// An edit can name up to twice the 64 members an object holds: those it removed and those it
+    /// set. Such a write travels (a receiver refusing it would stall the sync for good).
+    @Test func anEditReplacingEveryExtraMemberTravels() throws {
+        let p = try Pair()
+        let before = (0..<60).map { ("a\($0)", JSONValue.number(Double($0))) }
+        try p.b.update(id: p.id, patch: .object([("data", .object(before))]))
+        let after = (0..<60).map { ("a\($0)", JSONValue.null) } + (0..<60).map { ("b\($0)", JSONValue.number(Double($0))) }
+        try p.b.update(id: p.id, patch: .object([("data", .object(after))]))
+        let changes = try p.b.changes(after: VersionVector())
+        #expect(changes.contains { $0.fields.extra?.count == 120 }, "the second edit names the 60 removed and the 60 set")
+        let batch = Batch(id: 1, origins: [], changes: changes, through: try p.b.replicaVector())
+        let decoded = try #require(SessionPair.decode(Message.batch(batch).encoded()))
+        guard case .batch(let back) = decoded else { Issue.record("decoded as \(decoded)"); return }
+        #expect(back == batch)
+        try p.exchange()
+        #expect(try p.a.entry(id: p.id).data.extra.keys.sorted() == (0..<60).map { "b\($0)" }.sorted())
+    }
+
     /// The vector's two edits merge per field, extra members among them (PROTOCOL.md §8).
     @Test func theExtraFieldVectorMergesPerField() throws {
         let vector = try #require(try ProtocolVectorTests.load("batch").first { $0.name == "batch_extra_fields" })
@@ -130,7 +148,7 @@ import TestSupport
         ([0x06, 0x00, 0x02, 0x00, 0x01, 0x61, 0x00, 0x01, 0x61], "malformed"),  // twice
         ([0x06, 0x00, 0x01, 0x00, 0x04, 0x74, 0x65, 0x78, 0x74], "malformed"),  // "text" is no extra member
         ([0x06, 0x00, 0x01, 0x00, 0x41] + [UInt8](repeating: 0x61, count: 65), "malformed"),  // 65 bytes
-        ([0x06, 0x00, 0x41] + [UInt8](repeating: 0, count: 300), "malformed"),  // 65 names
+        ([0x06, 0x00, 0x81] + [UInt8](repeating: 0, count: 400), "malformed"),  // 129 names
     ] as [([UInt8], String)])
     func theFlagsAndNamesDecodeByTheirRules(bytes: [UInt8], expected: String) {
         var reader = ByteReader(bytes[...])

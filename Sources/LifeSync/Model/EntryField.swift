@@ -71,7 +71,7 @@ package struct FieldMask: Hashable, Sendable {
 
     package init(bits: UInt8, extra: [String] = []) {
         self.bits = bits
-        self.extra = Array(Set(extra)).sorted()
+        self.extra = extra.isEmpty ? [] : Array(Set(extra)).sorted()  // most masks name none
     }
 
     package init(_ fields: [EntryField]) {

@@ -129,6 +129,9 @@ extension Replica {
         let stamp = try nextStamp(previous: previous?.stamp, deleted: entry == nil, alsoSeen: seen)
         var fields = FieldMask.all
         if let entry, let before = stored?.content { fields = FieldMask.changed(from: before, to: entry).union(restamps) }
+        // More extra members than a change may name (a resolution settling a loser's members
+        // beside an edit of all of them): the write stamps every field instead, which it may.
+        if (fields.extra?.count ?? 0) > FieldMask.maximumExtraNames { fields = .all }
         var writer = RecordWriter(database: database, createdAt: now)
         if let stored {
             let write = EntryWrite(stamp: stamp, fields: fields, entry: entry)

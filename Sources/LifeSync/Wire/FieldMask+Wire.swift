@@ -3,7 +3,7 @@
 ///
 ///     flags   u8     bit 0 deleted; bit 1 partial (`fields` follows); bit 2 extra (the names follow)
 ///     fields  u8     with bit 1: the document's eight fields, one bit each
-///     count   u8     with bit 2: 0 … 64 names, then each as str16 (`LogData.isExtraName`),
+///     count   u8     with bit 2: 0 … 128 names, then each as str16 (`LogData.isExtraName`),
 ///                    strictly ascending by bytes
 ///
 /// Without bit 1 a write changed every field, extra members included. With bit 1 and no bit 2
@@ -11,8 +11,9 @@
 /// (as earlier revisions wrote it): a write of the eight and no extra member sets bit 2 with no
 /// names.
 extension FieldMask {
-    /// At most this many extra members are named (an object has at most 64 members).
-    static let maximumExtraNames = 64
+    /// At most this many extra members are named: an edit may remove every member `data` held
+    /// and set as many others (an object has at most 64 members).
+    package static let maximumExtraNames = 128
 
     /// Writes `flags` and what follows it.
     func writeFlags(deleted: Bool, to writer: inout ByteWriter) {
@@ -24,6 +25,8 @@ extension FieldMask {
         guard partial else { return }
         writer.u8(bits)
         guard named else { return }
+        // Our own mask: a local write names at most this many (Replica.writeLocal).
+        precondition(names.count <= FieldMask.maximumExtraNames, "a write names at most \(FieldMask.maximumExtraNames) extra members")
         writer.u8(UInt8(names.count))
         for name in names { writer.string(name) }
     }
@@ -32,7 +35,7 @@ extension FieldMask {
     /// always changes everything.
     ///
     /// - Throws: `malformed` for unknown bits, bit 1 on a delete or a recording, bit 2 without
-    ///   bit 1, more than 64 names, a name of the wrong form, or names out of order or repeated.
+    ///   bit 1, more than 128 names, a name of the wrong form, or names out of order or repeated.
     static func readFlags(from reader: inout ByteReader, isEntry: Bool, change n: Int) throws(WireError) -> (deleted: Bool, fields: FieldMask) {
         let flags = try reader.u8("change flags")
         guard flags & ~7 == 0 else { throw WireError(.malformed, "change \(n): unknown flag bits \(flags)") }

@@ -89,7 +89,7 @@ def decode_batch(frame):
         c["fields"] = r.uint(1) if c["flags"] & 2 else 0xFF  # bit 1 with 0xFF and no bit 2 reads as no bit 1
         c["extra"] = None  # every extra member (§5.2.1)
         if c["flags"] & 4:
-            c["extra"] = [r.raw(r.uint(2)).decode("ascii", "replace") for _ in range(r.count(1, 3, 64, "extra_count"))]
+            c["extra"] = [r.raw(r.uint(2)).decode("ascii", "replace") for _ in range(r.count(1, 3, 128, "extra_count"))]
             require(all(EXTRA_RE.match(n) for n in c["extra"]) and c["extra"] == sorted(set(c["extra"])), "extra member names")
         elif c["flags"] & 2 and c["fields"] != 0xFF:
             c["extra"] = []
