@@ -127,7 +127,7 @@ private struct JSONMembers {
 
     mutating func number(_ name: String, _ value: Double, _ out: inout [UInt8]) {
         key(name, &out)
-        out.append(contentsOf: JSONValue.numberText(value).utf8)
+        JSONValue.writeNumber(value, to: &out)
     }
 
     func close(_ out: inout [UInt8]) {
