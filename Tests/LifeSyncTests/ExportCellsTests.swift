@@ -3,8 +3,9 @@ import LifeSyncAPI
 import TestSupport
 import Testing
 
-/// An export reads stored rows as cells (their bytes) when it can vouch for them: only a fast
-/// way to the bytes the reference way writes, each row read as an entry.
+/// An export reads stored rows as cells (their bytes) when it can vouch for them, and orders a
+/// page by time alone when no two of its rows share one. Both are only fast ways to the bytes
+/// the reference way writes: each row read as an entry, pages ordered by time and ID.
 @Suite struct ExportCellsTests {
     /// Each readable row of `replica`, oldest first, as the CSV row its cells write (nil when it
     /// came as an entry) and as the CSV row of the entry read the reference way.
@@ -83,5 +84,30 @@ import Testing
         #expect(cells == 0)
         // Read as an entry, or passed over as damaged (invalid UTF-8 in `data`) both ways.
         #expect(try Self.rows(replica).allSatisfy { $0.cells == nil })
+    }
+
+    /// Pages of every size over a journal full of equal times, filtered and not: the order and
+    /// the rows are those of `ORDER BY timestamp, id`.
+    @Test(arguments: [1, 2, 3, 7, 200])
+    func pagesFollowTimeAndIDWhereTimesAreEqual(limit: Int) throws {
+        let replica = try ReplicaFixtures.replica(role: .phone)
+        let groups = [1, 1, 3, 1, 2, 9, 1, 1, 1, 1, 4, 1, 2, 1, 250, 1, 1]
+        for (minute, size) in groups.enumerated() {
+            for i in 0..<size {
+                _ = try replica.add(json: ReplicaFixtures.entryJSON(text: "m\(minute) \(i)", category: i % 2 == 0 ? "note" : "mood",
+                                                                    timestamp: "2026-11-22T08:\(minute < 10 ? "0" : "")\(minute):00Z"))
+            }
+        }
+        for filter in [EntryQuery(), EntryQuery(category: "note")] {
+            var ids: [String] = [], after: (timestamp: String, id: String)?, damaged: [String] = []
+            while true {
+                let page = try replica.forEachEntry(matching: filter, after: after, limit: limit, cells: true, damaged: &damaged) { stored in
+                    if case .cells(let row) = stored { ids.append(String(decoding: row.id, as: UTF8.self)) }
+                }
+                if page.rows < limit { break }
+                after = page.last
+            }
+            #expect(ids == (try replica.allEntries(matching: filter, damaged: &damaged)).map(\.id))
+        }
     }
 }
