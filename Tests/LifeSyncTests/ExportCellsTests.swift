@@ -7,15 +7,20 @@ import Testing
 /// page by time alone when no two of its rows share one. Both are only fast ways to the bytes
 /// the reference way writes: each row read as an entry, pages ordered by time and ID.
 @Suite struct ExportCellsTests {
-    /// Each readable row of `replica`, oldest first, as the CSV row its cells write (nil when it
-    /// came as an entry) and as the CSV row of the entry read the reference way.
+    /// Each readable row of `replica`, oldest first, as what its cells write (nil when it came
+    /// as an entry) and as what the entry read the reference way writes: its CSV row, then its
+    /// JSON as an export lays it out and compact.
     static func rows(_ replica: Replica, limit: Int = 200) throws -> [(cells: [UInt8]?, entry: [UInt8])] {
         var fast: [[UInt8]?] = [], reference: [[UInt8]] = []
         var after: (timestamp: String, id: String)?, damaged: [String] = []
         while true {
             let page = try replica.forEachEntry(matching: EntryQuery(), after: after, limit: limit, cells: true, damaged: &damaged) { stored in
+                guard case .cells(let row) = stored else { return fast.append(nil) }
                 var out: [UInt8] = []
-                if case .cells(let row) = stored { CSVExport.append(row, to: &out); fast.append(out) } else { fast.append(nil) }
+                CSVExport.append(row, to: &out)
+                row.writeJSON(to: &out, pretty: true, indent: 1)
+                row.writeJSON(to: &out, pretty: false, indent: 0)
+                fast.append(out)
             }
             if page.rows < limit { break }
             after = page.last
@@ -23,6 +28,8 @@ import Testing
         for entry in try replica.allEntries(matching: EntryQuery(), damaged: &damaged) {
             var out: [UInt8] = []
             CSVExport.append(entry, to: &out)
+            entry.writeJSON(to: &out, pretty: true, indent: 1)
+            entry.writeJSON(to: &out, pretty: false, indent: 0)
             reference.append(out)
         }
         #expect(fast.count == reference.count)

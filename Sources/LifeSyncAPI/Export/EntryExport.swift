@@ -176,17 +176,17 @@ package final class EntryExportSource: HTTPBodySource {
         }
         // Bounded: each page moves `after` on, and the loop stops at the byte budget.
         while out.count < maximumBytes {
-            let page = try replica.forEachEntry(matching: filter, after: after, limit: Self.pageSize, cells: format == .csv,
-                                                damaged: &damaged) { stored in
-                switch stored {
-                case .cells(let row):
-                    CSVExport.append(row, to: &out)
-                case .entry(let entry) where format == .csv:
-                    CSVExport.append(entry, to: &out)
-                case .entry(let entry):
+            let page = try replica.forEachEntry(matching: filter, after: after, limit: Self.pageSize, cells: true, damaged: &damaged) { stored in
+                switch (format, stored) {
+                case (.csv, .cells(let row)): CSVExport.append(row, to: &out)
+                case (.csv, .entry(let entry)): CSVExport.append(entry, to: &out)
+                case (.json, _):
                     if count > 0 { out.append(UInt8(ascii: ",")) }
                     out.append(contentsOf: [0x0A, UInt8(ascii: " "), UInt8(ascii: " ")])
-                    entry.writeJSON(to: &out, pretty: true, indent: 1)
+                    switch stored {
+                    case .cells(let row): row.writeJSON(to: &out, pretty: true, indent: 1)
+                    case .entry(let entry): entry.writeJSON(to: &out, pretty: true, indent: 1)
+                    }
                 }
                 count += 1
             }
