@@ -8,6 +8,18 @@ import Testing
         #expect(value.canonicalText == #"{"":6,"B":3,"a":2,"aa":5,"b":1,"é":4}"#)
     }
 
+    /// `writeNumber` writes whole numbers digit by digit and the rest as Swift prints them:
+    /// the same text as `numberText`, which every export and canonical dump relied on.
+    @Test func numbersAreWrittenAsTheirText() {
+        let numbers: [Double] = [0, -0.0, 1, -1, 7, 42.5, -3.25, 0.1, 1e-7, 123456789012345, 1234567890123456, -9_007_199_254_740_991,
+                                 9_007_199_254_740_992, 1e21, -1e30, 2.5e15, 52.51234567, .ulpOfOne, .greatestFiniteMagnitude]
+        for n in numbers {
+            var out: [UInt8] = []
+            JSONValue.writeNumber(n, to: &out)
+            #expect(String(decoding: out, as: UTF8.self) == JSONValue.numberText(n))
+        }
+    }
+
     @Test func nestedObjectsAreSortedToo() throws {
         let value = try JSONValue.parse(#"{"z": {"y": 1, "x": [ {"d": 1, "c": 2} ]}, "a": null}"#)
         #expect(value.canonicalText == #"{"a":null,"z":{"x":[{"c":2,"d":1}],"y":1}}"#)

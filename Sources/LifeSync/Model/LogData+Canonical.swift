@@ -25,26 +25,10 @@ extension LogData {
         }
         if !extraNames.isEmpty { extrasBefore("location", &out) }
         if let location {
-            members.key("location", &out)
-            var inner = JSONMembers(pretty: pretty, indent: indent + 1, to: &out)
-            if let accuracy = location.accuracy { inner.number("accuracy", accuracy, &out) }
-            if let altitude = location.altitude { inner.number("altitude", altitude, &out) }
-            inner.number("latitude", location.latitude, &out)
-            inner.number("longitude", location.longitude, &out)
-            if let place = location.placeName { inner.string("place_name", place, &out) }
-            inner.close(&out)
+            members.location(location.latitude, location.longitude, location.accuracy, location.altitude, location.placeName, &out)
         }
         if !extraNames.isEmpty { extrasBefore("metric", &out) }
-        if let metric {
-            members.key("metric", &out)
-            var inner = JSONMembers(pretty: pretty, indent: indent + 1, to: &out)
-            inner.string("name", metric.name, &out)
-            if let high = metric.scaleMax { inner.number("scale_max", high, &out) }
-            if let low = metric.scaleMin { inner.number("scale_min", low, &out) }
-            if let unit = metric.unit { inner.string("unit", unit, &out) }
-            inner.number("value", metric.value, &out)
-            inner.close(&out)
-        }
+        if let metric { members.metric(metric.name, metric.value, metric.unit, metric.scaleMin, metric.scaleMax, &out) }
         if !extraNames.isEmpty { extrasBefore("tags", &out) }
         if let tags {
             members.key("tags", &out)
@@ -91,6 +75,48 @@ extension LogEntry {
     }
 }
 
+extension EntryCells {
+    /// Appends what `LogEntry.writeJSON(to:pretty:indent:)` writes for the entry these cells
+    /// hold (they have no extra members, and no string of `data` needs an escape).
+    package func writeJSON(to out: inout [UInt8], pretty: Bool, indent: Int) {
+        var members = JSONMembers(pretty: pretty, indent: indent, to: &out)
+        if let category { members.string("category", category, &out) }
+        members.key("data", &out)
+        var data = JSONMembers(pretty: pretty, indent: indent + 1, to: &out)
+        if let location {
+            data.location(location.latitude, location.longitude, location.accuracy, location.altitude, location.placeName, &out)
+        }
+        if let metric { data.metric(metric.name, metric.value, metric.unit, metric.scaleMin, metric.scaleMax, &out) }
+        if let tags {
+            data.key("tags", &out)
+            if !pretty || tags.count == 2 {
+                out.append(contentsOf: tags)
+            } else {
+                // `["a","b"]` without escapes: each tag is what lies between a pair of quotes.
+                var start = 1
+                while start < tags.count - 1 {
+                    out.append(start == 1 ? UInt8(ascii: "[") : UInt8(ascii: ","))
+                    JSONMembers.newline(&out, indent + 3)
+                    var end = start + 1
+                    while tags[end] != UInt8(ascii: "\"") { end += 1 }
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: tags[start...end]))
+                    start = end + 2
+                }
+                JSONMembers.newline(&out, indent + 2)
+                out.append(UInt8(ascii: "]"))
+            }
+        }
+        if let text { data.string("text", text, &out) }
+        data.close(&out)
+        members.string("device_id", deviceId, &out)
+        members.string("id", id, &out)
+        members.string("recorded_at", recordedAt, &out)
+        members.string("source", source, &out)
+        members.string("timestamp", timestamp, &out)
+        members.close(&out)
+    }
+}
+
 /// One JSON object written member by member, laid out as `JSONValue.write` lays it out: the
 /// caller names the members in sorted key order.
 private struct JSONMembers {
@@ -120,18 +146,57 @@ private struct JSONMembers {
         if pretty { out.append(UInt8(ascii: " ")) }
     }
 
-    mutating func string(_ name: String, _ value: String, _ out: inout [UInt8]) {
+    mutating func string<Text: JSONText>(_ name: String, _ value: Text, _ out: inout [UInt8]) {
         key(name, &out)
-        JSONValue.writeString(value, to: &out)
+        value.writeJSON(to: &out)
+    }
+
+    /// The `location` member, its own members in sorted key order.
+    mutating func location<Text: JSONText>(_ latitude: Double, _ longitude: Double, _ accuracy: Double?, _ altitude: Double?,
+                                           _ placeName: Text?, _ out: inout [UInt8]) {
+        key("location", &out)
+        var inner = JSONMembers(pretty: pretty, indent: indent + 1, to: &out)
+        if let accuracy { inner.number("accuracy", accuracy, &out) }
+        if let altitude { inner.number("altitude", altitude, &out) }
+        inner.number("latitude", latitude, &out)
+        inner.number("longitude", longitude, &out)
+        if let placeName { inner.string("place_name", placeName, &out) }
+        inner.close(&out)
+    }
+
+    /// The `metric` member, its own members in sorted key order.
+    mutating func metric<Text: JSONText>(_ name: Text, _ value: Double, _ unit: Text?, _ scaleMin: Double?, _ scaleMax: Double?,
+                                         _ out: inout [UInt8]) {
+        key("metric", &out)
+        var inner = JSONMembers(pretty: pretty, indent: indent + 1, to: &out)
+        inner.string("name", name, &out)
+        if let scaleMax { inner.number("scale_max", scaleMax, &out) }
+        if let scaleMin { inner.number("scale_min", scaleMin, &out) }
+        if let unit { inner.string("unit", unit, &out) }
+        inner.number("value", value, &out)
+        inner.close(&out)
     }
 
     mutating func number(_ name: String, _ value: Double, _ out: inout [UInt8]) {
         key(name, &out)
-        out.append(contentsOf: JSONValue.numberText(value).utf8)
+        JSONValue.writeNumber(value, to: &out)
     }
 
     func close(_ out: inout [UInt8]) {
         if pretty && !first { Self.newline(&out, indent) }
         out.append(UInt8(ascii: "}"))
     }
+}
+
+/// A string as a writer holds it: an entry's `String`, or a stored row's UTF-8 bytes.
+private protocol JSONText {
+    func writeJSON(to out: inout [UInt8])
+}
+
+extension String: JSONText {
+    fileprivate func writeJSON(to out: inout [UInt8]) { JSONValue.writeString(self, to: &out) }
+}
+
+extension UnsafeBufferPointer: JSONText where Element == UInt8 {
+    fileprivate func writeJSON(to out: inout [UInt8]) { JSONValue.writeString(utf8: self, to: &out) }
 }

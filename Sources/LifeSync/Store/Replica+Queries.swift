@@ -92,23 +92,11 @@ extension Replica {
     /// none), so the next page starts after it.
     public func entries(matching filter: EntryQuery, after: (timestamp: String, id: String)?, limit: Int, damaged: inout [String]) throws
         -> (entries: [LogEntry], rows: Int, last: (timestamp: String, id: String)?) {
-        var (clause, values) = try self.filter(filter)
-        if let after {
-            clause += (clause.isEmpty ? "WHERE " : " AND ") + "(timestamp, id) > (?, ?)"
-            values += [.text(after.timestamp), .text(after.id)]
+        var entries: [LogEntry] = []
+        let page = try forEachEntry(matching: filter, after: after, limit: limit, cells: false, damaged: &damaged) { stored in
+            if case .entry(let entry) = stored { entries.append(entry) }
         }
-        values.append(.integer(Int64(limit)))
-        var skipped: [String] = []
-        var last: (String, String)?
-        let rows = try database.rows("SELECT \(Replica.entryColumns) FROM entries \(clause) ORDER BY timestamp, id LIMIT ?", values) { row -> LogEntry? in
-            last = (row.string(1), row.string(0))
-            do { return try Replica.entry(from: row) } catch ReplicaError.damaged {
-                skipped.append(row.string(0))
-                return nil
-            }
-        }
-        damaged += skipped
-        return (rows.compactMap { $0 }, rows.count, last)
+        return (entries, page.rows, page.last)
     }
 
     /// The `WHERE` clause (empty when nothing filters) and its values for a query's filters,

@@ -19,7 +19,7 @@ extension JSONValue {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
-        case .number(let n): out.append(contentsOf: JSONValue.numberText(n).utf8)
+        case .number(let n): JSONValue.writeNumber(n, to: &out)
         case .string(let s): JSONValue.writeString(s, to: &out)
         case .array(let items):
             if items.isEmpty { out.append(contentsOf: "[]".utf8); return }
@@ -62,6 +62,27 @@ extension JSONValue {
             return String(Int64(n))
         }
         return "\(n)"
+    }
+
+    /// Appends `numberText(n)`; whole numbers digit by digit, without making a string.
+    package static func writeNumber(_ n: Double, to out: inout [UInt8]) {
+        precondition(n.isFinite, "JSON has no representation for \(n)")
+        guard n == n.rounded(), abs(n) < 9_007_199_254_740_992 else {
+            out.append(contentsOf: "\(n)".utf8)
+            return
+        }
+        if n < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = UInt64(abs(n))
+        var digits: (UInt64, UInt64) = (0, 0)  // 16 digits hold any magnitude below 2^53
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var start = 16
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(0x30 + magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start..<16]))
+        }
     }
 
     static func writeString(_ s: String, to out: inout [UInt8]) {

@@ -24,7 +24,7 @@ package enum CSVExport {
         // and is neutralised.
         func number(_ n: Double?) {
             out.append(UInt8(ascii: ","))
-            if let n { JSONValue.number(n).write(to: &out, pretty: false, indent: 0) }
+            if let n { JSONValue.writeNumber(n, to: &out) }
         }
         func text(_ s: String?, first: Bool = false) {
             if !first { out.append(UInt8(ascii: ",")) }
@@ -55,6 +55,42 @@ package enum CSVExport {
         out.append(UInt8(ascii: ","))
         if !data.extra.isEmpty { quote(LogData(extra: data.extra).canonicalJSON, to: &out) }
         out.append(contentsOf: [0x0D, 0x0A])
+    }
+
+    /// The same row from a stored row's bytes: cell for cell what `append(_:to:)` writes for the
+    /// entry they hold, times copied as stored (they are in the form `writeISO8601` writes).
+    package static func append(_ row: EntryCells, to out: inout [UInt8]) {
+        func number(_ n: Double?) {
+            out.append(UInt8(ascii: ","))
+            if let n { JSONValue.writeNumber(n, to: &out) }
+        }
+        func text(_ bytes: UnsafeBufferPointer<UInt8>?) {
+            out.append(UInt8(ascii: ","))
+            if let bytes { write(bytes, mark: needsMark(bytes), to: &out) }
+        }
+        write(row.id, mark: needsMark(row.id), to: &out)
+        out.append(UInt8(ascii: ","))
+        out.append(contentsOf: row.timestamp)
+        out.append(UInt8(ascii: ","))
+        out.append(contentsOf: row.recordedAt)
+        text(row.source)
+        text(row.deviceId)
+        text(row.category)
+        text(row.text)
+        text(row.metric?.name)
+        number(row.metric?.value)
+        text(row.metric?.unit)
+        number(row.metric?.scaleMin)
+        number(row.metric?.scaleMax)
+        number(row.location?.latitude)
+        number(row.location?.longitude)
+        number(row.location?.accuracy)
+        number(row.location?.altitude)
+        text(row.location?.placeName)
+        out.append(UInt8(ascii: ","))
+        if let tags = row.tags { write(tags, mark: false, to: &out) }
+        // Cells are never made of a row with extra members: their column stays empty.
+        out.append(contentsOf: [UInt8(ascii: ","), 0x0D, 0x0A])
     }
 
     /// `field` as a cell (`write`), neutralised (`needsMark`).
@@ -140,18 +176,21 @@ package final class EntryExportSource: HTTPBodySource {
         }
         // Bounded: each page moves `after` on, and the loop stops at the byte budget.
         while out.count < maximumBytes {
-            let page = try replica.entries(matching: filter, after: after, limit: Self.pageSize, damaged: &damaged)
-            after = page.last
-            for entry in page.entries {
-                switch format {
-                case .json:
-                    out += Array((count == 0 ? "\n  " : ",\n  ").utf8)
-                    entry.writeJSON(to: &out, pretty: true, indent: 1)
-                case .csv:
-                    CSVExport.append(entry, to: &out)
+            let page = try replica.forEachEntry(matching: filter, after: after, limit: Self.pageSize, cells: true, damaged: &damaged) { stored in
+                switch (format, stored) {
+                case (.csv, .cells(let row)): CSVExport.append(row, to: &out)
+                case (.csv, .entry(let entry)): CSVExport.append(entry, to: &out)
+                case (.json, _):
+                    if count > 0 { out.append(UInt8(ascii: ",")) }
+                    out.append(contentsOf: [0x0A, UInt8(ascii: " "), UInt8(ascii: " ")])
+                    switch stored {
+                    case .cells(let row): row.writeJSON(to: &out, pretty: true, indent: 1)
+                    case .entry(let entry): entry.writeJSON(to: &out, pretty: true, indent: 1)
+                    }
                 }
                 count += 1
             }
+            after = page.last
             if page.last == nil || page.rows < Self.pageSize {
                 finished = true
                 if format == .json { out += Array((count == 0 ? "]\n" : "\n]\n").utf8) }

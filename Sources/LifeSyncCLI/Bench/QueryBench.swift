@@ -27,6 +27,7 @@ enum QueryBench {
                      floor: "SELECT * FROM entries WHERE json_extract(data, '$.text') LIKE '%entry \(probe)%' LIMIT 100"),
             Question(name: "stats", arguments: ["stats"], floor: "SELECT category, count(*) FROM entries GROUP BY category"),
             Question(name: "export --format csv", arguments: ["export", "--format", "csv"], floor: "SELECT * FROM entries"),
+            Question(name: "export --format json", arguments: ["export", "--format", "json"], floor: "SELECT * FROM entries"),
         ]
     }
 

@@ -33,11 +33,11 @@ package final class Console: @unchecked Sendable {
     }
 
     /// Writes all of `bytes` to a descriptor; a closed pipe (or a full disk) ends the write quietly.
+    /// Read in place: a mutable view of a piece its caller still holds would copy it first.
     static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
-        var bytes = bytes
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
             if written < 0 && errno == EINTR { continue }
             if written <= 0 { return }
             offset += written
