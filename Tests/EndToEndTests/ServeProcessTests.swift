@@ -94,7 +94,7 @@ func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peers"] as? 
         // The watch's entries went watch → phone → mac, keeping their origin; the watch receives none.
         let watchIncarnation = try #require(try watch.status()["incarnation"] as? String)
         #expect(integer((try mac.status()["vector"] as? [String: Any])?[watchIncarnation]) == 50)
-        #expect(mac.scalar("SELECT count(*) FROM entries WHERE origin = '\(watchIncarnation)'") == 50)
+        #expect(mac.scalar("SELECT count(*) FROM entries WHERE origin_no = (SELECT number FROM origins WHERE incarnation = '\(watchIncarnation)')") == 50)
         #expect(mac.scalar("SELECT count(*) FROM entries WHERE id IN ('\(watchIDs[0])', '\(watchIDs[49])')") == 2)
         #expect(watch.entryCount == 50)
 

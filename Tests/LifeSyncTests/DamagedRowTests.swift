@@ -12,6 +12,14 @@ import TestSupport
         return (phone, entries)
     }
 
+    /// The IDs the first side reported as damaged rows passed over.
+    static func skipped(_ link: SessionPair) -> [String] {
+        link.events.flatMap { item -> [String] in
+            if item.side == .a, case .damagedRowsSkipped(let ids) = item.event { return ids }
+            return []
+        }
+    }
+
     @Test func aDamagedRowIsPassedOverAndTheRestFlows() throws {
         let (phone, entries) = try Self.phoneWith(300, seed: 71)
         let brokenJSON = entries[10].id, negativeClock = entries[200].id
@@ -25,16 +33,36 @@ import TestSupport
         #expect(link.run())
         #expect(link.closed.isEmpty, "\(link.closed)")
         #expect(try mac.liveEntryCount() == 298)
-        let reported = link.events.flatMap { item -> [String] in
-            if item.side == .a, case .damagedRowsSkipped(let ids) = item.event { return ids }
-            return []
-        }
+        let reported = Self.skipped(link)
         #expect(Set(reported) == [brokenJSON, negativeClock])
 
         var damaged: [String] = []
         let listed = try phone.entries(matching: EntryQuery(limit: 1_000), damaged: &damaged)
         #expect(listed.count == 299)
         #expect(damaged == [brokenJSON])
+    }
+
+    /// A row's vector cut short, written as text or naming an origin number the replica does
+    /// not have, and a row naming such an origin: each reads back damaged, never a trap.
+    @Test func aDamagedOriginNumberOrVectorIsPassedOver() throws {
+        let (phone, entries) = try Self.phoneWith(100, seed: 76)
+        let cutShort = entries[5].id, text = entries[50].id, unknown = entries[70].id, unknownOrigin = entries[90].id
+        try phone.database.run("UPDATE entries SET vector = x'0181' WHERE id = ?", [.text(cutShort)])
+        try phone.database.run("UPDATE entries SET vector = 'o=1' WHERE id = ?", [.text(text)])
+        try phone.database.run("UPDATE entries SET vector = x'7f05' WHERE id = ?", [.text(unknown)])
+        try phone.database.run("UPDATE entries SET origin_no = 999 WHERE id = ?", [.text(unknownOrigin)])
+        for id in [cutShort, text, unknown, unknownOrigin] {
+            #expect(throws: ReplicaError.self) { _ = try phone.storedVersion(id: id) }
+        }
+        let mac = try ReplicaFixtures.replica(role: .mac, seed: 77)
+        let link = SessionPair(phone, mac, configuration: SessionConfiguration())
+        link.start()
+        #expect(link.run())
+        #expect(link.closed.isEmpty, "\(link.closed)")
+        // The row of an unknown origin is in no origin's log: it is not sent, nor reported.
+        #expect(try mac.liveEntryCount() == 96)
+        let reported = Self.skipped(link)
+        #expect(Set(reported) == [cutShort, text, unknown])
     }
 
     @Test func aDamagedVectorRowIsAClearErrorNotATrap() throws {

@@ -196,9 +196,9 @@ import TestSupport
         #expect(try texts(replica, "au") == ["Café au lait, 2 cups"])
         // A damaged row in the backlog is indexed as no text.
         try replica.database.execute("""
-            INSERT INTO entries(id, timestamp, recorded_at, source, device_id, category, data, created_at, hlc, origin, origin_seq, vv, feed_seq)
-            SELECT 'damaged', timestamp, recorded_at, source, device_id, category, 'not json either, tea', created_at, hlc, origin,
-                   origin_seq + 1000, vv, (SELECT max(feed_seq) + 1 FROM entries) FROM entries LIMIT 1
+            INSERT INTO entries(id, timestamp, recorded_at, source, device_id, category, data, created_at, hlc, origin_no, origin_seq, vector, feed_seq)
+            SELECT 'damaged', timestamp, recorded_at, source, device_id, category, 'not json either, tea', created_at, hlc, origin_no,
+                   origin_seq + 1000, vector, (SELECT max(feed_seq) + 1 FROM entries) FROM entries LIMIT 1
             """)
         try replica.catchUpTextIndex()
         #expect(try texts(replica, "tea").isEmpty)

@@ -133,6 +133,15 @@ package struct VersionVector: Hashable, Sendable, CustomStringConvertible {
         entries = pairs
     }
 
+    /// A vector from pairs already in its order (a stored form read back); nil when the origins
+    /// do not strictly ascend or a sequence is 0.
+    init?(ascending pairs: [(origin: String, sequence: UInt64)]) {
+        for i in pairs.indices {
+            guard pairs[i].sequence > 0, i == 0 || pairs[i - 1].origin < pairs[i].origin else { return nil }
+        }
+        entries = pairs
+    }
+
     private func position(of origin: String) -> Int? {
         let i = insertionIndex(of: origin)
         return i < entries.count && entries[i].origin == origin ? i : nil

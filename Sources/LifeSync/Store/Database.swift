@@ -14,6 +14,8 @@ package final class Database {
     let handle: OpaquePointer
     package let path: String
     private var cache: [String: Statement] = [:]
+    /// The origin numbers this connection has read or made (OriginNumbers.swift).
+    let origins = OriginNumbers()
 
     /// Opens (or, with `create`, creates) the database at `path`; ":memory:" for a private one.
     /// WAL journaling lets a daemon read while a CLI writes; the busy timeout makes two writers
@@ -36,6 +38,11 @@ package final class Database {
         self.path = path
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        // A rollback may take back origin numbers this connection made: forget them all.
+        sqlite3_rollback_hook(db, { context in
+            guard let context else { return }
+            Unmanaged<OriginNumbers>.fromOpaque(context).takeUnretainedValue().forget()
+        }, Unmanaged.passUnretained(origins).toOpaque())
         registerFunctions()
     }
 
@@ -46,6 +53,7 @@ package final class Database {
 
     deinit {
         cache.removeAll()
+        sqlite3_rollback_hook(handle, nil, nil)
         sqlite3_close_v2(handle)
     }
 

@@ -40,10 +40,10 @@ struct RecordWriter {
             let feed = try nextFeedSequence()
             try retire(tombstone: id)
             try database.run("""
-                INSERT INTO tombstones(id, deleted_at, hlc, origin, origin_seq, vv, feed_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                ON CONFLICT(id) DO UPDATE SET hlc = ?3, origin = ?4, origin_seq = ?5, vv = ?6, feed_seq = ?7
-                """, [.text(id), .text(createdAt), .integer(stamp.hlc.rawValue), .text(stamp.origin),
-                      .counter(stamp.sequence), .text(stamp.vector.description), .integer(feed)])
+                INSERT INTO tombstones(id, deleted_at, hlc, origin_no, origin_seq, vector, feed_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                ON CONFLICT(id) DO UPDATE SET hlc = ?3, origin_no = ?4, origin_seq = ?5, vector = ?6, feed_seq = ?7
+                """, [.text(id), .text(createdAt), .integer(stamp.hlc.rawValue), .integer(try database.originNumber(stamp.origin)),
+                      .counter(stamp.sequence), .blob(try StoredVector.bytes(stamp.vector, own: stamp.own, in: database)), .integer(feed)])
             latestFeedNumber = feed
             if previous == .live {
                 try retire(entry: id)
@@ -65,11 +65,11 @@ struct RecordWriter {
         row.set(6, entry.category)
         row.set(7) { entry.data.writeCanonicalJSON(to: &$0) }
         row.set(8, createdAt)
-        row.set(10, stamp.origin)
-        row.set(12) { stamp.vector.write(to: &$0) }
+        try row.setBlob(12) { try StoredVector.write(stamp.vector, own: stamp.own, to: &$0, number: database.originNumber) }
         row.set(14, fields.storedText)
         if let own, own != entry { row.set(15) { $0.append(contentsOf: own.json.canonicalText.utf8) } } else { row.set(15, nil) }
         statement.bind(stamp.hlc.rawValue, at: 9)
+        statement.bind(try database.originNumber(stamp.origin), at: 10)
         statement.bind(Int64(clamping: stamp.sequence), at: 11)  // bounded where it entered, as SQLValue.counter
         let feed = try nextFeedSequence()
         statement.bind(feed, at: 13)
@@ -165,7 +165,7 @@ struct RecordWriter {
         return statement
     }
 
-    private static let columns = "id, timestamp, recorded_at, source, device_id, category, data, created_at, hlc, origin, origin_seq, vv, feed_seq, fields, own"
+    private static let columns = "id, timestamp, recorded_at, source, device_id, category, data, created_at, hlc, origin_no, origin_seq, vector, feed_seq, fields, own"
 
     private static let insertIfAbsentSQL = """
         INSERT INTO entries(\(columns))
@@ -176,7 +176,7 @@ struct RecordWriter {
         INSERT INTO entries(\(columns))
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
         ON CONFLICT(id) DO UPDATE SET timestamp = ?2, recorded_at = ?3, source = ?4, device_id = ?5,
-            category = ?6, data = ?7, hlc = ?9, origin = ?10, origin_seq = ?11, vv = ?12, feed_seq = ?13,
+            category = ?6, data = ?7, hlc = ?9, origin_no = ?10, origin_seq = ?11, vector = ?12, feed_seq = ?13,
             fields = ?14, own = ?15
         """
 }

@@ -14,31 +14,41 @@ extension Replica {
     /// The dump's lines in order, one at a time, so hashing a journal of any size holds one line.
     func forEachCanonicalLine(_ body: (String) -> Void) throws {
         try database.forEachRow("""
-            SELECT hlc, origin, origin_seq, vv, id, timestamp, recorded_at, source, device_id, category, data, fields, own
+            SELECT hlc, origin_no, origin_seq, vector, id, timestamp, recorded_at, source, device_id, category, data, fields, own
             FROM entries ORDER BY id
             """) { row in
             let fields = (4...12).map { row.optionalString(Int32($0)) ?? "" }
-            body("E \(row.int64(0)) \(row.string(1)) \(row.int64(2)) \(row.string(3)) " + fields.joined(separator: "\u{1F}"))
+            body("E \(stampText(row)) " + fields.joined(separator: "\u{1F}"))
         }
         try database.forEachRow("""
-            SELECT hlc, origin, origin_seq, vv, id, deleted, fields, content FROM kept_writes ORDER BY id, origin, origin_seq
+            SELECT hlc, origin_no, origin_seq, vector, id, deleted, fields, content FROM kept_writes
+            ORDER BY id, (SELECT incarnation FROM origins WHERE number = origin_no), origin_seq
             """) { row in
             let rest = (4...7).map { row.optionalString(Int32($0)) ?? "" }
-            body("K \(row.int64(0)) \(row.string(1)) \(row.int64(2)) \(row.string(3)) " + rest.joined(separator: "\u{1F}"))
+            body("K \(stampText(row)) " + rest.joined(separator: "\u{1F}"))
         }
-        try database.forEachRow("SELECT hlc, origin, origin_seq, vv, id FROM tombstones ORDER BY id") {
-            body("T \($0.int64(0)) \($0.string(1)) \($0.int64(2)) \($0.string(3)) \($0.string(4))")
+        try database.forEachRow("SELECT hlc, origin_no, origin_seq, vector, id FROM tombstones ORDER BY id") {
+            body("T \(stampText($0)) \($0.string(4))")
         }
         // A deleted recording's metadata may be a placeholder (the delete can arrive first): only
         // its stamp is state.
         try database.forEachRow("""
-            SELECT hlc, origin, origin_seq, vv, deleted, id, file_name, size, sha256, media_type, entry_id, origin_node, created_at
+            SELECT hlc, origin_no, origin_seq, vector, deleted, id, file_name, size, sha256, media_type, entry_id, origin_node, created_at
             FROM recordings ORDER BY id
             """) { row in
-            let head = "R \(row.int64(0)) \(row.string(1)) \(row.int64(2)) \(row.string(3)) \(row.string(5))"
+            let head = "R \(stampText(row)) \(row.string(5))"
             guard row.int64(4) == 0 else { return body(head + " deleted") }
             body(head + " " + (6...12).map { row.optionalString(Int32($0)) ?? "" }.joined(separator: "\u{1F}"))
         }
+    }
+
+    /// `hlc origin sequence vector` of the row's stamp at columns 0-3; a stamp that does not
+    /// read back shows as damaged, with the row's numbers as stored.
+    private func stampText(_ row: Statement) -> String {
+        guard let stamp = try? stamp(from: row, deleted: false) else {
+            return "\(row.int64(0)) damaged#\(row.int64(1)) \(row.int64(2)) damaged"
+        }
+        return "\(row.int64(0)) \(stamp.origin) \(row.int64(2)) \(stamp.vector.description)"
     }
 
     /// SHA-256 of ``canonicalDump()``, hex.

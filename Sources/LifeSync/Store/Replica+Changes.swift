@@ -1,18 +1,19 @@
 extension Replica {
     /// One origin's entry log after a sequence, live rows, tombstones and kept writes
-    /// (Replica+EntryWrites), ascending: columns `hlc, origin, origin_seq, vv, deleted, id,
+    /// (Replica+EntryWrites), ascending: columns `hlc, origin_no, origin_seq, vector, deleted, id,
     /// timestamp, recorded_at, source, device_id, category, data, fields, own`. `own`, when not
     /// NULL, is the write's own content as canonical JSON, which is what is sent (a live row's
-    /// columns may hold fields of earlier writes too).
+    /// columns may hold fields of earlier writes too). `?1` is the origin's number
+    /// (`Database.originParameter`).
     static let entryLogSQL = """
-            SELECT hlc, origin, origin_seq, vv, 0, id, timestamp, recorded_at, source, device_id, category, data, fields, own
-              FROM entries WHERE origin = ?1 AND origin_seq > ?2
+            SELECT hlc, origin_no, origin_seq, vector, 0, id, timestamp, recorded_at, source, device_id, category, data, fields, own
+              FROM entries WHERE origin_no = ?1 AND origin_seq > ?2
             UNION ALL
-            SELECT hlc, origin, origin_seq, vv, 1, id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-              FROM tombstones WHERE origin = ?1 AND origin_seq > ?2
+            SELECT hlc, origin_no, origin_seq, vector, 1, id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+              FROM tombstones WHERE origin_no = ?1 AND origin_seq > ?2
             UNION ALL
-            SELECT hlc, origin, origin_seq, vv, deleted, id, NULL, NULL, NULL, NULL, NULL, NULL, fields, content
-              FROM kept_writes WHERE origin = ?1 AND origin_seq > ?2
+            SELECT hlc, origin_no, origin_seq, vector, deleted, id, NULL, NULL, NULL, NULL, NULL, NULL, fields, content
+              FROM kept_writes WHERE origin_no = ?1 AND origin_seq > ?2
             ORDER BY origin_seq LIMIT ?3
             """
 
@@ -20,9 +21,9 @@ extension Replica {
     /// the rows (live and deleted) whose latest write came from that origin. Writes that were
     /// superseded since are not listed: their successors are listed under their own origin.
     package func changes(origin: String, after sequence: UInt64, limit: Int) throws -> [Change] {
-        let entries = try database.rows(Replica.entryLogSQL, [.text(origin), .counter(sequence), .integer(Int64(limit))]) { row in
+        let entries = try database.rows(Replica.entryLogSQL, [try database.originParameter(origin), .counter(sequence), .integer(Int64(limit))]) { row in
             let deleted = row.int64(4) != 0
-            let stamp = try Replica.stamp(from: row, deleted: deleted, origin: origin)
+            let stamp = try self.stamp(from: row, deleted: deleted, origin: origin)
             let id = row.string(5)
             guard !deleted else { return Change(id: id, stamp: stamp, entry: nil) }
             let entry = try row.optionalString(13).map { try Replica.storedEntry($0, id: id) } ?? Replica.entry(from: row, offset: 5)
@@ -54,10 +55,10 @@ extension Replica {
     /// The recording rows of one origin after `sequence`, ascending.
     func recordingRows(origin: String, after sequence: UInt64, limit: Int) throws -> [(id: String, stamp: VersionStamp, recording: Recording)] {
         try database.rows("""
-            SELECT \(Replica.recordingColumns), deleted, hlc, origin, origin_seq, vv
-            FROM recordings WHERE origin = ?1 AND origin_seq > ?2 ORDER BY origin_seq LIMIT ?3
-            """, [.text(origin), .counter(sequence), .integer(Int64(limit))]) { row in
-            (row.string(0), try Replica.stamp(from: row, deleted: row.int64(10) != 0, offset: 11), try Replica.recording(from: row))
+            SELECT \(Replica.recordingColumns), deleted, hlc, origin_no, origin_seq, vector
+            FROM recordings WHERE origin_no = ?1 AND origin_seq > ?2 ORDER BY origin_seq LIMIT ?3
+            """, [try database.originParameter(origin), .counter(sequence), .integer(Int64(limit))]) { row in
+            (row.string(0), try self.stamp(from: row, deleted: row.int64(10) != 0, offset: 11, origin: origin), try Replica.recording(from: row))
         }
     }
 
@@ -70,14 +71,14 @@ extension Replica {
     /// place: the batch builder leaves it out and reports it, so the rest keeps flowing (every
     /// peer would refuse a batch that carried it).
     package func encodedChanges(origin: String, after sequence: UInt64, limit: Int) throws -> [EncodedChange] {
-        let entries = try database.rows(Replica.entryLogSQL, [.text(origin), .counter(sequence), .integer(Int64(limit))]) { row -> EncodedChange in
+        let entries = try database.rows(Replica.entryLogSQL, [try database.originParameter(origin), .counter(sequence), .integer(Int64(limit))]) { row -> EncodedChange in
             // Every row is `origin`'s: sharing its string also lets the BATCH encoder compare
             // origins by identity.
             let deleted = row.int64(4) != 0
             func damaged() -> EncodedChange {
                 .damaged(id: row.string(5), origin: origin, sequence: UInt64(clamping: max(row.int64(2), 1)))
             }
-            guard let stamp = try? Replica.stamp(from: row, deleted: deleted, origin: origin) else { return damaged() }
+            guard let stamp = try? self.stamp(from: row, deleted: deleted, origin: origin) else { return damaged() }
             guard !deleted else { return EncodedChange(id: row.string(5), stamp: stamp, payload: []) }
             guard let fields = try? Replica.fieldMask(row, 12) else { return damaged() }
             if !row.isNull(13) {

@@ -17,17 +17,17 @@ extension Replica {
     /// The stored writes of entry `id`, or nil when the replica never saw it.
     func storedWrites(id: String) throws -> StoredWrites? {
         let live = try database.firstRow("""
-            SELECT hlc, origin, origin_seq, vv, id, timestamp, recorded_at, source, device_id, category, data, fields, own
+            SELECT hlc, origin_no, origin_seq, vector, id, timestamp, recorded_at, source, device_id, category, data, fields, own
             FROM entries WHERE id = ?
             """, [.text(id)]) { row -> StoredWrites in
-            let stamp = try Replica.stamp(from: row, deleted: false)
+            let stamp = try self.stamp(from: row, deleted: false)
             let content = try Replica.entry(from: row, offset: 4)
             let own = try row.optionalString(12).map { try Replica.storedEntry($0, id: id) } ?? content
             return StoredWrites(place: .live, latest: EntryWrite(stamp: stamp, fields: try Replica.fieldMask(row, 11), entry: own),
                                 content: content, kept: [])
         }
-        let stored = try live ?? database.firstRow("SELECT hlc, origin, origin_seq, vv FROM tombstones WHERE id = ?", [.text(id)]) { row in
-            StoredWrites(place: .tombstone, latest: EntryWrite(stamp: try Replica.stamp(from: row, deleted: true), entry: nil), content: nil, kept: [])
+        let stored = try live ?? database.firstRow("SELECT hlc, origin_no, origin_seq, vector FROM tombstones WHERE id = ?", [.text(id)]) { row in
+            StoredWrites(place: .tombstone, latest: EntryWrite(stamp: try self.stamp(from: row, deleted: true), entry: nil), content: nil, kept: [])
         }
         guard var stored else { return nil }
         stored.kept = try keptWrites(id: id)
@@ -36,10 +36,10 @@ extension Replica {
 
     /// The kept writes of entry `id`, ascending.
     func keptWrites(id: String) throws -> [EntryWrite] {
-        let kept = try database.rows("SELECT hlc, origin, origin_seq, vv, deleted, fields, content FROM kept_writes WHERE id = ?", [.text(id)]) { row in
+        let kept = try database.rows("SELECT hlc, origin_no, origin_seq, vector, deleted, fields, content FROM kept_writes WHERE id = ?", [.text(id)]) { row in
             let deleted = row.int64(4) != 0
             let entry = deleted ? nil : try Replica.storedEntry(row.optionalString(6) ?? "", id: id)
-            return EntryWrite(stamp: try Replica.stamp(from: row, deleted: deleted), fields: try Replica.fieldMask(row, 5), entry: entry)
+            return EntryWrite(stamp: try self.stamp(from: row, deleted: deleted), fields: try Replica.fieldMask(row, 5), entry: entry)
         }
         return kept.sorted { $0.stamp.precedes($1.stamp) }
     }
@@ -59,9 +59,10 @@ extension Replica {
         try database.run("DELETE FROM kept_writes WHERE id = ?", [.text(id)])
         for write in result.kept {
             try database.run("""
-                INSERT INTO kept_writes(id, hlc, origin, origin_seq, vv, deleted, fields, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, [.text(id), .integer(write.stamp.hlc.rawValue), .text(write.stamp.origin), .counter(write.stamp.sequence),
-                      .text(write.stamp.vector.description), .integer(write.entry == nil ? 1 : 0),
+                INSERT INTO kept_writes(id, hlc, origin_no, origin_seq, vector, deleted, fields, content) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, [.text(id), .integer(write.stamp.hlc.rawValue), .integer(try database.originNumber(write.stamp.origin)),
+                      .counter(write.stamp.sequence), .blob(try StoredVector.bytes(write.stamp.vector, own: write.stamp.own, in: database)),
+                      .integer(write.entry == nil ? 1 : 0),
                       write.fields.stored,
                       write.entry.map { .text($0.json.canonicalText) } ?? .null])
         }

@@ -54,8 +54,8 @@ extension Replica {
         while after < count {
             let rows = try encodedChanges(origin: origin, after: after, limit: 512)
             for row in rows where !row.isDamaged {
-                try database.run("INSERT OR IGNORE INTO own_writes(origin, seq, digest) VALUES (?, ?, ?)",
-                                 [.text(origin), .counter(row.stamp.sequence), .blob(row.digest.bytes)])
+                try database.run("INSERT OR IGNORE INTO own_writes(origin_no, seq, digest) VALUES (?, ?, ?)",
+                                 [.integer(try database.originNumber(origin)), .counter(row.stamp.sequence), .blob(row.digest.bytes)])
             }
             guard rows.count == 512, let last = rows.last else { break }
             after = last.stamp.sequence
@@ -65,8 +65,8 @@ extension Replica {
     private func note(_ seals: [Seal]) throws {
         for seal in seals {
             for member in seal.members {
-                try database.run("INSERT OR IGNORE INTO own_writes(origin, seq, digest) VALUES (?, ?, ?)",
-                                 [.text(seal.origin), .counter(member.sequence), .blob(member.digest.bytes)])
+                try database.run("INSERT OR IGNORE INTO own_writes(origin_no, seq, digest) VALUES (?, ?, ?)",
+                                 [.integer(try database.originNumber(seal.origin)), .counter(member.sequence), .blob(member.digest.bytes)])
             }
         }
     }
@@ -87,8 +87,8 @@ extension Replica {
         for origin in grown.sorted() {
             try database.run("""
                 WITH RECURSIVE covered(seq) AS (SELECT ?2 UNION ALL SELECT seq + 1 FROM covered WHERE seq < ?3)
-                INSERT OR IGNORE INTO own_writes(origin, seq, digest) SELECT ?1, seq, x'' FROM covered
-                """, [.text(origin), .counter(before[origin] + 1), .counter(vector[origin])])
+                INSERT OR IGNORE INTO own_writes(origin_no, seq, digest) SELECT ?1, seq, x'' FROM covered
+                """, [.integer(try database.originNumber(origin)), .counter(before[origin] + 1), .counter(vector[origin])])
         }
     }
 
@@ -211,7 +211,7 @@ extension Replica {
     /// The digest of our write at (`origin`, `sequence`): as we made it or a peer gave it back
     /// (empty: a number taken in from a peer without its write), else as we hold it.
     func ownDigest(_ origin: String, _ sequence: UInt64) throws -> OwnDigest? {
-        if let sent = try database.firstRow("SELECT digest FROM own_writes WHERE origin = ? AND seq = ?", [.text(origin), .counter(sequence)],
+        if let sent = try database.firstRow("SELECT digest FROM own_writes WHERE origin_no = ? AND seq = ?", [try database.originParameter(origin), .counter(sequence)],
                                             { $0.blob(0) }) {
             return sent.count == 32 ? .digest(SHA256.Digest(bytes: sent)) : .covered
         }

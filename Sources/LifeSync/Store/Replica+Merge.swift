@@ -213,11 +213,13 @@ extension Replica {
     /// The ID and stamp of the record that holds (origin, sequence), if any.
     func recordHolding(origin: String, sequence: UInt64) throws -> (id: String, stamp: VersionStamp)? {
         try database.firstRow("""
-            SELECT hlc, origin, origin_seq, vv, 0, id FROM entries WHERE origin = ?1 AND origin_seq = ?2
-            UNION ALL SELECT hlc, origin, origin_seq, vv, 1, id FROM tombstones WHERE origin = ?1 AND origin_seq = ?2
-            UNION ALL SELECT hlc, origin, origin_seq, vv, deleted, id FROM recordings WHERE origin = ?1 AND origin_seq = ?2
-            UNION ALL SELECT hlc, origin, origin_seq, vv, deleted, id FROM kept_writes WHERE origin = ?1 AND origin_seq = ?2
-            """, [.text(origin), .counter(sequence)]) { row in (row.string(5), try Replica.stamp(from: row, deleted: row.int64(4) != 0)) }
+            SELECT hlc, origin_no, origin_seq, vector, 0, id FROM entries WHERE origin_no = ?1 AND origin_seq = ?2
+            UNION ALL SELECT hlc, origin_no, origin_seq, vector, 1, id FROM tombstones WHERE origin_no = ?1 AND origin_seq = ?2
+            UNION ALL SELECT hlc, origin_no, origin_seq, vector, deleted, id FROM recordings WHERE origin_no = ?1 AND origin_seq = ?2
+            UNION ALL SELECT hlc, origin_no, origin_seq, vector, deleted, id FROM kept_writes WHERE origin_no = ?1 AND origin_seq = ?2
+            """, [try database.originParameter(origin), .counter(sequence)]) { row in
+            (row.string(5), try self.stamp(from: row, deleted: row.int64(4) != 0, origin: origin))
+        }
     }
 
     /// Refuses to learn origins past `Message.Limits.maximumReplicaOrigins`: a replica that knew
@@ -240,7 +242,7 @@ extension Replica {
     public func justifiedSequence(origin: String) throws -> UInt64 {
         var best: UInt64 = 0
         for table in ["entries", "tombstones", "recordings", "kept_writes"] {
-            let own = try database.firstRow("SELECT max(origin_seq) FROM \(table) WHERE origin = ?", [.text(origin)]) { $0.int64(0) } ?? 0
+            let own = try database.firstRow("SELECT max(origin_seq) FROM \(table) WHERE origin_no = ?", [try database.originParameter(origin)]) { $0.int64(0) } ?? 0
             best = max(best, UInt64(clamping: own))
         }
         return min(best, Message.Limits.maximumSequence)

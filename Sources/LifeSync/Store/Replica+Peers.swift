@@ -45,11 +45,11 @@ extension Replica {
         for entry in try replicaVector().entries where entry.sequence > vector[entry.origin] && allowed(entry.origin) {
             guard total < limit else { break }
             total += Int(try database.firstRow("""
-                SELECT (SELECT count(*) FROM (SELECT 1 FROM entries WHERE origin = ?1 AND origin_seq > ?2 LIMIT ?3))
-                     + (SELECT count(*) FROM (SELECT 1 FROM tombstones WHERE origin = ?1 AND origin_seq > ?2 LIMIT ?3))
-                     + (SELECT count(*) FROM (SELECT 1 FROM recordings WHERE origin = ?1 AND origin_seq > ?2 LIMIT ?3))
-                     + (SELECT count(*) FROM (SELECT 1 FROM kept_writes WHERE origin = ?1 AND origin_seq > ?2 LIMIT ?3))
-                """, [.text(entry.origin), .integer(Int64(vector[entry.origin])), .integer(Int64(limit - total))],
+                SELECT (SELECT count(*) FROM (SELECT 1 FROM entries WHERE origin_no = ?1 AND origin_seq > ?2 LIMIT ?3))
+                     + (SELECT count(*) FROM (SELECT 1 FROM tombstones WHERE origin_no = ?1 AND origin_seq > ?2 LIMIT ?3))
+                     + (SELECT count(*) FROM (SELECT 1 FROM recordings WHERE origin_no = ?1 AND origin_seq > ?2 LIMIT ?3))
+                     + (SELECT count(*) FROM (SELECT 1 FROM kept_writes WHERE origin_no = ?1 AND origin_seq > ?2 LIMIT ?3))
+                """, [try database.originParameter(entry.origin), .integer(Int64(vector[entry.origin])), .integer(Int64(limit - total))],
                 { $0.int64(0) }) ?? 0)
         }
         return min(total, limit)

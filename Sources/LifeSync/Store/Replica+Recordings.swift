@@ -264,11 +264,11 @@ extension Replica {
 
     func storedRecording(id: String) throws -> StoredRecording? {
         try database.firstRow("""
-            SELECT \(Replica.recordingColumns), deleted, hlc, origin, origin_seq, vv
+            SELECT \(Replica.recordingColumns), deleted, hlc, origin_no, origin_seq, vector
             FROM recordings WHERE id = ?
             """, [.text(id)]) { row in
             let deleted = row.int64(10) != 0
-            return StoredRecording(stamp: try Replica.stamp(from: row, deleted: deleted, offset: 11), recording: try Replica.recording(from: row))
+            return StoredRecording(stamp: try self.stamp(from: row, deleted: deleted, offset: 11), recording: try Replica.recording(from: row))
         }
     }
 
@@ -293,15 +293,16 @@ extension Replica {
     /// Writes a version of a recording's metadata; a delete keeps the metadata, marked deleted.
     func storeRecording(_ recording: Recording, id: String, stamp: VersionStamp) throws {
         try database.run("""
-            INSERT INTO recordings(id, file_name, size, sha256, media_type, entry_id, origin_node, created_at, deleted, hlc, origin, origin_seq, vv,
-                                   origin_key, signature)
+            INSERT INTO recordings(id, file_name, size, sha256, media_type, entry_id, origin_node, created_at, deleted, hlc, origin_no, origin_seq,
+                                   vector, origin_key, signature)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
             ON CONFLICT(id) DO UPDATE SET file_name = ?2, size = ?3, sha256 = ?4, media_type = ?5, entry_id = ?6, origin_node = ?7,
-                created_at = ?8, deleted = ?9, hlc = ?10, origin = ?11, origin_seq = ?12, vv = ?13, origin_key = ?14, signature = ?15
+                created_at = ?8, deleted = ?9, hlc = ?10, origin_no = ?11, origin_seq = ?12, vector = ?13, origin_key = ?14, signature = ?15
             """, [.text(id), .text(recording.fileName), .integer(Int64(recording.size)), .text(recording.sha256.hex), .text(recording.mediaType),
                   recording.entryID.map { .text($0) } ?? .null, .text(recording.originNode), .text(recording.createdAt.iso8601),
-                  .integer(stamp.deleted ? 1 : 0), .integer(stamp.hlc.rawValue), .text(stamp.origin),
-                  .counter(stamp.sequence), .text(stamp.vector.description),
+                  .integer(stamp.deleted ? 1 : 0), .integer(stamp.hlc.rawValue),
+                  .integer(try database.originNumber(stamp.origin)), .counter(stamp.sequence),
+                  .blob(try StoredVector.bytes(stamp.vector, own: stamp.own, in: database)),
                   recording.originKey.map { .blob($0) } ?? .null, recording.signature.map { .blob($0) } ?? .null])
     }
 

@@ -14,8 +14,8 @@ extension Replica {
         let count = try replicaVector()[origin]
         let base = try currentSequence()
         let moved = try restamp(origin, above: fork, to: current, base: base, only: nil)
-        let sent = try database.rows("SELECT seq, digest FROM own_writes WHERE origin = ? AND seq > ? AND length(digest) = 32 ORDER BY seq",
-                                     [.text(origin), .counter(fork)]) {
+        let sent = try database.rows("SELECT seq, digest FROM own_writes WHERE origin_no = ? AND seq > ? AND length(digest) = 32 ORDER BY seq",
+                                     [try database.originParameter(origin), .counter(fork)]) {
             Seal.Member(sequence: UInt64(clamping: $0.int64(0)), digest: SHA256.Digest(bytes: $0.blob(1)))
         }
         if !sent.isEmpty, let signer {
@@ -25,7 +25,7 @@ extension Replica {
             repair.signature = try signer.sign(repair.message)
             try keep(repair)
         }
-        try database.run("DELETE FROM own_writes WHERE origin = ? AND seq > ?", [.text(origin), .counter(fork)])
+        try database.run("DELETE FROM own_writes WHERE origin_no = ? AND seq > ?", [try database.originParameter(origin), .counter(fork)])
         try database.run("UPDATE replica_vector SET seq = ? WHERE origin = ?", [.counter(fork), .text(origin)])
         try database.run("UPDATE replica_vector SET seq = max(seq, ?) WHERE origin = ?", [.counter(base + max(count, fork) - fork), .text(current)])
         return moved
@@ -47,12 +47,11 @@ extension Replica {
                          [.text(origin), .counter(fork)])
         var rows: [(table: String, id: String, stamp: VersionStamp)] = []
         for (table, deleted) in Replica.writeTables {
-            try database.forEachRow("SELECT id, hlc, origin_seq, vv, \(deleted) FROM \(table) WHERE origin = ? AND origin_seq > ?",
-                                    [.text(origin), .counter(fork)]) { row in
-                guard let vector = VersionVector(storedText: row.string(3)) else { return }  // damaged: left where it is
-                let sequence = UInt64(clamping: row.int64(2))
-                rows.append((table, row.string(0), VersionStamp(hlc: HLCTimestamp(rawValue: row.int64(1)), origin: origin, sequence: sequence,
-                                                                vector: vector, deleted: row.int64(4) != 0)))
+            try database.forEachRow("SELECT hlc, origin_no, origin_seq, vector, \(deleted), id FROM \(table) WHERE origin_no = ? AND origin_seq > ?",
+                                    [try database.originParameter(origin), .counter(fork)]) { row in
+                // Damaged: left where it is.
+                guard let stamp = try? self.stamp(from: row, deleted: row.int64(4) != 0, origin: origin) else { return }
+                rows.append((table, row.string(5), stamp))
             }
         }
         if let only {
@@ -70,24 +69,26 @@ extension Replica {
                 vector[origin] = fork
             }
             let new = VersionStamp(hlc: row.stamp.hlc, origin: target, sequence: sequence, vector: vector, deleted: row.stamp.deleted)
-            let old: [SQLValue] = [.text(origin), .counter(row.stamp.sequence)]
+            let old: [SQLValue] = [try database.originParameter(origin), .counter(row.stamp.sequence)]
+            let conflictSide: [SQLValue] = [.text(origin), .counter(row.stamp.sequence)]
             let twinTable = try twin(of: row.id, hlc: row.stamp.hlc, at: target, sequence)
             if let twinTable, twinTable != "kept_writes" || row.table == "kept_writes" {
                 // Its twin holds the new number already: our copy gives way.
-                try database.run("DELETE FROM \(row.table) WHERE origin = ? AND origin_seq = ?", old)
+                try database.run("DELETE FROM \(row.table) WHERE origin_no = ? AND origin_seq = ?", old)
             } else {
                 // A twin kept only beside the entry, while ours is the entry itself: the entry moves.
                 if twinTable != nil {
-                    try database.run("DELETE FROM kept_writes WHERE origin = ? AND origin_seq = ?", [.text(target), .counter(sequence)])
+                    try database.run("DELETE FROM kept_writes WHERE origin_no = ? AND origin_seq = ?", [try database.originParameter(target), .counter(sequence)])
                 }
-                try database.run("UPDATE \(row.table) SET origin = ?, origin_seq = ?, vv = ? WHERE origin = ? AND origin_seq = ?",
-                                 [.text(target), .counter(sequence), .text(vector.description)] + old)
+                try database.run("UPDATE \(row.table) SET origin_no = ?, origin_seq = ?, vector = ? WHERE origin_no = ? AND origin_seq = ?",
+                                 [.integer(try database.originNumber(target)), .counter(sequence),
+                                  .blob(try StoredVector.bytes(vector, own: new.own, in: database))] + old)
             }
             // A conflict already recorded under the new number (the twin's) is the same conflict.
             for side in ["loser", "winner"] {
                 try database.run("UPDATE OR IGNORE conflicts SET \(side)_origin = ?, \(side)_seq = ? WHERE \(side)_origin = ? AND \(side)_seq = ?",
-                                 [.text(target), .counter(sequence)] + old)
-                try database.run("DELETE FROM conflicts WHERE \(side)_origin = ? AND \(side)_seq = ?", old)
+                                 [.text(target), .counter(sequence)] + conflictSide)
+                try database.run("DELETE FROM conflicts WHERE \(side)_origin = ? AND \(side)_seq = ?", conflictSide)
             }
             // Twins that met before the repair did were two writes to the merge, and one lost to
             // the other; under one number they are one write, and a write never loses to itself.
@@ -112,7 +113,8 @@ extension Replica {
             throw ReplicaError.damaged("\(target)#\(sequence) holds \(held.id), not the write of \(id) a repair moves there")
         }
         for (table, _) in Replica.writeTables
-        where try database.firstRow("SELECT 1 FROM \(table) WHERE origin = ? AND origin_seq = ?", [.text(target), .counter(sequence)], { _ in true }) != nil {
+        where try database.firstRow("SELECT 1 FROM \(table) WHERE origin_no = ? AND origin_seq = ?",
+                                    [try database.originParameter(target), .counter(sequence)], { _ in true }) != nil {
             return table
         }
         return nil

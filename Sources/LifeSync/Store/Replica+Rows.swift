@@ -16,25 +16,30 @@ extension Replica {
     /// The stored version of record `id`, live or deleted, or nil when the replica never saw it.
     package func storedVersion(id: String) throws -> StoredVersion? {
         try database.firstRow("""
-            SELECT hlc, origin, origin_seq, vv, 0 FROM entries WHERE id = ?1
-            UNION ALL SELECT hlc, origin, origin_seq, vv, 1 FROM tombstones WHERE id = ?1
+            SELECT hlc, origin_no, origin_seq, vector, 0 FROM entries WHERE id = ?1
+            UNION ALL SELECT hlc, origin_no, origin_seq, vector, 1 FROM tombstones WHERE id = ?1
             """, [.text(id)]) { row in
             let deleted = row.int64(4) != 0
-            return StoredVersion(stamp: try Replica.stamp(from: row, deleted: deleted), place: deleted ? .tombstone : .live)
+            return StoredVersion(stamp: try self.stamp(from: row, deleted: deleted), place: deleted ? .tombstone : .live)
         }
     }
 
-    /// Reads `hlc, origin, origin_seq, vv` from the first four columns. A caller whose query
-    /// selected one origin passes it as `origin`: its string is then shared by every row (and by
-    /// their vectors' entries for it) rather than made again for each.
-    static func stamp(from row: Statement, deleted: Bool, offset: Int32 = 0, origin known: String? = nil) throws -> VersionStamp {
-        let origin = known ?? row.string(offset + 1)
-        assert(known == nil || row.string(offset + 1) == known, "a row of another origin")
-        guard let vector = row.withText(offset + 3, { VersionVector(storedText: $0, reusing: origin) }) else {
-            throw ReplicaError.damaged("a version vector reads \(row.string(offset + 3).prefix(80))")
+    /// Reads `hlc, origin_no, origin_seq, vector` from the first four columns (OriginNumbers.swift
+    /// says how a row names origins). A caller whose query selected one origin passes it as
+    /// `origin`. Every origin string comes from the connection's table of numbers, so rows and
+    /// vectors share them rather than each making its own.
+    func stamp(from row: Statement, deleted: Bool, offset: Int32 = 0, origin known: String? = nil) throws -> VersionStamp {
+        let number = row.int64(offset + 1)
+        guard let origin = try known ?? database.originName(number) else {
+            throw ReplicaError.damaged("a row names origin number \(number), which the replica does not have")
         }
+        assert(known == nil || (try? database.originName(number)) == known, "a row of another origin")
         let sequence = try row.counter(offset + 2, upTo: Message.Limits.maximumSequence, "origin_seq of \(origin)")
         guard sequence >= 1 else { throw ReplicaError.damaged("origin_seq 0 of \(origin)") }
+        guard row.isBlob(offset + 3),
+              let vector = try row.withBlob(offset + 3, { try StoredVector.read($0, own: (origin, sequence), name: database.originName) }) else {
+            throw ReplicaError.damaged("the version vector of \(origin)#\(sequence) does not read back")
+        }
         return VersionStamp(hlc: try row.hlc(offset, "hlc of \(origin)#\(sequence)"), origin: origin,
                             sequence: sequence, vector: vector, deleted: deleted)
     }

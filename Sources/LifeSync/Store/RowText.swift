@@ -1,4 +1,4 @@
-/// The text columns of one row, written end to end into one buffer and bound to a statement in
+/// The text (and blob) columns of one row, written end to end into one buffer and bound to a statement in
 /// place. Bound as ordinary Swift strings, SQLite copies each into an allocation of its own:
 /// ten allocations per stored row, and the timestamps, version vector and canonical `data`
 /// would first each have been made into a string of their own.
@@ -6,8 +6,9 @@
 /// Reuse one across rows: the buffer keeps its capacity.
 struct RowText {
     private var bytes: [UInt8] = []
-    /// Parameter index and byte range of each column; a nil range binds NULL.
-    private var columns: [(index: Int32, range: Range<Int>?)] = []
+    /// Parameter index and byte range of each column, and whether it binds a blob; a nil range
+    /// binds NULL.
+    private var columns: [(index: Int32, range: Range<Int>?, blob: Bool)] = []
 
     mutating func removeAll() {
         bytes.removeAll(keepingCapacity: true)
@@ -18,12 +19,19 @@ struct RowText {
     mutating func set(_ index: Int32, _ write: (inout [UInt8]) -> Void) {
         let start = bytes.count
         write(&bytes)
-        columns.append((index, start..<bytes.count))
+        columns.append((index, start..<bytes.count, false))
+    }
+
+    /// Parameter `index` takes what `write` appends, as a blob.
+    mutating func setBlob(_ index: Int32, _ write: (inout [UInt8]) throws -> Void) rethrows {
+        let start = bytes.count
+        try write(&bytes)
+        columns.append((index, start..<bytes.count, true))
     }
 
     /// Parameter `index` takes `text`, or NULL.
     mutating func set(_ index: Int32, _ text: String?) {
-        guard let text else { columns.append((index, nil)); return }
+        guard let text else { columns.append((index, nil, false)); return }
         set(index) { $0.append(contentsOf: text.utf8) }
     }
 
@@ -34,7 +42,8 @@ struct RowText {
             defer { statement.clearBindings() }
             for column in columns {
                 guard let range = column.range else { statement.bind(nil as String?, at: column.index); continue }
-                statement.bindUncopied(UnsafeBufferPointer(rebasing: buffer[range]), at: column.index)
+                let bytes = UnsafeBufferPointer(rebasing: buffer[range])
+                if column.blob { statement.bindUncopiedBlob(bytes, at: column.index) } else { statement.bindUncopied(bytes, at: column.index) }
             }
             try statement.execute()
         }

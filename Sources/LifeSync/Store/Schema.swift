@@ -5,7 +5,8 @@
 /// exactly their journal. Deleted entries move to `tombstones`, which replicate and stay.
 /// Both carry the replication metadata: the HLC, the write's origin incarnation and sequence
 /// (a row is the latest write to its record, so the rows of one origin ordered by sequence are
-/// that origin's change log), and the record's version vector.
+/// that origin's change log), and the record's version vector; since step 27 the origin by its
+/// number in `origins` and the vector as varints (OriginNumbers.swift).
 enum Schema {
     /// Each step upgrades from version `index` to `index + 1`; steps are never edited once
     /// released, only appended.
@@ -393,6 +394,9 @@ enum Schema {
         EntrySummary.createStep,
         // 26: forks of third nodes' origins, carried to their owners (Schema+History.swift).
         knownForksStep,
+        // 27: origins by number in the write tables, vectors as varints (Schema+Compact.swift),
+        // with a conversion in Swift after it (`conversions`).
+        originsStep,
     ]
 
     static var currentVersion: Int { migrations.count }
@@ -407,7 +411,10 @@ enum Schema {
                 throw ReplicaError.newerSchema(found: found, supported: currentVersion)
             }
             guard found < currentVersion else { return }
-            for step in migrations[found...] { try db.execute(step) }
+            for version in (found + 1)...currentVersion {
+                try db.execute(migrations[version - 1])
+                try conversions[version]?(db)
+            }
             try db.setUserVersion(currentVersion)
         }
     }

@@ -84,6 +84,12 @@ package final class Statement {
         sqlite3_bind_text(handle, index, pointer.assumingMemoryBound(to: CChar.self), Int32(text.count), nil)
     }
 
+    /// Binds bytes SQLite does not copy as a blob; see ``bindUncopied(_:at:)``.
+    func bindUncopiedBlob(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) {
+        let pointer = bytes.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(bitPattern: 1)!
+        sqlite3_bind_blob(handle, index, pointer, Int32(bytes.count), nil)
+    }
+
     package func clearBindings() { sqlite3_clear_bindings(handle) }
 
     /// Advances to the next row; false when the statement is done.
@@ -108,6 +114,8 @@ package final class Statement {
     package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
     package func isText(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_TEXT }
 
+    package func isBlob(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_BLOB }
+
     package func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 
     package func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
@@ -124,6 +132,12 @@ package final class Statement {
     func withText<T>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         let text = sqlite3_column_text(handle, column)
         return try body(UnsafeBufferPointer(start: text, count: text == nil ? 0 : Int(sqlite3_column_bytes(handle, column))))
+    }
+
+    /// The column's bytes as SQLite holds them, without copying: valid only inside `body`.
+    func withBlob<T>(_ column: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let pointer = sqlite3_column_blob(handle, column)
+        return try body(UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : Int(sqlite3_column_bytes(handle, column))))
     }
 
     package func blob(_ column: Int32) -> [UInt8] {

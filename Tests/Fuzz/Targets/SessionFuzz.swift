@@ -308,9 +308,9 @@ private let skipDuplicateSequences = getenv("LIFESYNC_FUZZ_SKIP").map { String(c
 
 private func hasDuplicateSequence(_ replica: Replica) -> Bool {
     let sql = """
-        SELECT 1 FROM (SELECT origin, origin_seq FROM entries UNION ALL SELECT origin, origin_seq FROM tombstones
-                       UNION ALL SELECT origin, origin_seq FROM recordings)
-        GROUP BY origin, origin_seq HAVING count(*) > 1 LIMIT 1
+        SELECT 1 FROM (SELECT origin_no, origin_seq FROM entries UNION ALL SELECT origin_no, origin_seq FROM tombstones
+                       UNION ALL SELECT origin_no, origin_seq FROM recordings)
+        GROUP BY origin_no, origin_seq HAVING count(*) > 1 LIMIT 1
         """
     return ((try? replica.database.firstRow(sql, [], { _ in true })) ?? nil) ?? false
 }
