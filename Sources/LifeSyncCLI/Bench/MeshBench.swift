@@ -53,8 +53,9 @@ enum MeshBench {
             unlink(NodeKey.path(forReplica: path))
             replicas.append(replica)
         }
-        try LocalPairing.pair(replicas)
         let ports = try (0..<count).map { _ in try SyncBench.freeLoopbackPort() }
+        // Paired as pairing strings would pair them: each knows where to dial those after it.
+        try LocalPairing.pair(replicas) { i, j in j > i ? ["127.0.0.1:\(ports[j])"] : [] }
         var processes: [Subprocess] = []
         defer { for process in processes { _ = process.terminate() } }
         let start = MonotonicClock.seconds()

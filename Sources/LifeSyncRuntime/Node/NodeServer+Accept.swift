@@ -27,18 +27,19 @@ extension NodeServer {
 
     /// Makes room for a new connection from `host` if a cap is reached, or says why it must be
     /// refused. Room is made only at the expense of accepted connections not yet proven
-    /// (`PeerConnection.proven`): the oldest of the host's own when it is at its cap, else the
-    /// oldest of the host holding the most. A newcomer has had no chance yet; an unproven
-    /// connection has had its chance, and a paired device proves itself in milliseconds.
+    /// (`PeerConnection.proven`): the oldest of the host's own when it has as many as the cap
+    /// per address, else the oldest of the host holding the most. A newcomer has had no chance
+    /// yet; an unproven connection has had its chance, and a paired device proves itself in
+    /// milliseconds. Proven connections do not count against the cap per address: several
+    /// paired nodes on one machine (or behind one router) each keep theirs, and one node
+    /// keeps one connection (`NodeCore.duplicateConnection`).
     func admission(host: String, now: Int64) -> String? {
         func unproven(from host: String?) -> [PeerConnection] {
             connections.values.filter { !$0.proven && $0.acceptedFrom != nil && (host == nil || $0.acceptedFrom == host) }
         }
-        let fromHost = connections.values.reduce(0) { $0 + ($1.acceptedFrom == host ? 1 : 0) }
-        if fromHost >= limits.maximumConnectionsPerAddress {
-            guard let oldest = unproven(from: host).min(by: { ($0.openedAt, $0.id) < ($1.openedAt, $1.id) }) else {
-                return "\(fromHost) connections from \(host) open, the limit per address is \(limits.maximumConnectionsPerAddress)"
-            }
+        let waitingFromHost = unproven(from: host)
+        if waitingFromHost.count >= limits.maximumConnectionsPerAddress,
+           let oldest = waitingFromHost.min(by: { ($0.openedAt, $0.id) < ($1.openedAt, $1.id) }) {
             giveWay(oldest, now: now)
         }
         let waiting = unproven(from: nil)

@@ -41,7 +41,8 @@ extension NodeServer {
         /// Open connections (accepted and dialled) beyond which a newly accepted one is closed at
         /// once. Never more than RLIMIT_NOFILE allows minus `reservedFileDescriptors`.
         public var maximumConnections = 128
-        /// Accepted connections from one remote address beyond which a new one is closed at once.
+        /// Accepted connections from one remote address not yet proven a paired peer's, beyond
+        /// which the oldest of them gives way to a new one (`admission`).
         public var maximumConnectionsPerAddress = 8
         /// File descriptors kept out of the connection cap: the standard streams, the listener,
         /// the replica (database, WAL, shared memory, journal), recording files being read or

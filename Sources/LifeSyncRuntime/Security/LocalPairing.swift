@@ -8,14 +8,19 @@ import LifeSync
 /// try LocalPairing.pair([watch, phone])
 /// ```
 package enum LocalPairing {
-    package static func pair(_ replicas: [Replica]) throws {
+    /// `addresses(i, j)`: where replica `i` dials replica `j` (none by default), as a pairing
+    /// string's addresses would say.
+    package static func pair(_ replicas: [Replica], addresses: (Int, Int) -> [String] = { _, _ in [] }) throws {
         let peers = try replicas.map { replica -> TrustedPeer in
             precondition(replica.path != ":memory:", "a replica in memory has no key file to pair by")
             let key = try NodeKey.loadOrCreate(path: NodeKey.path(forReplica: replica.path), nodeID: replica.identity.nodeID)
             return TrustedPeer(nodeID: replica.identity.nodeID, role: replica.identity.role, fingerprint: key.fingerprint, trustedAt: replica.now)
         }
-        for replica in replicas {
-            for peer in peers where peer.nodeID != replica.identity.nodeID { try replica.trust(peer) }
+        for (i, replica) in replicas.enumerated() {
+            for (j, var peer) in peers.enumerated() where j != i {
+                peer.addresses = addresses(i, j)
+                try replica.trust(peer)
+            }
         }
     }
 }
