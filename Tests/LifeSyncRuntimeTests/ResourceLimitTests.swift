@@ -148,6 +148,24 @@ import TestSupport
         #expect(held.count + more.count == 8)
     }
 
+    /// Paired nodes on one machine (the same address) are not held to the cap per address: it
+    /// counts only connections not yet proven a paired peer's (20 nodes on one machine had 8 to
+    /// 16 peers each, not 19).
+    @Test(.timeLimit(.minutes(1)))
+    func pairedPeersFromOneAddressAreNotHeldToThePerAddressCap() throws {
+        var limits = NodeServer.Limits()
+        limits.maximumConnectionsPerAddress = 2
+        let cluster = LoopbackCluster()
+        try cluster.create("phone", role: .phone)
+        let phone = try cluster.open("phone")
+        let node = try cluster.start("phone", limits: limits)
+        let paired = try (0..<4).map { _ in try RawPeer.helloed(trustedBy: phone, port: cluster.port("phone")) }
+        #expect(waitUntil(timeout: 10) { node.server.statistics.connections == 4 }, "\(node.server.statistics)")
+        usleep(300_000)
+        #expect(node.server.statistics.connections == 4 && node.server.statistics.refusedConnections == 0, "\(node.server.statistics)")
+        #expect(paired.count == 4)
+    }
+
     /// A stranger that connects and says nothing, or stops after the TLS handshake, holds its
     /// slot for the pre-authentication budget only.
     @Test(.timeLimit(.minutes(1)))
