@@ -12,8 +12,8 @@ extension HostileNode {
     }
 
     static let timedAttacks = WeightedTable<TimedAttack>([
-        (.ownWrites, 22), (.forgedThrough, 8), (.duplicateSequence, 4), (.squat, 4), (.pastCeiling, 6), (.tooManyOrigins, 4),
-        (.lyingVector, 8), (.ackNeverSent, 4), (.offer, 8), (.pingFlood, 4), (.outOfState, 4), (.forgeHonestWrite, 4),
+        (.ownWrites, 22), (.forgedThrough, 8), (.duplicateSequence, 10), (.squat, 4), (.pastCeiling, 6), (.tooManyOrigins, 4),
+        (.lyingVector, 8), (.ackNeverSent, 4), (.offer, 8), (.pingFlood, 4), (.outOfState, 4), (.forgeHonestWrite, 8),
         (.wantFlood, 4), (.mutatedFrame, 20),
     ])
 

@@ -295,7 +295,7 @@ final class HostileNode: VirtualEndpoint {
                 simulator.count(link.claimsOwnIdentity ? "hostile_own_identity_refused" : "hostile_claimed_identity_refused")
             }
             links[link.end] = nil
-        case .caughtUp, .syncRequest, .pong, .ack, .confirm, .failure, .history, .want:
+        case .caughtUp, .syncRequest, .holds, .pong, .ack, .confirm, .failure, .history, .want:
             break
         }
     }

@@ -30,6 +30,7 @@ package enum MessageJSON {
         case .pong: return "pong"
         case .error: return "error"
         case .syncRequest: return "sync_request"
+        case .holds: return "holds"
         case .offer: return "offer"
         case .accept: return "accept"
         case .chunk: return "chunk"
@@ -89,6 +90,8 @@ package enum MessageJSON {
             ]
         case .caughtUp(let vector), .syncRequest(let vector):
             members.append(("vector", vectorJSON(vector)))
+        case .holds(let vector, let direct):
+            members += [("vector", vectorJSON(vector)), ("direct", .array(direct.map { .string($0) }))]
         case .ping(let nonce), .pong(let nonce):
             members.append(("nonce", u64JSON(nonce)))
         case .error(let code, let text):
@@ -292,6 +295,11 @@ package enum MessageJSON {
             return .caughtUp(vector: try vector(object.value("vector")))
         case .syncRequest:
             return .syncRequest(vector: try vector(object.value("vector")))
+        case .holds:
+            return .holds(vector: try vector(object.value("vector")), direct: try object.array("direct").map { json in
+                guard case .string(let origin) = json else { throw FormatError("holds: a direct origin that is not a string") }
+                return origin
+            })
         case .ping:
             return .ping(nonce: try u64(object.value("nonce")))
         case .pong:

@@ -109,7 +109,9 @@ extension NodeCore {
             conn.status?.entriesReceived = earlier.entriesReceived
         }
         saveStatus(conn, now: now)
+        // The new peer learns at once whose writes reach us directly; the others, if that changed.
         return actions + [.event(.peerConnected(peer: peer.nodeID, role: peer.role, address: conn.address, inbound: conn.dialer == nil))]
+            + perform(conn.session.holdingsChanged(now: now), on: id, now: now) + directPeersChanged(now: now)
     }
 
     /// What a session's recording transfers mean for the node: `status`'s transfers, progress

@@ -52,6 +52,8 @@ public final class NodeCore {
     var progressLogged: [String: TransferRate] = [:]
     /// Recordings being received, shared by the sessions.
     let incomingTransfers = IncomingTransfers()
+    /// How far other nodes' writes may be relayed yet, shared by the sessions.
+    let relayHold: RelayHold
     /// Transfers under way, for `status`: recording ID → (done, total, sending).
     public internal(set) var transfers: [String: (done: UInt64, total: UInt64, sending: Bool)] = [:]
     var dialers: [PeerDialer]
@@ -74,6 +76,7 @@ public final class NodeCore {
         self.storage = storage
         dialers = configuration.peers.map(PeerDialer.init(address:))
         timers = NodeTimers(now: now)
+        relayHold = RelayHold(hold: configuration.session.relayHold, holding: (try? replica.replicaVector()) ?? VersionVector())
         lastDataVersion = (try? replica.database.dataVersion) ?? 0
         if let known = try? replica.peers() {
             for (i, address) in configuration.peers.enumerated() {
@@ -87,7 +90,7 @@ public final class NodeCore {
         var actions: [NodeAction] = [.event(.starting(nodeID: replica.identity.nodeID, role: replica.identity.role))]
         syncTrustedDialers(now: now)
         for i in dialers.indices { actions += dial(i) }
-        return actions
+        return actions + directPeersChanged(now: now)
     }
 
     /// A peer dialled us and proved it holds the key `peerKey` (the TLS handshake is done).
@@ -96,12 +99,12 @@ public final class NodeCore {
         assert(connections[connection] == nil, "connection \(connection) reused while open")
         guard phase == .running else { return [.close(connection: connection)] }
         let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage,
-                                  incomingTransfers: incomingTransfers, credential: credential(peerKey))
+                                  incomingTransfers: incomingTransfers, relayHold: relayHold, credential: credential(peerKey))
         connections[connection] = Connection(session: session, dialer: nil, address: remote)
         // The acceptor answers the dialler's HELLO rather than sending its own at once, so the
         // vector it advertises includes whatever a previous connection of the same peer was
         // still delivering (a restarted sender is not sent a stale vector).
-        return [.event(.accepted(remote: remote))]
+        return [.event(.accepted(remote: remote))] + directPeersChanged(now: now)
     }
 
     /// Our dial of peer `peer` succeeded and the peer proved it holds the key `peerKey`.
@@ -116,9 +119,10 @@ public final class NodeCore {
             _ = try? replica.noteVerifiedAddress(nodeID: nodeID, fingerprint: peerKey, address: dialers[peer].address)
         }
         let session = SyncSession(replica: replica, configuration: configuration.session, now: now, storage: storage,
-                                  incomingTransfers: incomingTransfers, credential: credential(peerKey))
+                                  incomingTransfers: incomingTransfers, relayHold: relayHold, credential: credential(peerKey))
         connections[connection] = Connection(session: session, dialer: peer, address: dialers[peer].address)
         return [.event(.dialled(address: dialers[peer].address))] + perform(session.start(now: now), on: connection, now: now)
+            + directPeersChanged(now: now)
     }
 
     /// Our dial of peer `peer` failed; try again after a backoff.
@@ -128,14 +132,14 @@ public final class NodeCore {
         dialers[peer].advance()
         guard !dialers[peer].retired else {
             dialers[peer].state = .idle
-            return []
+            return directPeersChanged(now: now)
         }
         dialers[peer].failures += 1
         let delay = PeerDialer.backoff(failures: dialers[peer].failures - 1, base: configuration.reconnectBase,
                                        maximum: configuration.reconnectMaximum, random: random)
         dialers[peer].state = .waiting(until: now + delay)
-        return dialers[peer].failures <= 3 || dialers[peer].failures % 10 == 0
-            ? [.event(.unreachable(address: failedAddress, reason: reason, retryIn: delay))] : []
+        return (dialers[peer].failures <= 3 || dialers[peer].failures % 10 == 0
+            ? [.event(.unreachable(address: failedAddress, reason: reason, retryIn: delay))] : []) + directPeersChanged(now: now)
     }
 
     /// Bytes arrived on a connection; a slice of the runtime's read buffer is taken as it is.
@@ -189,7 +193,7 @@ public final class NodeCore {
             }
         }
         timers.pendingChanged()
-        return actions
+        return actions + directPeersChanged(now: now)
     }
 
     /// The embedding app wrote to the replica through this process (or `tick` found another
@@ -216,6 +220,9 @@ public final class NodeCore {
         if timers.takePush(now: now) {
             actions += pushAll(now: now)
         }
+        if relayHold.release(now: now) {
+            actions += offerChanges(except: nil, now: now)
+        }
         for i in dialers.indices {
             if case .waiting(let until) = dialers[i].state, now >= until, phase == .running { actions += dial(i) }
         }
@@ -238,7 +245,7 @@ public final class NodeCore {
             }
             updateFallback(now: now)
         }
-        return actions
+        return actions + directPeersChanged(now: now)
     }
 
     /// When the fallback timer fires (only while something is pending).
@@ -247,6 +254,7 @@ public final class NodeCore {
     /// The earliest time `tick` has work.
     public var nextDeadline: Int64? {
         var deadlines: [Int64] = [timers.earliest]
+        if let release = relayHold.nextRelease { deadlines.append(release) }
         for dialer in dialers { if case .waiting(let until) = dialer.state { deadlines.append(until) } }
         for conn in connections.values { if let d = conn.session.nextDeadline { deadlines.append(d) } }
         return deadlines.min()
@@ -320,10 +328,12 @@ public final class NodeCore {
         return offerChanges(except: nil, now: now)
     }
 
-    /// What a session delivered changed the replica: the node's one notice (`.replicaChanged`),
-    /// and every other session offers its peer what it may now lack (relaying).
+    /// What a session delivered changed the replica: the node's one notice (`.replicaChanged`);
+    /// every other peer is told what we hold now (so it does not relay the same writes to us),
+    /// and offered what it may now lack (relaying, once the relay hold is over).
     func replicaChanged(by source: Int, now: Int64) -> [NodeAction] {
-        [.replicaChanged] + offerChanges(except: source, now: now)
+        if let vector = try? replica.replicaVector() { relayHold.noted(vector, now: now) }
+        return [.replicaChanged] + holdingsChanged(except: source, now: now) + offerChanges(except: source, now: now)
     }
 
     /// Every session but `source`'s offers its peer the changes it lacks, in connection order.

@@ -18,13 +18,21 @@ struct BatchBuilder {
     }
 
     /// Returns nil when there is nothing to send. `allowed` filters origins (role policy); `own`
-    /// are this node's origins. The IDs of damaged rows passed over are added to `damaged`, and
-    /// those of other origins' writes that no seal vouches for (received before seals existed)
-    /// to `unsealed`.
-    func next(from replica: Replica, sentUpTo: VersionVector, own: Set<String>, allowed: (String) -> Bool,
+    /// are this node's origins; another origin's writes go up to `limit(origin)` at most, when it
+    /// names one (the relay hold). The IDs of damaged rows passed over are added to `damaged`, and those of
+    /// other origins' writes that no seal vouches for (received before seals existed) to
+    /// `unsealed`.
+    func next(from replica: Replica, sentUpTo: VersionVector, own: Set<String>, limit: (String) -> UInt64? = { _ in nil }, allowed: (String) -> Bool,
               damaged: inout [String], unsealed: inout [String]) throws -> Next? {
         try replica.readSnapshot {
-            let vector = try replica.replicaVector()
+            var vector = try replica.replicaVector()
+            var capped = Set<String>()
+            for entry in vector.entries where !own.contains(entry.origin) {
+                if let bound = limit(entry.origin), bound < entry.sequence {
+                    vector[entry.origin] = bound
+                    capped.insert(entry.origin)
+                }
+            }
             var changes: [EncodedChange] = []
             var through = VersionVector()
             var bytes = 0
@@ -34,7 +42,12 @@ struct BatchBuilder {
             for entry in vector.entries where entry.sequence > sentUpTo[entry.origin] && allowed(entry.origin) {
                 let room = maximumChanges - changes.count
                 guard room > 0, bytes < maximumBytes, members < maximumSealMembers else { break }
-                let rows = try replica.encodedChanges(origin: entry.origin, after: sentUpTo[entry.origin], limit: room)
+                var rows = try replica.encodedChanges(origin: entry.origin, after: sentUpTo[entry.origin], limit: room)
+                let read = rows.count
+                // Held rows past the cap are not sent yet; those below it exhaust what may go.
+                if capped.contains(entry.origin), let last = rows.last, last.stamp.sequence > entry.sequence {
+                    rows = rows.filter { $0.stamp.sequence <= entry.sequence }
+                }
                 let isOwn = own.contains(entry.origin)
                 var candidates = SealCandidates(ranges: isOwn || rows.isEmpty ? []
                     : try replica.storedSealRanges(origin: entry.origin, from: rows.first!.stamp.sequence, through: rows.last!.stamp.sequence))
@@ -66,7 +79,7 @@ struct BatchBuilder {
                     members += sealMembers
                     taken += 1
                 }
-                if taken == rows.count && rows.count < room {
+                if taken == rows.count && (read < room || rows.count < read) {
                     // The origin's log is exhausted: everything up to the vector is covered.
                     through[entry.origin] = entry.sequence
                 } else if taken > 0 {

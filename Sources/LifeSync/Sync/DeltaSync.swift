@@ -123,9 +123,11 @@ struct DeltaSync {
         return admit
     }
 
-    /// A received batch was committed: the peer holds what it sent (never echoed back).
-    mutating func received(through: VersionVector, own: OwnHistory) {
-        let claim = DeltaSync.sanitized(through, own: own)
+    /// The peer holds `vector`: the `through` of a batch it sent us, once committed (never echoed
+    /// back), or its HOLDS. Joined in, never lowering what we know it has: a batch in flight
+    /// that its vector predates is still on its way.
+    mutating func peerHolds(_ vector: VersionVector, own: OwnHistory) {
+        let claim = DeltaSync.sanitized(vector, own: own)
         peerHas = peerHas.joined(with: claim)
         sentUpTo = sentUpTo.joined(with: claim)
     }

@@ -12,6 +12,11 @@ public struct SessionConfiguration: Sendable {
     public var idleTimeout: Int64 = 45_000
     /// The peer must complete the handshake within this long.
     public var handshakeTimeout: Int64 = 10_000
+    /// Other nodes' writes are relayed only once held this long, and to a peer only this long
+    /// after its handshake (`RelayHold`); 0 relays at once.
+    public var relayHold: Int64 = 1_000
+    /// HOLDS goes to a peer at most this often (PROTOCOL.md §5.11).
+    public var holdsInterval: Int64 = 100
     /// A watch receives entries only when configured to (`--receive-entries`); full replicas always.
     public var watchReceivesEntries = false
     /// Recording transfers: chunk size, window, size limit, whether a watch keeps its copies.

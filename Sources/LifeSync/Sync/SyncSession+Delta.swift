@@ -121,12 +121,72 @@ extension SyncSession {
                 if let name = storage.storedFileName(forRecordingID: id) { try? storage.remove(name) }
             }
         }
-        open?.delta.received(through: batch.through, own: own)
+        open?.delta.peerHolds(batch.through, own: own)
         changesReceived += batch.changes.count
         lastSent = now
     }
 
+    // MARK: - Telling the peer what we hold
+
+    /// The replica took writes from another peer: tell this one what we hold now (HOLDS,
+    /// PROTOCOL.md §5.11), so that it does not relay them to us once its relay hold is over. At
+    /// most one HOLDS per `holdsInterval`; one asked for sooner goes when the interval is over.
+    /// Only to a peer that understands it and relays to us (a watch relays nothing).
+    package func holdingsChanged(now: Int64) -> [SessionAction] {
+        guard let session = open, session.peer.capabilities.contains(.holds), session.peer.role != .watch,
+              capabilities.contains(.receivesEntries) else { return [] }
+        if session.historyStep != .done {
+            // Sent once the histories are compared (nothing else may go before).
+            open?.holdsDue = now
+            return []
+        }
+        if let sent = session.holdsSentAt, now < sent + configuration.holdsInterval {
+            if session.holdsDue == nil { open?.holdsDue = sent + configuration.holdsInterval }
+            return []
+        }
+        return sendHolds(now: now)
+    }
+
+    /// Sends HOLDS with the replica's vector now.
+    func sendHolds(now: Int64) -> [SessionAction] {
+        open?.holdsDue = nil
+        guard let vector = try? replica.replicaVector(), let peer = open?.peer else { return [] }
+        open?.holdsSentAt = now
+        lastSent = now
+        let direct = relayHold.direct.subtracting([peer.nodeID]).sorted()
+        return [.send(Message.holds(vector: vector, direct: direct).encoded())]
+    }
+
     // MARK: - Sending
+
+    /// Whether other nodes' writes may go to the peer yet: once the hold after the handshake is
+    /// over and, from a peer that sets bit 7, its first HOLDS arrived (`OpenSession.heardHolds`,
+    /// or the wait for it settled);
+    /// at once when nothing is held (a session driven without a node).
+    func relaysAllowed(_ session: OpenSession) -> Bool {
+        !holdsRelays(session) || (session.relaysFrom == nil && (session.heardHolds || session.holdsWaited))
+    }
+
+    /// How far each of other nodes' origins may go to the peer now, nil for no bound (the relay
+    /// hold, PROTOCOL.md §7.4): nothing before the hold after the handshake is over; what was
+    /// held `hold` ms; and of the peer's direct nodes' origins, which their node sends it, only
+    /// what has settled (their node lost it, or holds other writes under its numbers).
+    func relayLimit(_ session: OpenSession, direct: Set<String>) -> (String) -> UInt64? {
+        guard holdsRelays(session) else { return { _ in nil } }
+        guard relaysAllowed(session) else { return { _ in 0 } }
+        let released = relayHold.cap, settled = relayHold.settledCap
+        return { origin in
+            let bound = released?[origin]
+            guard direct.contains(origin), let settled else { return bound }
+            return min(bound ?? .max, settled[origin])
+        }
+    }
+
+    /// Whether relays to this peer are held: only to a peer that says what reaches it (bit 7),
+    /// as nothing would be learnt from any other meanwhile; never without a node (no hold).
+    func holdsRelays(_ session: OpenSession) -> Bool {
+        relayHold.hold > 0 && session.peer.capabilities.contains(.holds)
+    }
 
     /// Whether the role policy lets us send `origin`'s changes to this peer.
     func mayForward(_ origin: String) -> Bool {
@@ -138,7 +198,9 @@ extension SyncSession {
     /// Sends batches while the window has room and there is something to send, `limit` at most.
     /// (Always sending one per call, the rest on immediate ticks, cost the simulator a fifth of
     /// its speed; only the handshake does, see `windowUnfilled`.)
-    func pump(now: Int64, actions: inout [SessionAction], limit: Int = .max) {
+    /// `relaysOnly`: other nodes' writes only (the relay hold just ended; our own writes keep
+    /// to their own triggers, the debounce among them).
+    func pump(now: Int64, actions: inout [SessionAction], limit: Int = .max, relaysOnly: Bool = false) {
         var sent = 0
         var builder = BatchBuilder(maximumChanges: configuration.batchMaximumChanges, maximumBytes: configuration.batchMaximumBytes)
         guard let session = open, session.historyStep == .done else { return }
@@ -149,6 +211,10 @@ extension SyncSession {
         // they had no kept seal and were passed over as unsealed while `through` covered them,
         // so the peer never got them (restore seed 5576 with two phones).
         if let mine = try? replica.ownOrigins() { open?.ownOrigins = mine }
+        // The origins of the nodes the peer hears from directly, by their owners as we know them.
+        let direct: Set<String> = session.peerDirect.isEmpty ? [] : Set(((try? replica.knownOrigins()) ?? []).compactMap { known in
+            known.nodeID.map(session.peerDirect.contains) == true ? known.origin : nil
+        })
         var damaged: [String] = []
         var unsealed: [String] = []
         defer {
@@ -160,7 +226,8 @@ extension SyncSession {
         while open?.delta.hasRoom(window: configuration.window) == true && sent < limit {
             let next: BatchBuilder.Next?
             do {
-                next = try builder.next(from: replica, sentUpTo: open!.delta.sentUpTo, own: open!.ownOrigins, allowed: mayForward,
+                next = try builder.next(from: replica, sentUpTo: open!.delta.sentUpTo, own: open!.ownOrigins, limit: relayLimit(session, direct: direct),
+                                        allowed: { self.mayForward($0) && !(relaysOnly && session.ownOrigins.contains($0)) },
                                         damaged: &damaged, unsealed: &unsealed)
             } catch {
                 actions += fail(WireError(.storageFailure, "could not read changes: \(error)"))

@@ -93,6 +93,24 @@ struct OpenSession {
     var claimedByPeer: Set<String> = []
     /// Recordings the peer said it lacks (WANT) that we hold: offered first, each once.
     var wanted: [Recording] = []
+    /// Until when other origins' writes wait (the relay hold, `RelayHold`): a peer that just
+    /// connected gets each origin's writes from that origin, if it is connected too, and tells
+    /// us so (HOLDS) before we would send them. Nil once over.
+    var relaysFrom: Int64?
+    /// When we last told the peer what we hold (HOLDS), and when we owe it the next one.
+    var holdsSentAt: Int64?
+    var holdsDue: Int64?
+    /// The nodes whose writes reach the peer from those nodes, as its last HOLDS said: their
+    /// origins' writes are relayed to it only once settled (`relayLimit`).
+    var peerDirect = Set<String>()
+    /// Whether the peer's first HOLDS arrived: a peer that sets bit 7 is relayed nothing before
+    /// (it says whose writes reach it directly as soon as its side of the handshake is done,
+    /// which a busy peer may take longer to reach than the relay hold).
+    var heardHolds = false
+    /// A peer that set bit 7 and said nothing by the end of the hold is waited for until the
+    /// hold settles (`RelayHold.settle`), then relayed to all the same: a buggy peer is not cut
+    /// off for good.
+    var holdsWaited = false
     /// Whether we named what we lack to the peer, and how many WANTs it sent us.
     var wantsSent = false
     var wantsReceived = 0

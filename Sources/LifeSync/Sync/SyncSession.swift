@@ -28,6 +28,8 @@ package final class SyncSession {
     let storage: RecordingStorage?
     /// Shared by the node's sessions (see `IncomingTransfers`).
     let incomingTransfers: IncomingTransfers
+    /// How far other nodes' writes may be relayed yet, shared by the node's sessions.
+    let relayHold: RelayHold
     /// Where the session is, with what it knows there (`SyncSession+Stage.swift`).
     var stage: Stage = .awaitingHello {
         didSet {
@@ -54,7 +56,8 @@ package final class SyncSession {
     /// `credential` is what the transport proved of the peer (`NodeCore` always gives one); nil
     /// means the caller vouches for the peer by other means (session-level tests and tools).
     package init(replica: Replica, configuration: SessionConfiguration, now: Int64, storage: RecordingStorage? = nil,
-                incomingTransfers: IncomingTransfers = IncomingTransfers(), credential: PeerCredential? = nil) {
+                incomingTransfers: IncomingTransfers = IncomingTransfers(), relayHold: RelayHold = RelayHold(hold: 0),
+                credential: PeerCredential? = nil) {
         self.credential = credential
         if case .untrusted = credential {
             // Nothing but a small HELLO is read from a key we do not trust, judged by its header
@@ -65,6 +68,7 @@ package final class SyncSession {
         self.configuration = configuration
         self.storage = storage
         self.incomingTransfers = incomingTransfers
+        self.relayHold = relayHold
         startedAt = now
         lastReceived = now
         lastSent = now
@@ -174,6 +178,20 @@ package final class SyncSession {
             }
             return []
         case .open(let session):
+            if let due = session.holdsDue, now >= due, session.historyStep == .done {
+                return sendHolds(now: now)
+            }
+            if let from = session.relaysFrom, now >= from {
+                if holdsRelays(session), !session.heardHolds, !session.holdsWaited {
+                    open?.holdsWaited = true
+                    open?.relaysFrom = now + relayHold.settle - relayHold.hold
+                    return []
+                }
+                open?.relaysFrom = nil
+                var actions: [SessionAction] = []
+                pump(now: now, actions: &actions, relaysOnly: true)
+                return actions
+            }
             if session.windowUnfilled && session.historyStep == .done {
                 var actions: [SessionAction] = []
                 pump(now: now, actions: &actions, limit: 1)
@@ -214,7 +232,8 @@ package final class SyncSession {
             // A retry waits for the transfer under way to end, which `offerNext` follows up on.
             let retry = session.outgoing == nil ? session.failedRecordings.values.min() : nil
             let stall = session.outgoing.map { $0.lastProgress + configuration.transfer.stallTimeout + 1 }
-            return [lastReceived + configuration.idleTimeout + 1, lastSent + configuration.keepaliveInterval, retry, stall].compactMap { $0 }.min()
+            return [lastReceived + configuration.idleTimeout + 1, lastSent + configuration.keepaliveInterval, retry, stall,
+                    session.historyStep == .done ? session.holdsDue : nil, session.relaysFrom].compactMap { $0 }.min()
         }
     }
 
@@ -299,6 +318,14 @@ package final class SyncSession {
             open?.delta.resync(peerVector: vector, own: own)
             open?.reportedSentAll = false
             pump(now: now, actions: &actions)
+        case .holds(let vector, let direct):
+            open?.delta.peerHolds(vector, own: try ownHistory())
+            open?.peerDirect = Set(direct)
+            if open?.heardHolds == false {
+                open?.heardHolds = true
+                if open?.holdsWaited == true { open?.relaysFrom = nil }
+                if open?.relaysFrom == nil { pump(now: now, actions: &actions, relaysOnly: true) }  // relays may start now
+            }
         case .ping(let nonce):
             lastSent = now
             let answered = configuration.plantedBugs.contains(.pongWrongNonce) ? nonce &+ 1 : nonce

@@ -9,6 +9,7 @@ package enum MessageType: UInt8, CaseIterable, Sendable {
     case error = 0x07
     case syncRequest = 0x08
     case history = 0x0A
+    case holds = 0x0B
     case offer = 0x10
     case accept = 0x11
     case chunk = 0x12

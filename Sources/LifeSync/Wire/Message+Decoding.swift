@@ -35,6 +35,9 @@ extension Message {
             message = .caughtUp(vector: try readVector(&r, "vector"))
         case .syncRequest:
             message = .syncRequest(vector: try readVector(&r, "vector"))
+        case .holds:
+            let vector = try readVector(&r, "vector")
+            message = .holds(vector: vector, direct: try readNodeIDs(&r, "direct"))
         case .ping:
             message = .ping(nonce: try r.u64("nonce"))
         case .pong:
@@ -136,6 +139,20 @@ extension Message {
             pairs.append((origin, sequence))
         }
         return VersionVector(pairs)
+    }
+
+    /// A u16 count (at most 4 096), then that many node IDs, strictly ascending.
+    static func readNodeIDs(_ r: inout ByteReader, _ what: String) throws(WireError) -> [String] {
+        let count = try readOriginCount(&r, "\(what) count", minimumItemSize: 42)
+        var ids: [String] = []
+        ids.reserveCapacity(count)
+        for _ in 0..<count {
+            let id = try r.string("\(what) node_id")
+            guard Identifier.isValid(id) else { throw WireError(.malformed, "\(what) node_id \"\(id.prefix(80))\" is not {role}_{uuid-v4}") }
+            if let last = ids.last, !(last < id) { throw WireError(.malformed, "\(what) node IDs not strictly ascending") }
+            ids.append(id)
+        }
+        return ids
     }
 
     static func readBatch(_ r: inout ByteReader) throws(WireError) -> Batch {

@@ -22,6 +22,9 @@ package struct Capabilities: OptionSet, Sendable, Hashable {
     /// forks it learns of to their owners (PROTOCOL.md §7.2.4): a HISTORY to a peer that sets it
     /// names every origin both hold, and may end with a list of known forks.
     package static let forks = Capabilities(rawValue: 1 << 6)
+    /// The node tells this peer what it holds (HOLDS, PROTOCOL.md §5.11) when it takes writes
+    /// from another peer, so that a relay holding the same writes does not send them again.
+    package static let holds = Capabilities(rawValue: 1 << 7)
 }
 
 /// An origin named in a batch, with the node it belongs to when the sender knows it.
@@ -263,6 +266,10 @@ package enum Message: Equatable, Sendable {
     case error(code: UInt16, message: String)
     /// "Here is my vector; send me what I lack": resynchronises a session (fallback timer).
     case syncRequest(vector: VersionVector)
+    /// "This is what I hold now, and these nodes' writes reach me from those nodes" (§5.11): the
+    /// peer joins `vector` into what it knows we have, and relays us no write of an origin of
+    /// the `direct` nodes while we name them; no answer.
+    case holds(vector: VersionVector, direct: [String])
     case offer(Offer)
     /// The receiver takes the offered recording from `offset` (0, or the end of its verified chunks).
     case accept(recordingID: String, offset: UInt64)
@@ -286,6 +293,7 @@ package enum Message: Equatable, Sendable {
         case .pong: return .pong
         case .error: return .error
         case .syncRequest: return .syncRequest
+        case .holds: return .holds
         case .offer: return .offer
         case .accept: return .accept
         case .chunk: return .chunk
