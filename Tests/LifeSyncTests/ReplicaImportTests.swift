@@ -114,4 +114,31 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
         #expect(try replica.tombstoneCount() == 1)
         #expect(throws: ReplicaError.notFound(id: batch[0].id)) { try replica.entry(id: batch[0].id) }
     }
+
+    /// An import notes the digest of each write as it writes the row, not by reading it back:
+    /// the note equals the digest of the write as it reads back and as it is sent (its content
+    /// encoded afresh), whatever the row holds (no category, text that needs escaping), and the
+    /// writes after it are noted as ever. Its entries are found by their text.
+    @Test func importedWritesAreNotedWithTheirDigestsAndFoundByText() throws {
+        let replica = try ReplicaFixtures.replica(role: .mac)
+        var batch = Self.entries(30)
+        batch[3].category = nil
+        batch[5].data.text = "a \"quoted\" back\\slash, tab\t and é"
+        batch[7].data.metric = Metric(name: "mood", value: 7.5, scaleMin: 1, scaleMax: 10)
+        try replica.importEntries(Array(batch[..<20]))
+        try replica.importEntries(batch)  // the first 20 again, skipped; 10 new
+        let added = try replica.add(json: ReplicaFixtures.entryJSON(text: "after the import"))
+        let origin = replica.identity.incarnation
+        let changes = try replica.changes(after: VersionVector())
+        #expect(changes.count == 31)
+        for change in changes {
+            let sequence = change.stamp.sequence
+            #expect(try replica.ownDigest(origin, sequence) == .digest(change.digest), "write \(sequence) of \(change.id)")
+            #expect(try replica.heldDigest(origin, sequence) == change.digest, "write \(sequence) read back")
+        }
+        #expect(try replica.database.firstRow("SELECT count(*) FROM own_writes", [], { $0.int64(0) }) == 31)
+        #expect(try replica.entries(matching: EntryQuery(search: "quoted")).map(\.id) == [batch[5].id])
+        #expect(try replica.entries(matching: EntryQuery(search: "entry 29")).map(\.id) == [batch[29].id])
+        #expect(try replica.entries(matching: EntryQuery(search: "after the import")).map(\.id) == [added.id])
+    }
 }

@@ -42,7 +42,9 @@ extension Replica {
     /// later record contradict it.
     ///
     /// This is the bulk path: sequence numbers are taken in one step and each new entry costs one
-    /// INSERT; only an ID that is already taken costs a second look.
+    /// INSERT, and the note of its digest (`own_writes`) made from the row as it is written
+    /// rather than read back when the transaction ends; only an ID that is already taken costs a
+    /// second look.
     @discardableResult
     package func importEntries(positionName: (Int) -> String, _ next: () throws -> (position: Int, entry: LogEntry)?) throws -> ImportSummary {
         try writeTransaction {
@@ -52,6 +54,7 @@ extension Replica {
             var summary = ImportSummary()
             var writer = RecordWriter(database: database, createdAt: now)
             var writtenAt: [UInt32] = []  // the position of each entry written, in sequence order
+            var digests = try OwnWriteNotes(database: database, origin: identity.incarnation)
             while let (position, entry) = try next() {
                 if mayHaveTombstones, try storedVersion(id: entry.id)?.place == .tombstone {
                     summary.deletedHere.append(entry.id)
@@ -62,6 +65,7 @@ extension Replica {
                 if try writer.store(id: entry.id, entry: entry, stamp: stamp, previous: nil, ifAbsent: true) {
                     sequence += 1
                     summary.written += 1
+                    try digests.note(stamp: stamp, id: entry.id, storedBy: writer)
                     writtenAt.append(UInt32(truncatingIfNeeded: position))
                 } else if try self.entry(id: entry.id).isSameContent(as: entry) {
                     summary.unchanged += 1
@@ -77,7 +81,39 @@ extension Replica {
                 }
             }
             try database.run("UPDATE replica_vector SET seq = ? WHERE origin = ?", [.counter(sequence), .text(identity.incarnation)])
+            ownWritesNoted = WriteMark(incarnation: identity.incarnation, sequence: sequence)
             return summary
+        }
+    }
+}
+
+/// Notes the digests of new entries an import writes under our incarnation in `own_writes` as
+/// they are written, from the row's own bytes (what `noteOwnWrites` would read back and
+/// digest), through one statement and buffers kept for every row.
+private struct OwnWriteNotes {
+    private let statement: Statement
+    private let originNumber: Int64
+    private let hasher = SHA256()
+    private var payload: [UInt8] = []
+    private var digest: [UInt8] = []
+
+    init(database: Database, origin: String) throws {
+        statement = try database.prepare("INSERT OR IGNORE INTO own_writes(origin_no, seq, digest) VALUES (?, ?, ?)")
+        originNumber = try database.originNumber(origin)
+    }
+
+    /// Notes the write `stamp` of entry `id` that `writer` just stored (a whole new entry).
+    mutating func note(stamp: VersionStamp, id: String, storedBy writer: borrowing RecordWriter) throws {
+        payload.removeAll(keepingCapacity: true)
+        writer.writeStoredPayload(to: &payload)
+        digest.removeAll(keepingCapacity: true)
+        WriteDigest.of(kind: .entry, stamp: stamp, id: id, fields: .all, canonicalContent: payload[...], hasher: hasher).append(to: &digest)
+        statement.bind(originNumber, at: 1)
+        statement.bind(Int64(clamping: stamp.sequence), at: 2)
+        try digest.withUnsafeBufferPointer { (bytes) throws(SQLiteError) in
+            defer { statement.clearBindings() }
+            statement.bindUncopiedBlob(bytes, at: 3)
+            try statement.execute()
         }
     }
 }
