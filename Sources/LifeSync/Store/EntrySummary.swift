@@ -52,19 +52,30 @@ enum EntrySummary {
         """
     }
 
+    /// The table a catch-up gathers its rows in, grouped, before the counts take them.
+    static let backlogTableSQL = "CREATE TEMP TABLE IF NOT EXISTS summary_backlog (hour TEXT, category TEXT, source TEXT, name TEXT, value REAL, n INTEGER NOT NULL)"
+
     /// Adds the rows of both tables that `condition` selects to the counts: one pass over the
     /// entries, grouped by everything a count is kept by (reading each row's JSON once: a pass
     /// per kept table took a sizeable share of an import), then each table from that.
     static func addSQL(where condition: String) -> [String] {
         let rows = "temp.summary_backlog"
         return [
-            "CREATE TEMP TABLE IF NOT EXISTS summary_backlog (hour TEXT, category TEXT, source TEXT, name TEXT, value REAL, n INTEGER NOT NULL)",
+            backlogTableSQL,
             "DELETE FROM \(rows)",
             """
             INSERT INTO \(rows)(hour, category, source, name, value, n)
             SELECT substr(timestamp, 1, 13), \(entryKeys[1].key), \(entryKeys[2].key), \(metricName), \(metricValue), count(*)
             FROM entries WHERE \(condition) GROUP BY 1, 2, 3, 4, 5
             """,
+        ] + addGroupsSQL(tombstonesWhere: condition)
+    }
+
+    /// Adds the groups of entries in `temp.summary_backlog` and the tombstones `condition`
+    /// selects to the counts, then empties the table.
+    static func addGroupsSQL(tombstonesWhere condition: String) -> [String] {
+        let rows = "temp.summary_backlog"
+        return [
             """
             INSERT INTO entry_summary(kind, key, count)
             SELECT kind, key, sum(n) FROM (
@@ -106,6 +117,12 @@ enum EntrySummary {
         DELETE FROM metric_summary;
         DELETE FROM hour_summary;
         """ + addSQL(where: "feed_seq <= \(mark)").map { $0 + ";" }.joined(separator: "\n")
+
+    /// Adds the groups an import gathered as it wrote its rows (`ImportIndexer`; no tombstones)
+    /// to the counts: `?1` hour, `?2` category key, `?3` source, `?4` metric name, `?5` value, `?6`
+    /// how many, into the backlog table (made by `backlogTableSQL`), then the rest.
+    static let addImportedGroupSQL = "INSERT INTO temp.summary_backlog(hour, category, source, name, value, n) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+    static let addImportedSQL = addGroupsSQL(tombstonesWhere: "false")
 
     /// Adds the backlog up to feed number `?1` to the counts, before the mark moves there.
     static let addBacklogSQL = addSQL(where: "feed_seq > \(mark) AND feed_seq <= ?1")

@@ -93,6 +93,17 @@ struct RecordWriter {
         }
     }
 
+    /// The feed number of the row this writer wrote last.
+    var lastFeedNumber: Int64? { latestFeedNumber }
+
+    /// The UTC hour of the entry row this writer stored last, as the counts key it
+    /// (`substr(timestamp, 1, 13)`, EntrySummary).
+    func storedHour() -> String {
+        var hour = ""
+        row.withBytes(of: 2) { hour = String(decoding: $0.prefix(13), as: UTF8.self) }
+        return hour
+    }
+
     /// Takes entry `id`'s live row, if it has one at or below the text index's mark, out of
     /// `entries_text` (contentless: FTS5 needs the text it was given to find its rows) and out of
     /// the journal's counts (EntrySummary). Rows above the mark are in neither yet. Schema step

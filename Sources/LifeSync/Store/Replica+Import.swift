@@ -43,8 +43,8 @@ extension Replica {
     ///
     /// This is the bulk path: sequence numbers are taken in one step and each new entry costs one
     /// INSERT, and the note of its digest (`own_writes`) made from the row as it is written
-    /// rather than read back when the transaction ends; only an ID that is already taken costs a
-    /// second look.
+    /// rather than read back when the transaction ends, as are its text and its counts
+    /// (`ImportIndexer`); only an ID that is already taken costs a second look.
     @discardableResult
     package func importEntries(positionName: (Int) -> String, _ next: () throws -> (position: Int, entry: LogEntry)?) throws -> ImportSummary {
         try writeTransaction {
@@ -55,6 +55,10 @@ extension Replica {
             var writer = RecordWriter(database: database, createdAt: now)
             var writtenAt: [UInt32] = []  // the position of each entry written, in sequence order
             var digests = try OwnWriteNotes(database: database, origin: identity.incarnation)
+            // What was waiting for the text index first: the import's own rows are then the
+            // whole backlog, and it indexes them as it writes them.
+            try indexTextBacklog()
+            var indexer = try ImportIndexer(database: database)
             while let (position, entry) = try next() {
                 if mayHaveTombstones, try storedVersion(id: entry.id)?.place == .tombstone {
                     summary.deletedHere.append(entry.id)
@@ -66,6 +70,7 @@ extension Replica {
                     sequence += 1
                     summary.written += 1
                     try digests.note(stamp: stamp, id: entry.id, storedBy: writer)
+                    try indexer.add(entry, feed: writer.lastFeedNumber!, hour: writer.storedHour())
                     writtenAt.append(UInt32(truncatingIfNeeded: position))
                 } else if try self.entry(id: entry.id).isSameContent(as: entry) {
                     summary.unchanged += 1
@@ -80,6 +85,7 @@ extension Replica {
                     summary.keptAsHere.append(entry.id)
                 }
             }
+            try indexer.finish()
             try database.run("UPDATE replica_vector SET seq = ? WHERE origin = ?", [.counter(sequence), .text(identity.incarnation)])
             ownWritesNoted = WriteMark(incarnation: identity.incarnation, sequence: sequence)
             return summary
