@@ -7,8 +7,8 @@ import Testing
 /// mutated and broken ones, and records in the LifeLog app's own forms (bare or capital UUIDs,
 /// camelCase names, `created_at`, no `id`), which the reference reads its own way.
 @Suite struct ImportScannerTests {
-    static let defaults = EntryDefaults(makeID: { "unused" }, recordedAt: Timestamp(millisecondsSince1970: 0), timestamp: nil,
-                                        source: "mac", deviceId: "mac_import", acceptsLifeLogForm: true, derivesAbsentID: true)
+    static var defaults: EntryDefaults { EntryDefaults(makeID: { "unused" }, recordedAt: Timestamp(millisecondsSince1970: 0), timestamp: nil,
+                                        source: "mac", deviceId: "mac_import", acceptsLifeLogForm: true, derivesAbsentID: true) }
 
     /// The property; returns whether the scanner vouched.
     @discardableResult

@@ -52,30 +52,19 @@ enum EntrySummary {
         """
     }
 
-    /// The table a catch-up gathers its rows in, grouped, before the counts take them.
-    static let backlogTableSQL = "CREATE TEMP TABLE IF NOT EXISTS summary_backlog (hour TEXT, category TEXT, source TEXT, name TEXT, value REAL, n INTEGER NOT NULL)"
-
     /// Adds the rows of both tables that `condition` selects to the counts: one pass over the
     /// entries, grouped by everything a count is kept by (reading each row's JSON once: a pass
     /// per kept table took a sizeable share of an import), then each table from that.
     static func addSQL(where condition: String) -> [String] {
         let rows = "temp.summary_backlog"
         return [
-            backlogTableSQL,
+            "CREATE TEMP TABLE IF NOT EXISTS summary_backlog (hour TEXT, category TEXT, source TEXT, name TEXT, value REAL, n INTEGER NOT NULL)",
             "DELETE FROM \(rows)",
             """
             INSERT INTO \(rows)(hour, category, source, name, value, n)
             SELECT substr(timestamp, 1, 13), \(entryKeys[1].key), \(entryKeys[2].key), \(metricName), \(metricValue), count(*)
             FROM entries WHERE \(condition) GROUP BY 1, 2, 3, 4, 5
             """,
-        ] + addGroupsSQL(tombstonesWhere: condition)
-    }
-
-    /// Adds the groups of entries in `temp.summary_backlog` and the tombstones `condition`
-    /// selects to the counts, then empties the table.
-    static func addGroupsSQL(tombstonesWhere condition: String) -> [String] {
-        let rows = "temp.summary_backlog"
-        return [
             """
             INSERT INTO entry_summary(kind, key, count)
             SELECT kind, key, sum(n) FROM (
@@ -118,11 +107,29 @@ enum EntrySummary {
         DELETE FROM hour_summary;
         """ + addSQL(where: "feed_seq <= \(mark)").map { $0 + ";" }.joined(separator: "\n")
 
-    /// Adds the groups an import gathered as it wrote its rows (`ImportIndexer`; no tombstones)
-    /// to the counts: `?1` hour, `?2` category key, `?3` source, `?4` metric name, `?5` value, `?6`
-    /// how many, into the backlog table (made by `backlogTableSQL`), then the rest.
-    static let addImportedGroupSQL = "INSERT INTO temp.summary_backlog(hour, category, source, name, value, n) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
-    static let addImportedSQL = addGroupsSQL(tombstonesWhere: "false")
+    /// What `addSQL` adds, one group at a time, for counts gathered outside SQL (an import's,
+    /// `ImportIndexer`): an `entry_summary` key `?1` `?2` counted `?3` times; a metric `?1`
+    /// of value `?2` (its JSON text, read as SQLite reads it from `data`) `?3` times; an hour
+    /// `?1`'s category or source (`?2`) `?3` counted `?4` times; an hour `?1`'s metric `?2` of
+    /// value `?4` (text, as before) `?3` times.
+    static let addCountSQL = """
+        INSERT INTO entry_summary(kind, key, count) VALUES (?1, ?2, ?3)
+        ON CONFLICT(kind, key) DO UPDATE SET count = count + excluded.count
+        """
+    static let addMetricSQL = """
+        INSERT INTO metric_summary(name, value, count) VALUES (?1, CAST(?2 AS REAL), ?3)
+        ON CONFLICT(name, value) DO UPDATE SET count = count + excluded.count
+        """
+    static let addHourCountSQL = """
+        INSERT INTO hour_summary(hour, kind, key, count) VALUES (?1, ?2, ?3, ?4)
+        ON CONFLICT(hour, kind, key) DO UPDATE SET count = count + excluded.count
+        """
+    static let addHourMetricSQL = """
+        INSERT INTO hour_summary(hour, kind, key, count, total, low, high)
+        VALUES (?1, 'metric', ?2, ?3, CAST(?4 AS REAL) * ?3, CAST(?4 AS REAL), CAST(?4 AS REAL))
+        ON CONFLICT(hour, kind, key) DO UPDATE SET count = count + excluded.count, total = total + excluded.total,
+            low = min(low, excluded.low), high = max(high, excluded.high)
+        """
 
     /// Adds the backlog up to feed number `?1` to the counts, before the mark moves there.
     static let addBacklogSQL = addSQL(where: "feed_seq > \(mark) AND feed_seq <= ?1")
