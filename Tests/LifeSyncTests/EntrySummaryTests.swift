@@ -121,7 +121,7 @@ import TestSupport
         let start = try Timestamp(iso8601: "2026-11-22T00:30:00Z").millisecondsSince1970
         let imported = try (0..<total).map { (i: Int) -> LogEntry in
             let at = Timestamp(millisecondsSince1970: start + Int64(i / 2) * 3_600_000).iso8601  // two entries an hour
-            let json = Self.entry("hourly \(i)", category: i % 3 == 0 ? "note" : "mood", at: at, mood: i % 3 == 0 ? nil : Double(i % 20) / 4 + 0.5)
+            let json = Self.entry("hourly \(i)", category: i % 3 == 0 ? "note" : "mood", at: at, mood: i % 3 == 0 ? nil : Double(i % 20) / 4 + 1)
             return try LogEntry.validated(from: json, defaults: defaults)
         }
         try replica.importEntries(imported)
