@@ -31,7 +31,7 @@ struct ImportIndexer {
 
     /// Hour keys held before they are added to the counts (the other tables hold fewer): a
     /// bound on memory whatever the import's size.
-    static let groupLimit = 4_096
+    static let groupLimit = 1_024
 
     init(database: Database) throws {
         self.database = database
