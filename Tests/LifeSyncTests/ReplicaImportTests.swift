@@ -41,6 +41,25 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
         #expect(try replica.changes(after: VersionVector()).map(\.id) == [existing.id])
     }
 
+    /// A contradiction names where the first record was, however many records before it were
+    /// skipped (already present) and wherever it falls in a run of new ones.
+    @Test func aContradictionNamesTheFirstPositionAcrossSkippedRecords() throws {
+        let replica = try ReplicaFixtures.replica(role: .mac)
+        let batch = Self.entries(8)
+        try replica.importEntries([batch[0], batch[2], batch[6]])
+        for (index, expected) in [(1, 2), (4, 5), (5, 6), (7, 8)] {
+            var again = batch[index]
+            again.data.text = "another text"
+            expectReplicaError("contradicting entry \(expected)", {
+                try replica.importEntries(batch + [again])
+            }, matches: { invalidField($0) == "entry 9: id" && "\($0)".contains("also at entry \(expected) with other content") })
+        }
+        var positions = WrittenPositions()
+        for position in [3, 4, 5, 9, 11, 12, 40] { positions.append(position) }
+        #expect((0..<7).map { positions.position(ofWritten: $0) } == [3, 4, 5, 9, 11, 12, 40])
+        #expect(try replica.liveEntryCount() == 3)
+    }
+
     /// The same record twice in one input is as harmless as importing it twice: it is skipped.
     @Test func anIdenticalDuplicateInTheInputIsSkipped() throws {
         let replica = try ReplicaFixtures.replica(role: .mac)
