@@ -110,6 +110,38 @@ import TestSupport
         }
     }
 
+    /// An import counts its rows as it writes them, holding at most `ImportIndexer.groupLimit`
+    /// groups (hour, category, source, metric) before it adds them: one of more groups than that
+    /// is counted whole, each group once, and its metric values (fractions among them) are the
+    /// values the rows hold.
+    @Test func anImportOfMoreGroupsThanItHoldsIsCountedWhole() throws {
+        let replica = try ReplicaFixtures.replica(role: .phone, seed: 23)
+        let defaults = replica.importDefaults()
+        let total = ImportIndexer.groupLimit + 700
+        let start = try Timestamp(iso8601: "2026-11-22T00:30:00Z").millisecondsSince1970
+        let imported = try (0..<total).map { (i: Int) -> LogEntry in
+            let at = Timestamp(millisecondsSince1970: start + Int64(i / 2) * 3_600_000).iso8601  // two entries an hour
+            let json = Self.entry("hourly \(i)", category: i % 3 == 0 ? "note" : "mood", at: at, mood: i % 3 == 0 ? nil : Double(i % 20) / 4 + 1)
+            return try LogEntry.validated(from: json, defaults: defaults)
+        }
+        try replica.importEntries(imported)
+        #expect(try replica.textIndexMark() == replica.database.firstRow(RecordWriter.latestFeedSQL, [], { $0.int64(0) }))
+        try Self.expectExact(replica, "an import of many groups")
+        let recounted = try replica.database.rows("SELECT kind, key, count FROM entry_summary ORDER BY 1, 2") { "\($0.string(0)) \($0.string(1)) \($0.int64(2))" }
+        let hours = try replica.database.rows("SELECT hour, kind, key, count, total, low, high FROM hour_summary ORDER BY 1, 2, 3") {
+            "\($0.string(0)) \($0.string(1)) \($0.string(2)) \($0.int64(3)) \($0.optionalString(4) ?? "-") \($0.optionalString(5) ?? "-") \($0.optionalString(6) ?? "-")"
+        }
+        let metrics = try replica.database.rows("SELECT name, value, count FROM metric_summary ORDER BY 1, 2") { "\($0.string(0)) \($0.double(1)) \($0.int64(2))" }
+        // The same counts made afresh from the rows (schema step 25's statements).
+        try replica.database.execute(EntrySummary.createStep)
+        #expect(try replica.database.rows("SELECT kind, key, count FROM entry_summary ORDER BY 1, 2") { "\($0.string(0)) \($0.string(1)) \($0.int64(2))" } == recounted)
+        #expect(try replica.database.rows("SELECT hour, kind, key, count, total, low, high FROM hour_summary ORDER BY 1, 2, 3") {
+            "\($0.string(0)) \($0.string(1)) \($0.string(2)) \($0.int64(3)) \($0.optionalString(4) ?? "-") \($0.optionalString(5) ?? "-") \($0.optionalString(6) ?? "-")"
+        } == hours)
+        #expect(try replica.database.rows("SELECT name, value, count FROM metric_summary ORDER BY 1, 2") { "\($0.string(0)) \($0.double(1)) \($0.int64(2))" } == metrics)
+        #expect(hours.count > ImportIndexer.groupLimit)
+    }
+
     @Test func receivedBatchesDeletesAndAnEntryBroughtBackKeepTheCountsExact() throws {
         let watchClock = ManualClock(milliseconds: ReplicaFixtures.epoch)
         let watch = try ReplicaFixtures.replica(role: .watch, seed: 22, clock: watchClock)

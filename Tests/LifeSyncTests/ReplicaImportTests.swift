@@ -41,6 +41,25 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
         #expect(try replica.changes(after: VersionVector()).map(\.id) == [existing.id])
     }
 
+    /// A contradiction names where the first record was, however many records before it were
+    /// skipped (already present) and wherever it falls in a run of new ones.
+    @Test func aContradictionNamesTheFirstPositionAcrossSkippedRecords() throws {
+        let replica = try ReplicaFixtures.replica(role: .mac)
+        let batch = Self.entries(8)
+        try replica.importEntries([batch[0], batch[2], batch[6]])
+        for (index, expected) in [(1, 2), (4, 5), (5, 6), (7, 8)] {
+            var again = batch[index]
+            again.data.text = "another text"
+            expectReplicaError("contradicting entry \(expected)", {
+                try replica.importEntries(batch + [again])
+            }, matches: { invalidField($0) == "entry 9: id" && "\($0)".contains("also at entry \(expected) with other content") })
+        }
+        var positions = WrittenPositions()
+        for position in [3, 4, 5, 9, 11, 12, 40] { positions.append(position) }
+        #expect((0..<7).map { positions.position(ofWritten: $0) } == [3, 4, 5, 9, 11, 12, 40])
+        #expect(try replica.liveEntryCount() == 3)
+    }
+
     /// The same record twice in one input is as harmless as importing it twice: it is skipped.
     @Test func anIdenticalDuplicateInTheInputIsSkipped() throws {
         let replica = try ReplicaFixtures.replica(role: .mac)
@@ -113,5 +132,32 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
         #expect(try replica.liveEntryCount() == 1)
         #expect(try replica.tombstoneCount() == 1)
         #expect(throws: ReplicaError.notFound(id: batch[0].id)) { try replica.entry(id: batch[0].id) }
+    }
+
+    /// An import notes the digest of each write as it writes the row, not by reading it back:
+    /// the note equals the digest of the write as it reads back and as it is sent (its content
+    /// encoded afresh), whatever the row holds (no category, text that needs escaping), and the
+    /// writes after it are noted as ever. Its entries are found by their text.
+    @Test func importedWritesAreNotedWithTheirDigestsAndFoundByText() throws {
+        let replica = try ReplicaFixtures.replica(role: .mac)
+        var batch = Self.entries(30)
+        batch[3].category = nil
+        batch[5].data.text = "a \"quoted\" back\\slash, tab\t and é"
+        batch[7].data.metric = Metric(name: "mood", value: 7.5, scaleMin: 1, scaleMax: 10)
+        try replica.importEntries(Array(batch[..<20]))
+        try replica.importEntries(batch)  // the first 20 again, skipped; 10 new
+        let added = try replica.add(json: ReplicaFixtures.entryJSON(text: "after the import"))
+        let origin = replica.identity.incarnation
+        let changes = try replica.changes(after: VersionVector())
+        #expect(changes.count == 31)
+        for change in changes {
+            let sequence = change.stamp.sequence
+            #expect(try replica.ownDigest(origin, sequence) == .digest(change.digest), "write \(sequence) of \(change.id)")
+            #expect(try replica.heldDigest(origin, sequence) == change.digest, "write \(sequence) read back")
+        }
+        #expect(try replica.database.firstRow("SELECT count(*) FROM own_writes", [], { $0.int64(0) }) == 31)
+        #expect(try replica.entries(matching: EntryQuery(search: "quoted")).map(\.id) == [batch[5].id])
+        #expect(try replica.entries(matching: EntryQuery(search: "entry 29")).map(\.id) == [batch[29].id])
+        #expect(try replica.entries(matching: EntryQuery(search: "after the import")).map(\.id) == [added.id])
     }
 }

@@ -23,6 +23,20 @@ extension LogEntry {
     }
 }
 
+extension LogEntry {
+    /// A record `lifesync import` reads, straight from its JSON bytes, when it is a complete
+    /// entry in the canonical spelling (what an export writes): every field given under its
+    /// own name and an ID already in our form, lowercase. For such a record the reference path
+    /// of an import, `validated(from: JSONValue.parse(bytes:), defaults: importDefaults)`, takes
+    /// nothing from its defaults and renames nothing, so it gives the same entry; nil whenever
+    /// the scanner cannot vouch, and the caller runs that path for its answer and exact error.
+    package static func scanImported(_ bytes: UnsafeBufferPointer<UInt8>) -> LogEntry? {
+        guard bytes.count <= EntryLimits.encodedBytes - 256 else { return nil }
+        var scanner = EntryScanner(bytes)
+        return try? scanner.entry(id: nil)
+    }
+}
+
 extension LogData {
     /// An entry's `data` object read straight from its JSON bytes, as `scanComplete` reads it
     /// inside an entry: what a replica reads back from its rows (every list, page and export).
@@ -48,7 +62,8 @@ private struct EntryScanner {
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) { parser = JSONParser(bytes: bytes) }
 
-    mutating func entry(id expectedID: String) throws(NotVouched) -> LogEntry {
+    /// `expectedID` nil: any ID in our form, lowercase, is taken.
+    mutating func entry(id expectedID: String?) throws(NotVouched) -> LogEntry {
         var id: String?, timestamp: Timestamp?, recordedAt: Timestamp?, source: String?, deviceId: String?
         var category: String?, data: LogData?
         var seen: UInt8 = 0
@@ -56,7 +71,9 @@ private struct EntryScanner {
         try open()
         while let key = try nextMember() {
             switch key {
-            case "id": try mark(0, &seen); id = try sameString(as: expectedID)
+            case "id":
+                try mark(0, &seen)
+                if let expectedID { id = try sameString(as: expectedID) } else { id = try entryID() }
             case "timestamp": try mark(1, &seen); timestamp = try self.timestamp()
             case "recorded_at": try mark(2, &seen); recordedAt = try self.timestamp()
             case "source": try mark(3, &seen); source = try short(string())
@@ -189,6 +206,15 @@ private struct EntryScanner {
         guard equal else { throw NotVouched() }
         parser.index = start + length + 1
         return expected
+    }
+
+    /// An entry ID in our form, with no capital letter (which an import would lowercase).
+    private mutating func entryID() throws(NotVouched) -> String {
+        let id = try string()
+        guard (try? LogEntry.validateEntryID(id, field: "id")) != nil, !id.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else {
+            throw NotVouched()
+        }
+        return id
     }
 
     /// An ISO 8601 time, read in place when the string has no escapes.

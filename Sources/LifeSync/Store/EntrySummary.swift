@@ -107,6 +107,30 @@ enum EntrySummary {
         DELETE FROM hour_summary;
         """ + addSQL(where: "feed_seq <= \(mark)").map { $0 + ";" }.joined(separator: "\n")
 
+    /// What `addSQL` adds, one group at a time, for counts gathered outside SQL (an import's,
+    /// `ImportIndexer`): an `entry_summary` key `?1` `?2` counted `?3` times; a metric `?1`
+    /// of value `?2` (its JSON text, read as SQLite reads it from `data`) `?3` times; an hour
+    /// `?1`'s category or source (`?2`) `?3` counted `?4` times; an hour `?1`'s metric `?2` of
+    /// value `?4` (text, as before) `?3` times.
+    static let addCountSQL = """
+        INSERT INTO entry_summary(kind, key, count) VALUES (?1, ?2, ?3)
+        ON CONFLICT(kind, key) DO UPDATE SET count = count + excluded.count
+        """
+    static let addMetricSQL = """
+        INSERT INTO metric_summary(name, value, count) VALUES (?1, CAST(?2 AS REAL), ?3)
+        ON CONFLICT(name, value) DO UPDATE SET count = count + excluded.count
+        """
+    static let addHourCountSQL = """
+        INSERT INTO hour_summary(hour, kind, key, count) VALUES (?1, ?2, ?3, ?4)
+        ON CONFLICT(hour, kind, key) DO UPDATE SET count = count + excluded.count
+        """
+    static let addHourMetricSQL = """
+        INSERT INTO hour_summary(hour, kind, key, count, total, low, high)
+        VALUES (?1, 'metric', ?2, ?3, CAST(?4 AS REAL) * ?3, CAST(?4 AS REAL), CAST(?4 AS REAL))
+        ON CONFLICT(hour, kind, key) DO UPDATE SET count = count + excluded.count, total = total + excluded.total,
+            low = min(low, excluded.low), high = max(high, excluded.high)
+        """
+
     /// Adds the backlog up to feed number `?1` to the counts, before the mark moves there.
     static let addBacklogSQL = addSQL(where: "feed_seq > \(mark) AND feed_seq <= ?1")
 

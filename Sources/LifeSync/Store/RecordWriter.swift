@@ -83,6 +83,27 @@ struct RecordWriter {
         return stored
     }
 
+    /// The canonical JSON of the entry row this writer stored last, without `own` (what
+    /// `Replica.encodedChanges` reads back of it, and its write digest covers).
+    func writeStoredPayload(to out: inout [UInt8]) {
+        Replica.writeEntryPayload(hasCategory: !row.isNull(6), to: &out) { column, body in
+            // category, data, device_id, id, recorded_at, source, timestamp: their parameters in `store`.
+            let parameter: Int32 = switch column { case 0: 6; case 1: 7; case 2: 5; case 3: 1; case 4: 3; case 5: 4; default: 2 }
+            row.withBytes(of: parameter, body)
+        }
+    }
+
+    /// The feed number of the row this writer wrote last.
+    var lastFeedNumber: Int64? { latestFeedNumber }
+
+    /// The UTC hour of the entry row this writer stored last, as the counts key it
+    /// (`substr(timestamp, 1, 13)`, EntrySummary).
+    func storedHour() -> String {
+        var hour = ""
+        row.withBytes(of: 2) { hour = String(decoding: $0.prefix(13), as: UTF8.self) }
+        return hour
+    }
+
     /// Takes entry `id`'s live row, if it has one at or below the text index's mark, out of
     /// `entries_text` (contentless: FTS5 needs the text it was given to find its rows) and out of
     /// the journal's counts (EntrySummary). Rows above the mark are in neither yet. Schema step

@@ -88,27 +88,10 @@ extension Replica {
                 guard (try? LogEntry.validatedComplete(from: JSONValue.parse(bytes: own)))?.id == id else { return damaged() }
                 return EncodedChange(id: id, stamp: stamp, payload: own, fields: fields)
             }
-            // Keys in sorted order, as JSONValue.canonicalText writes them; values straight from
-            // SQLite's buffers.
+            // Values straight from SQLite's buffers.
             var out: [UInt8] = []
             out.reserveCapacity(256)
-            func member(_ key: StaticString, _ column: Int32, first: Bool = false) {
-                if !first { out.append(UInt8(ascii: ",")) }
-                out.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-                row.withText(column) { JSONValue.writeString(utf8: $0, to: &out) }
-            }
-            out.append(UInt8(ascii: "{"))
-            let hasCategory = !row.isNull(10)
-            if hasCategory { member(#""category":"#, 10, first: true) }
-            if hasCategory { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: Array(#""data":"#.utf8))
-            row.withText(11) { out.append(contentsOf: $0) }
-            member(#""device_id":"#, 9)
-            member(#""id":"#, 5)
-            member(#""recorded_at":"#, 7)
-            member(#""source":"#, 8)
-            member(#""timestamp":"#, 6)
-            out.append(UInt8(ascii: "}"))
+            Replica.writeEntryPayload(hasCategory: !row.isNull(10), to: &out) { row.withText(Replica.entryLogColumn($0), $1) }
             let id = row.string(5)
             // What every peer's decoder will check: the scanner vouches for nearly every row at
             // a fraction of the cost of storing it; only what it cannot vouch for is parsed.
@@ -154,5 +137,46 @@ extension Replica {
             result += try changes(origin: entry.origin, after: vector[entry.origin], limit: Int.max)
         }
         return result
+    }
+}
+
+extension Replica {
+    /// `entryLogSQL`'s column of `writeEntryPayload`'s column `i`.
+    static func entryLogColumn(_ i: Int) -> Int32 {
+        switch i {
+        case 0: 10
+        case 1: 11
+        case 2: 9
+        case 3: 5
+        case 4: 7
+        case 5: 8
+        default: 6
+        }
+    }
+
+    /// The canonical JSON of an entry (keys in sorted order, as JSONValue.canonicalText writes
+    /// them) from its stored columns, which hold canonical forms already: what a BATCH carries and
+    /// its write digest covers. `text(i, body)` runs `body` over the text of column `i`: 0
+    /// category (read only when `hasCategory`), 1 data (canonical JSON, copied as it is), 2
+    /// device_id, 3 id, 4 recorded_at, 5 source, 6 timestamp.
+    static func writeEntryPayload(hasCategory: Bool, to out: inout [UInt8],
+                                  text: (Int, (UnsafeBufferPointer<UInt8>) -> Void) -> Void) {
+        func member(_ key: StaticString, _ column: Int, first: Bool = false) {
+            if !first { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+            text(column) { JSONValue.writeString(utf8: $0, to: &out) }
+        }
+        out.append(UInt8(ascii: "{"))
+        if hasCategory { member(#""category":"#, 0, first: true) }
+        if hasCategory { out.append(UInt8(ascii: ",")) }
+        let data: StaticString = #""data":"#
+        out.append(contentsOf: UnsafeBufferPointer(start: data.utf8Start, count: data.utf8CodeUnitCount))
+        text(1) { out.append(contentsOf: $0) }
+        member(#""device_id":"#, 2)
+        member(#""id":"#, 3)
+        member(#""recorded_at":"#, 4)
+        member(#""source":"#, 5)
+        member(#""timestamp":"#, 6)
+        out.append(UInt8(ascii: "}"))
     }
 }

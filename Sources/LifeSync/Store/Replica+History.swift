@@ -50,6 +50,7 @@ extension Replica {
     func noteOwnWrites(after before: WriteMark) throws {
         let origin = identity.incarnation
         var after = before.incarnation == origin ? before.sequence : 0
+        if let noted = ownWritesNoted, noted.incarnation == origin { after = max(after, noted.sequence) }
         let count = try currentSequence()
         while after < count {
             let rows = try encodedChanges(origin: origin, after: after, limit: 512)

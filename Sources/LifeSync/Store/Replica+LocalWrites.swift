@@ -95,6 +95,8 @@ extension Replica {
     func writeTransaction<T>(_ body: () throws -> T) throws -> T {
         var before = WriteMark(incarnation: identity.incarnation, sequence: 0)
         let result = try database.transaction {
+            ownWritesNoted = nil
+            defer { ownWritesNoted = nil }
             try reloadIdentity()
             try startFreshIfRestored()
             before = WriteMark(incarnation: identity.incarnation, sequence: try currentSequence())

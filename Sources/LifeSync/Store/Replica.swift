@@ -49,6 +49,9 @@ public final class Replica {
     /// nested now, and whether the outermost leaves its rows for the next catch-up.
     var textIndexDepth = 0
     var keepsTextPending = false
+    /// Own writes whose digests the current write transaction noted as it wrote them (an
+    /// import): `noteOwnWrites` reads back only the writes after this mark.
+    var ownWritesNoted: WriteMark?
 
     /// Opens an existing replica. Refuses a missing file, a file that is not SQLite, a SQLite
     /// file of another program, and a schema newer than this build.

@@ -35,6 +35,17 @@ struct RowText {
         set(index) { $0.append(contentsOf: text.utf8) }
     }
 
+    /// Whether parameter `index` binds NULL (or was not set).
+    func isNull(_ index: Int32) -> Bool {
+        columns.last(where: { $0.index == index })?.range == nil
+    }
+
+    /// Runs `body` over the bytes parameter `index` takes (empty for NULL).
+    func withBytes(of index: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        let range = columns.last(where: { $0.index == index })?.range ?? 0..<0
+        bytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
+    }
+
     /// Binds the columns and runs `statement` while the buffer cannot move; the bindings are
     /// cleared before it can.
     func execute(_ statement: Statement) throws(SQLiteError) {

@@ -37,10 +37,7 @@ extension LifeSyncCommandLine {
             // Each record is parsed, validated and written before the next is read: a refusal
             // anywhere rolls the one transaction back, so nothing is written.
             let summary = try replica.importEntries(positionName: source.positionName) {
-                guard let record = try source.next() else { return nil }
-                do { return (record.key, try LogEntry.validated(from: record.json, defaults: defaults)) } catch {
-                    throw CLIError.refused("import: \(record.position): \(error)")
-                }
+                try source.nextEntry(defaults: defaults)
             }
             if arguments.flag("--json") {
                 context.console.print(summary.json.prettyText)
