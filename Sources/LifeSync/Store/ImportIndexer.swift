@@ -69,19 +69,15 @@ struct ImportIndexer {
     }
 
     private mutating func addCounts() throws {
-        let count = try database.prepare(EntrySummary.addCountSQL)
-        for (key, n) in counts {
-            count.bind(key.kind, at: 1)
-            count.bind(key.key, at: 2)
-            count.bind(n, at: 3)
-            try count.execute()
-        }
-        let metric = try database.prepare(EntrySummary.addMetricSQL)
-        for (key, n) in metrics {
-            metric.bind(key.kind, at: 1)
-            metric.bind(key.key, at: 2)
-            metric.bind(n, at: 3)
-            try metric.execute()
+        // (kind, key, count) into the counts, then the metrics.
+        for (table, sql) in [(counts, EntrySummary.addCountSQL), (metrics, EntrySummary.addMetricSQL)] {
+            let add = try database.prepare(sql)
+            for (key, n) in table {
+                add.bind(key.kind, at: 1)
+                add.bind(key.key, at: 2)
+                add.bind(n, at: 3)
+                try add.execute()
+            }
         }
         let hourCount = try database.prepare(EntrySummary.addHourCountSQL)
         let hourMetric = try database.prepare(EntrySummary.addHourMetricSQL)

@@ -109,7 +109,7 @@ final class ImportSource {
     /// entry in the canonical spelling is read straight from its bytes (`LogEntry.scanImported`:
     /// building its JSON tree and validating the tree took a sixth of a 100k import); any other
     /// goes the reference way, which gives the same entry or the exact refusal.
-    func nextEntry(defaults: EntryDefaults) throws -> (key: Int, entry: LogEntry)? {
+    func nextEntry(defaults: EntryDefaults) throws -> (position: Int, entry: LogEntry)? {
         if case .lines(let nextLine) = kind {
             while let line = try nextLine() {
                 index += 1
