@@ -204,4 +204,47 @@ import TestSupport
         #expect(try texts(replica, "tea").isEmpty)
         try expectInStep(replica, ["caf", "cup"])
     }
+
+    /// How a search is narrowed, against a journal modelled as which rows hold each trigram:
+    /// what is chosen names every row holding all the query's trigrams and at most the limit's
+    /// rows; a query that nothing narrows that far is scanned (nil), and so is one whose words
+    /// fill the newest rows, without counting any trigram far.
+    @Test func theRarestTrigramsNarrowAloneOrTogether() throws {
+        // 10,000 rows, the newest last: "ent" and "ntr" in all, "zzz" in row 7; "424" and "242"
+        // in 1,200 each, 200 of them shared; "mar" and "ket" in 1,500 each, 1,000 shared;
+        // "aaa" and "bbb" in the oldest 5,000.
+        let holders: [String: Set<Int>] = ["ent": Set(0..<10_000), "ntr": Set(0..<10_000), "zzz": [7],
+                                           "424": Set(0..<1_200), "242": Set(1_000..<2_200), "mar": Set(0..<1_500),
+                                           "ket": Set(500..<2_000), "aaa": Set(0..<5_000), "bbb": Set(0..<5_000)]
+        var asked: [(match: String, cap: Int)] = []
+        func named(_ match: String) -> Set<Int> {
+            match.split(separator: " ").filter { $0 != "AND" }.map { holders[String($0.dropFirst().dropLast())] ?? [] }
+                .reduce(Set(0..<10_000)) { $0.intersection($1) }
+        }
+        func narrowed(_ trigrams: Set<String>) throws -> String? {
+            asked = []
+            return try Replica.narrowingMatch(trigrams, limit: 500, wide: 2_000) { match, cap, newest in
+                asked.append((match, cap))
+                return min(named(match).filter { $0 >= 10_000 - (newest ?? 10_000) }.count, cap + 1)
+            }
+        }
+        // A rare trigram narrows alone; the common ones are counted only to the limit.
+        #expect(try narrowed(["ent", "ntr", "zzz"]) == "\"zzz\"")
+        #expect(asked.allSatisfy { $0.cap == 500 })
+        // Each in more than the limit's rows, together in 200: joined, the common ones left out.
+        #expect(try narrowed(["ent", "ntr", "424", "242"]) == "\"242\" AND \"424\"")
+        #expect(named("\"242\" AND \"424\"") == Set(1_000..<1_200))
+        #expect(!asked.contains { $0.match == "\"ent\"" && $0.cap > 2_000 })
+        // Words in every one of the newest rows: scanned, nothing counted past the limit.
+        #expect(try narrowed(["ent", "ntr"]) == nil)
+        #expect(asked.allSatisfy { $0.cap <= 500 })
+        // Together still more than the limit: scanned.
+        #expect(try narrowed(["mar", "ket"]) == nil)
+        // One under the wide count but nothing to join it with: scanned.
+        #expect(try narrowed(["aaa", "424"]) == nil)
+        // None of the newest rows, but every trigram in more than the wide count: scanned.
+        #expect(try narrowed(["aaa", "bbb"]) == nil)
+        #expect(asked.allSatisfy { $0.cap <= 2_000 })
+        #expect(try narrowed([]) == nil)
+    }
 }
