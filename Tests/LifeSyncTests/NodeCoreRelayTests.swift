@@ -35,6 +35,32 @@ extension NodeCoreTests {
         #expect(arrived - atPhone >= 1_000, "relayed \(arrived - atPhone) ms after the phone got them: the hold is 1 s")
     }
 
+    /// A mac connected to three macs that hold another node's writes, but not to that node
+    /// (a mesh still forming, or a device not paired with it): the three take turns, so it
+    /// gets each write once, from the first in turn, about a hold later than from one relay.
+    @Test func relaysOfANodeThePeerDoesNotHearFromTakeTurns() throws {
+        let net = VirtualNet()
+        let relays = ["mac1", "mac2", "mac3"]
+        net.add("far", replica: try net.memoryReplica(.mac, seed: 80), seed: 1)
+        for (i, name) in relays.enumerated() {
+            net.add(name, replica: try net.memoryReplica(.mac, seed: 81 + UInt64(i)), peers: ["far"], seed: UInt64(i + 2))
+        }
+        net.add("origin", replica: try net.memoryReplica(.mac, seed: 85), peers: relays, seed: 5)
+        for name in ["far"] + relays { net.start(name) }
+        net.run(for: 3_000)
+        net.start("origin")
+        let t0 = net.now
+        try net.write("origin", count: 40, label: "from the origin")
+        #expect(net.run(upTo: t0 + 40_000) { count(net.nodes["far"]!.replica) == 40 }, "the writes never reached the far mac")
+        net.run(for: 35_000)
+        var seen = Set<String>(), twice: [String] = []
+        for relay in relays {
+            for key in net.sentChanges(from: relay, to: "far") where !seen.insert(key).inserted { twice.append(key) }
+        }
+        #expect(seen.count == 40)
+        #expect(twice.count == 0, "changes received twice, the first: \(twice.prefix(3))")
+    }
+
     /// Each receiver's changes from every peer, and those it got more than once.
     static func mesh(relayHold: Int64) throws -> (converged: Bool, duplicates: [String]) {
         let net = VirtualNet()
@@ -61,32 +87,71 @@ extension NodeCoreTests {
 @Suite struct RelayHoldTests {
     @Test func aNotedVectorIsReleasedAfterTheHoldAndSettlesLater() {
         let hold = RelayHold(hold: 1_000, holding: VersionVector([("a", 3)]))
-        #expect(hold.cap == nil && hold.settledCap == nil, "nothing noted: nothing held")
+        #expect(hold.cap(heldFor: 1_000, now: 0) == nil, "nothing noted: nothing held")
         hold.noted(VersionVector([("a", 5), ("b", 2)]), now: 100)
-        #expect(hold.cap == VersionVector([("a", 3)]))
+        #expect(hold.cap(heldFor: 1_000, now: 100) == VersionVector([("a", 3)]))
         #expect(hold.nextRelease == 1_100)
         #expect(!hold.release(now: 1_099))
         #expect(hold.release(now: 1_100))
-        #expect(hold.cap == nil, "released: nothing held from other peers")
-        #expect(hold.settledCap == VersionVector([("a", 3)]), "a direct node's writes wait to settle")
+        #expect(hold.cap(heldFor: 1_000, now: 1_100) == nil, "released: nothing held from other peers")
+        #expect(hold.cap(heldFor: 2_000, now: 1_100) == VersionVector([("a", 3)]), "the second in turn waits a hold more")
+        #expect(hold.cap(heldFor: hold.settle, now: 1_100) == VersionVector([("a", 3)]), "a direct node's writes wait to settle")
+        // Woken for a turn only while a session waits for one, then when the vector settles.
+        #expect(hold.nextRelease == 100 + hold.settle)
+        hold.wake(heldFor: 2_000, now: 1_100)
+        #expect(hold.nextRelease == 2_100)
+        #expect(hold.release(now: 2_100))
+        #expect(hold.cap(heldFor: 2_000, now: 2_100) == nil)
         #expect(hold.nextRelease == 100 + hold.settle)
         #expect(hold.release(now: 100 + hold.settle))
-        #expect(hold.settledCap == nil && hold.nextRelease == nil)
+        #expect(hold.cap(heldFor: hold.settle, now: 100 + hold.settle) == nil && hold.nextRelease == nil)
     }
 
     @Test func aBusyNodeKeepsItsNewestVectorsAndReleasesNoneEarly() {
         let hold = RelayHold(hold: 1_000)
         for t in Int64(0)..<200 { hold.noted(VersionVector([("a", UInt64(t + 1))]), now: t) }
-        #expect(hold.cap == VersionVector())
-        _ = hold.release(now: 1_150)
-        // Vectors noted before 136 were dropped (64 kept): their writes wait for a later one.
-        #expect(hold.cap == VersionVector([("a", 151)]), "\(String(describing: hold.cap))")
-        #expect(!hold.release(now: 1_150))
+        #expect(hold.cap(heldFor: 1_000, now: 200) == VersionVector())
+        #expect(hold.release(now: 1_150))
+        // Vectors noted within a tenth of a hold of the first of them are one, timed by the last.
+        #expect(hold.cap(heldFor: 1_000, now: 1_150) == VersionVector([("a", 100)]))
+        #expect(hold.cap(heldFor: 1_000, now: 1_198) == VersionVector([("a", 100)]))
+        #expect(hold.cap(heldFor: 1_000, now: 1_199) == nil)
+        // Past 64 groups the oldest go (here both of "a" and the first six of "b", noted from
+        // 2,000 to 2,500): their writes are released with the next group's, noted at 2,600.
+        for t in Int64(0)..<70 { hold.noted(VersionVector([("b", UInt64(t + 1))]), now: 2_000 + t * 100) }
+        #expect(hold.cap(heldFor: 1_000, now: 3_599) == VersionVector())
+        #expect(hold.cap(heldFor: 1_000, now: 3_600) == VersionVector([("a", 200), ("b", 7)]))
+        // Not woken again within a tenth of the hold, however many vectors come of age.
+        let busy = RelayHold(hold: 1_000)
+        for t in Int64(0)..<200 { busy.noted(VersionVector([("a", UInt64(t + 1))]), now: t) }
+        #expect(busy.release(now: 1_150))
+        #expect(busy.nextRelease == 1_250)
+        #expect(!busy.release(now: 1_249))
+    }
+
+    /// Every relay a peer hears from ranks the same way: each waits its own number of holds,
+    /// at most until the writes settle; another peer, or another origin, has its own order.
+    @Test func relaysTakeTurnsByAHashOfOriginPeerAndNode() {
+        let hold = RelayHold(hold: 1_000)
+        let relays = Set((1...5).map { "mac\($0)" })
+        func turns(_ origin: String, _ peer: String) -> [String: Int64] {
+            Dictionary(uniqueKeysWithValues: relays.map { me in
+                (me, hold.holdFor(origin, to: peer, relays: relays.subtracting([me]), me: me))
+            })
+        }
+        let far = turns("o1", "far")
+        #expect(Set(far.values) == [1_000, 2_000, 3_000, 4_000, 5_000])
+        let orders = [turns("o2", "far"), turns("o1", "near"), turns("o3", "far"), turns("o1", "other")]
+        #expect(orders.contains { $0 != far }, "the same first relay for every origin and peer")
+        // The peer's own name and ours in its list change nothing; forty relays wait at most 30 s.
+        #expect(hold.holdFor("o1", to: "far", relays: relays.union(["far"]), me: "mac1") == far["mac1"])
+        let many = Set((1...40).map { "mac\($0)" })
+        #expect(many.map { hold.holdFor("o1", to: "far", relays: many, me: $0) }.max() == hold.settle)
     }
 
     @Test func noHoldHoldsNothing() {
         let hold = RelayHold(hold: 0)
         hold.noted(VersionVector([("a", 1)]), now: 0)
-        #expect(hold.cap == nil && hold.settledCap == nil && hold.nextRelease == nil)
+        #expect(hold.cap(heldFor: 1_000, now: 0) == nil && hold.nextRelease == nil)
     }
 }

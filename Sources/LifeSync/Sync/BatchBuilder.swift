@@ -27,7 +27,7 @@ struct BatchBuilder {
         try replica.readSnapshot {
             var vector = try replica.replicaVector()
             var capped = Set<String>()
-            for entry in vector.entries where !own.contains(entry.origin) {
+            for entry in vector.entries where !own.contains(entry.origin) && allowed(entry.origin) {
                 if let bound = limit(entry.origin), bound < entry.sequence {
                     vector[entry.origin] = bound
                     capped.insert(entry.origin)

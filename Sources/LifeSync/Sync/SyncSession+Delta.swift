@@ -169,16 +169,30 @@ extension SyncSession {
 
     /// How far each of other nodes' origins may go to the peer now, nil for no bound (the relay
     /// hold, PROTOCOL.md §7.4): nothing before the hold after the handshake is over; what was
-    /// held `hold` ms; and of the peer's direct nodes' origins, which their node sends it, only
-    /// what has settled (their node lost it, or holds other writes under its numbers).
-    func relayLimit(_ session: OpenSession, direct: Set<String>) -> (String) -> UInt64? {
+    /// held `hold` ms, or longer when other nodes the peer hears from directly could relay it
+    /// too and come before us in turn (`RelayHold.holdFor`); and of the peer's direct nodes'
+    /// origins, which their node sends it, only what has settled (their node lost it, or holds
+    /// other writes under its numbers).
+    func relayLimit(_ session: OpenSession, direct: Set<String>, sentUpTo: VersionVector, now: Int64) -> (String) -> UInt64? {
         guard holdsRelays(session) else { return { _ in nil } }
         guard relaysAllowed(session) else { return { _ in 0 } }
-        let released = relayHold.cap, settled = relayHold.settledCap
+        let hold = relayHold, peer = session.peer.nodeID, me = replica.identity.nodeID
+        var caps: [Int64: VersionVector?] = [:]
+        func bound(_ origin: String, heldFor delay: Int64) -> UInt64? {
+            if caps[delay] == nil { caps[delay] = .some(hold.cap(heldFor: delay, now: now)) }
+            return caps[delay]!?[origin]
+        }
         return { origin in
-            let bound = released?[origin]
-            guard direct.contains(origin), let settled else { return bound }
-            return min(bound ?? .max, settled[origin])
+            if direct.contains(origin) { return bound(origin, heldFor: hold.settle) }
+            let delay = hold.holdFor(origin, to: peer, relays: session.peerDirect, me: me)
+            let mine = bound(origin, heldFor: delay)
+            // Writes the peer lacks, that the first in turn may send and we may not yet: wake
+            // when our turn comes (the first may not hold them).
+            if delay > hold.hold, let mine, let noted = hold.latest?[origin], sentUpTo[origin] < noted,
+               mine < bound(origin, heldFor: hold.hold) ?? noted {
+                hold.wake(heldFor: delay, now: now)
+            }
+            return mine
         }
     }
 
@@ -226,7 +240,7 @@ extension SyncSession {
         while open?.delta.hasRoom(window: configuration.window) == true && sent < limit {
             let next: BatchBuilder.Next?
             do {
-                next = try builder.next(from: replica, sentUpTo: open!.delta.sentUpTo, own: open!.ownOrigins, limit: relayLimit(session, direct: direct),
+                next = try builder.next(from: replica, sentUpTo: open!.delta.sentUpTo, own: open!.ownOrigins, limit: relayLimit(session, direct: direct, sentUpTo: open!.delta.sentUpTo, now: now),
                                         allowed: { self.mayForward($0) && !(relaysOnly && session.ownOrigins.contains($0)) },
                                         damaged: &damaged, unsealed: &unsealed)
             } catch {
