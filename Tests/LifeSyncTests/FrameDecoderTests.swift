@@ -31,6 +31,31 @@ import Testing
         decoded.count == frames.count && zip(decoded, frames).allSatisfy { $0.type == $1.type && $0.payload == $1.payload }
     }
 
+    /// A frame that straddles reads is buffered whole; once cut, the buffer does not stay:
+    /// an idle node keeps no batch's worth of memory for each of its peers.
+    @Test func aLargeFrameCutLeavesNoBufferBehind() throws {
+        let payload = [UInt8](repeating: 0x5A, count: 1 << 20)
+        let length = UInt32(payload.count + 1)
+        let frame = [UInt8(length >> 24), UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 8),
+                     UInt8(truncatingIfNeeded: length), 0x02] + payload
+        var decoder = FrameDecoder()
+        var cut = 0
+        for start in stride(from: 0, to: frame.count, by: 65_536) {
+            let frames = try decoder.feed(frame[start..<min(frame.count, start + 65_536)])
+            for decoded in frames {
+                #expect(decoded.type == 0x02 && decoded.payload.elementsEqual(payload))
+                cut += 1
+            }
+        }
+        #expect(cut == 1)
+        #expect(decoder.bufferedCount == 0)
+        #expect(decoder.heldCapacity <= 64 << 10, "kept \(decoder.heldCapacity) bytes after the frame was cut")
+        // A small frame that straddles reads keeps its buffer, for the next.
+        _ = try decoder.feed([0, 0, 0, 3])
+        #expect(try decoder.feed([0x05, 1, 2]).count == 1)
+        #expect(decoder.heldCapacity > 0)
+    }
+
     @Test func wholeStreamAtOnce() throws {
         #expect(Self.same(try Self.decode(pieces: [])))
     }

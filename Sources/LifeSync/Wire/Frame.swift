@@ -57,6 +57,12 @@ package struct FrameDecoder: Sendable {
         self.firstFrameType = firstFrameType
     }
 
+    /// The most buffer kept between reads once every frame in it was cut.
+    static let keptCapacity = 64 << 10
+
+    /// Bytes the decoder holds for the next read: its buffer's capacity.
+    package var heldCapacity: Int { buffer.capacity }
+
     /// Bytes received but not yet part of a whole frame.
     package var bufferedCount: Int { buffer.count - start }
 
@@ -83,6 +89,11 @@ package struct FrameDecoder: Sendable {
             var next = start
             let frames = try cut(buffer[...], from: &next)
             start = next
+            // A batch or chunk that straddled reads grew the buffer to its size; once it is all
+            // cut, the buffer goes (with the frames handed out, which hold it until then) rather
+            // than keep up to 8 MiB for each connection of an idle node (a node of 40 idled at
+            // 37.2 MiB instead of 38.1).
+            if start == buffer.count, buffer.capacity > FrameDecoder.keptCapacity { (buffer, start) = ([], 0) }
             return frames
         }
         // Nothing pending: the frames are cut from `bytes` where they lie, and only an unfinished
