@@ -74,10 +74,7 @@ extension NodeCore {
         let wasSynced = conn.status?.state == .synced
         conn.status?.state = .synced
         conn.status?.lastSync = replica.now
-        // Saved as it becomes synced, then once a second at most: a peer of 40 that stays in
-        // sync ends a burst with each of its peers' HOLDS and relays, and each save is a
-        // durable commit (30-90 a second on each node of a 40-node mesh left idle).
-        if !wasSynced || conn.statusSavedAt.map({ now - $0 >= 1_000 }) ?? true { saveStatus(conn, now: now) }
+        saveStatus(conn, now: now)
         return wasSynced ? [] : [.event(.inSync(with: conn.status!.nodeID, sent: conn.status!.entriesSent, received: conn.status!.entriesReceived))]
     }
 
