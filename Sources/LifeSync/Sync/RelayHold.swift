@@ -49,7 +49,9 @@ package final class RelayHold {
     /// How long after it was noted a vector counts as settled: long enough for a busy node's
     /// own peers to have sent it their writes (20 nodes starting at once took 6 s here; with a
     /// hold of 0.5 s settling in 2.5 s, they received 396,003 changes twice).
-    package var settle: Int64 { hold * 30 }
+    package var settle: Int64 { hold * RelayHold.settleHolds }
+    /// `settle` in holds: the most turns a relay waits.
+    static let settleHolds: Int64 = 30
     /// The nodes connected to us, or being dialled: their writes reach us from them, and HOLDS
     /// tells every other peer so (`NodeCore.directPeersChanged`).
     package var direct = Set<String>()
@@ -128,7 +130,11 @@ package final class RelayHold {
         let pair = mixed(mixed(0xcbf2_9ce4_8422_2325, origin), peer)
         func rank(_ node: String) -> UInt64 { mixed(pair, node) }
         let mine = rank(me)
-        let before = relays.filter { $0 != me && $0 != peer && (rank($0), $0) < (mine, me) }.count
-        return min(settle, hold * Int64(1 + before))
+        // Counted only as far as settling: the peer's list is its to make as long as it likes.
+        var before: Int64 = 0
+        for node in relays where before + 1 < RelayHold.settleHolds && node != me && node != peer && (rank(node), node) < (mine, me) {
+            before += 1
+        }
+        return hold * (1 + before)
     }
 }
