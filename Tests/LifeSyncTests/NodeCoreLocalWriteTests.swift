@@ -57,6 +57,49 @@ extension NodeCoreTests {
         #expect(net.violations.isEmpty, "\(net.violations)")
     }
 
+    // MARK: The peer's row
+
+    @Test func aPeerInStepHasItsRowSavedOnceASecondAndItsLastCountsSavedToo() throws {
+        let net = VirtualNet()
+        let phone = try net.memoryReplica(.phone, seed: 45)
+        let mac = try net.memoryReplica(.mac, seed: 46)
+        net.add("mac", replica: mac, seed: 2)
+        net.add("phone", replica: phone, peers: ["mac"], seed: 1) { $0.debounce = 50 }
+        net.start("mac")
+        net.start("phone")
+        try net.write("phone")
+        net.run(for: 2_000)
+        #expect(count(mac) == 1)
+
+        // 50 writes 100 ms apart, each pushed on its own: each side commits the entry once,
+        // and the peer's row (every push ends in sync) about once a second, not 50 times.
+        let (phoneBefore, macBefore) = (phone.database.commits, mac.database.commits)
+        for _ in 0..<50 {
+            try net.write("phone")
+            net.run(for: 100)
+        }
+        net.run(for: 200)
+        #expect(count(mac) == 51)
+        #expect(net.batches(from: "phone", to: "mac").filter { !$0.batch.changes.isEmpty }.count >= 40, "the writes went one push at a time")
+        let phoneCommits = phone.database.commits - phoneBefore - 50
+        let macCommits = mac.database.commits - macBefore - 100
+        #expect(phoneCommits <= 8, "the phone committed \(phoneCommits) times besides its 50 writes")
+        #expect(macCommits <= 8, "the mac committed \(macCommits) times besides the 50 batches it applied and the 50 times it indexed their text")
+
+        // Three more writes just after a save: their counts are saved within a second of the
+        // first, whatever else happens (`status` is never more than a second behind).
+        net.run(for: 1_100)
+        let first = net.now
+        for _ in 0..<3 {
+            try net.write("phone")
+            net.run(for: 100)
+        }
+        net.run(until: first + 1_100)
+        #expect(try phone.peers().first?.entriesSent == 54)
+        #expect(try mac.peers().first?.entriesReceived == 54)
+        #expect(net.violations.isEmpty, "\(net.violations)")
+    }
+
     // MARK: Fallback timer
 
     @Test func theFallbackTimerRunsOnlyWhileSomethingIsPending() throws {

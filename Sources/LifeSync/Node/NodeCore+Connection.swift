@@ -17,6 +17,8 @@ extension NodeCore {
         var name: String { status?.nodeID ?? address }
         /// When `status` was last written to the replica.
         var statusSavedAt: Int64?
+        /// When `status` is due to be written again (`saveStatusSoon`); nil: nothing unsaved.
+        var statusDueAt: Int64?
         /// Whether the peer may have a row in the replica: it had one already, its key is
         /// trusted, or it delivered something (a batch with changes, an acknowledgement). A
         /// stranger that only said hello leaves nothing behind, however many identities it makes up.

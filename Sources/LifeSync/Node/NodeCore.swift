@@ -228,6 +228,7 @@ public final class NodeCore {
         }
         for (id, conn) in connections.sorted(by: { $0.key < $1.key }) {
             actions += perform(conn.session.tick(now: now), on: id, now: now)
+            if let due = conn.statusDueAt, now >= due { saveStatus(conn, now: now) }
         }
         if phase == .running, timers.takePendingCheck() {
             updateFallback(now: now)
@@ -256,7 +257,10 @@ public final class NodeCore {
         var deadlines: [Int64] = [timers.earliest]
         if let release = relayHold.nextRelease { deadlines.append(release) }
         for dialer in dialers { if case .waiting(let until) = dialer.state { deadlines.append(until) } }
-        for conn in connections.values { if let d = conn.session.nextDeadline { deadlines.append(d) } }
+        for conn in connections.values {
+            if let d = conn.session.nextDeadline { deadlines.append(d) }
+            if let due = conn.statusDueAt { deadlines.append(due) }
+        }
         return deadlines.min()
     }
 

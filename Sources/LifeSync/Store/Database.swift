@@ -16,6 +16,9 @@ package final class Database {
     private var cache: [String: Statement] = [:]
     /// The origin numbers this connection has read or made (OriginNumbers.swift).
     let origins = OriginNumbers()
+    /// Transactions this connection committed, each durable (`sqlite3_commit_hook`): what a
+    /// node that should be idle still writes.
+    package private(set) var commits = 0
 
     /// Opens (or, with `create`, creates) the database at `path`; ":memory:" for a private one.
     /// WAL journaling lets a daemon read while a CLI writes; the busy timeout makes two writers
@@ -43,6 +46,11 @@ package final class Database {
             guard let context else { return }
             Unmanaged<OriginNumbers>.fromOpaque(context).takeUnretainedValue().forget()
         }, Unmanaged.passUnretained(origins).toOpaque())
+        sqlite3_commit_hook(db, { context in
+            guard let context else { return 0 }
+            Unmanaged<Database>.fromOpaque(context).takeUnretainedValue().commits += 1
+            return 0  // zero lets the commit go ahead
+        }, Unmanaged.passUnretained(self).toOpaque())
         registerFunctions()
     }
 
@@ -54,6 +62,7 @@ package final class Database {
     deinit {
         cache.removeAll()
         sqlite3_rollback_hook(handle, nil, nil)
+        sqlite3_commit_hook(handle, nil, nil)
         sqlite3_close_v2(handle)
     }
 
