@@ -61,6 +61,35 @@ extension NodeCoreTests {
         #expect(twice.count == 0, "changes received twice, the first: \(twice.prefix(3))")
     }
 
+    /// Three nodes, all paired; the phone writes. Each mac gets the write from the phone and
+    /// ends that burst with a CAUGHT_UP back to it; the two macs exchange no batch, so neither
+    /// tells the other it sent everything (each did, twice a write, before PROTOCOL.md §7.5
+    /// said a CAUGHT_UP follows a batch).
+    @Test func peersThatExchangedNoBatchSendNoCaughtUp() throws {
+        let net = VirtualNet()
+        let names = ["phone", "mac1", "mac2"]
+        for (i, name) in names.enumerated() {
+            net.add(name, replica: try net.memoryReplica(i == 0 ? .phone : .mac, seed: 90 + UInt64(i)), peers: Array(names[(i + 1)...]), seed: UInt64(i + 1))
+        }
+        for name in names.reversed() { net.start(name) }
+        net.run(for: 3_000)
+        let t0 = net.now
+        for _ in 0..<5 {
+            try net.write("phone", label: "a walk")
+            net.run(for: 1_000)
+        }
+        net.run(for: 5_000)
+        #expect(names.allSatisfy { count(net.nodes[$0]!.replica) == 5 })
+        func caughtUps(_ from: String, _ to: String) -> Int {
+            net.wire.filter { $0.time >= t0 && $0.from == from && $0.to == to && { if case .caughtUp = $0 { true } else { false } }($0.message) }.count
+        }
+        #expect(caughtUps("mac1", "mac2") == 0 && caughtUps("mac2", "mac1") == 0,
+                "mac1 → mac2 \(caughtUps("mac1", "mac2")), mac2 → mac1 \(caughtUps("mac2", "mac1"))")
+        #expect(caughtUps("phone", "mac1") == 5 && caughtUps("phone", "mac2") == 5, "one after each push")
+        #expect((1...5).contains(caughtUps("mac1", "phone")) && (1...5).contains(caughtUps("mac2", "phone")), "each mac ends what it received")
+        #expect(net.violations.isEmpty, "\(net.violations)")
+    }
+
     /// Each receiver's changes from every peer, and those it got more than once.
     static func mesh(relayHold: Int64) throws -> (converged: Bool, duplicates: [String]) {
         let net = VirtualNet()

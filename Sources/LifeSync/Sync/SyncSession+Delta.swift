@@ -46,6 +46,7 @@ extension SyncSession {
             let old = replica.identity.incarnation
             actions.append(.event(.incarnationRotated(old: old, new: try replica.rotateIncarnation())))
         }
+        if !acceptable.isEmpty { open?.receivedSinceCaughtUp = true }
         for (batch, outcome) in zip(acceptable, outcomes) {
             received(batch, outcome: outcome, own: own, now: now, actions: &actions)
             actions.append(.send(Message.ack(Ack(batchID: batch.id, applied: UInt32(clamping: outcome.applied), conflicts: UInt32(clamping: outcome.conflicts))).encoded()))
@@ -71,6 +72,7 @@ extension SyncSession {
         }
         actions.append(.send(Message.ack(Ack(batchID: batch.id, applied: 0, conflicts: 0)).encoded()))
         deferredChanges += batch.changes
+        open?.receivedSinceCaughtUp = true
         received(batch, outcome: ApplyOutcome(), own: own, now: now, actions: &actions)
         actions.append(.event(.applied(batchID: batch.id, changes: batch.changes.count, outcome: ApplyOutcome())))
     }
@@ -264,6 +266,7 @@ extension SyncSession {
         after.windowUnfilled = after.windowUnfilled && sent == limit && after.delta.hasRoom(window: configuration.window)
         if after.delta.inFlight.isEmpty && !after.reportedSentAll {
             after.reportedSentAll = true
+            after.receivedSinceCaughtUp = false
             lastSent = now
             actions.append(.send(Message.caughtUp(vector: after.delta.sentUpTo).encoded()))
             actions.append(.event(.sentAll))

@@ -78,6 +78,11 @@ struct OpenSession {
     var windowUnfilled = true
     /// Whether "sent everything" was reported since the last change to send.
     var reportedSentAll = false
+    /// A batch arrived since our last CAUGHT_UP: the next offer that finds nothing to send
+    /// ends in one. Without a batch either way since the last, another would tell the peer
+    /// nothing (PROTOCOL.md §7.5), and in a mesh each batch a node applies is offered to all
+    /// its peers, most of which have it.
+    var receivedSinceCaughtUp = false
     /// Damaged rows already reported in this session.
     var reportedDamaged = Set<String>()
     /// The recording being received, and the one being sent (one of each at a time).

@@ -240,7 +240,7 @@ package final class SyncSession {
     /// The replica changed (a local write, or a batch from another peer): send what is new.
     package func replicaChanged(now: Int64) -> [SessionAction] {
         guard state == .open else { return [] }
-        open?.reportedSentAll = false
+        if open?.receivedSinceCaughtUp == true { open?.reportedSentAll = false }
         var actions: [SessionAction] = []
         pump(now: now, actions: &actions)
         offerNext(now: now, actions: &actions)
