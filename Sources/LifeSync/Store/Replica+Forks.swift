@@ -83,7 +83,7 @@ extension Replica {
     /// The digest of a third node's write at (`origin`, `sequence`) as the seals we keep vouch
     /// for it, else as we hold it.
     private func relayedDigest(_ origin: String, _ sequence: UInt64) throws -> SHA256.Digest? {
-        if let member = try sealMembers(origin, covering: sequence).first(where: { $0.sequence == sequence }) { return member.digest }
+        if let member = try sealMembers(origin, atMost: sequence).first(where: { $0.sequence == sequence }) { return member.digest }
         return try heldDigest(origin, sequence)
     }
 }

@@ -138,7 +138,7 @@ extension Replica {
         while distance < base {
             let target = base - distance
             distance *= 2
-            if let member = try sealMembers(origin, covering: target).filter({ $0.sequence <= target }).max(by: { $0.sequence < $1.sequence }),
+            if let member = try sealMembers(origin, atMost: target).max(by: { $0.sequence < $1.sequence }),
                !probes.contains(where: { $0.sequence == member.sequence }) {
                 probes.append(member)
             }
@@ -146,10 +146,11 @@ extension Replica {
         return probes.sorted { $0.sequence < $1.sequence }
     }
 
-    /// The members of every seal we keep of `origin` whose range covers `sequence`.
-    func sealMembers(_ origin: String, covering sequence: UInt64) throws -> [Seal.Member] {
+    /// For every seal we keep of `origin` whose range covers `sequence`, its member with the
+    /// greatest sequence at or below it (a seal may leave out writes of its range).
+    func sealMembers(_ origin: String, atMost sequence: UInt64) throws -> [Seal.Member] {
         try database.rows("SELECT members FROM seals WHERE origin = ?1 AND first_seq <= ?2 AND last_seq >= ?2",
-                          [.text(origin), .counter(sequence)]) { Seal.members(from: $0.blob(0)) ?? [] }.flatMap { $0 }
+                          [.text(origin), .counter(sequence)]) { row in row.withBlob(0) { Seal.member(atMost: sequence, in: $0) } }.compactMap { $0 }
     }
 
     /// Takes in a peer's HISTORY, in one transaction: first the repairs it tells of (`takeRepairs`),

@@ -78,10 +78,27 @@ package struct Seal: Equatable, Sendable {
     }
 
     /// The members as stored and sent: each sequence (u64) and digest, concatenated.
-    var encodedMembers: [UInt8] {
+    package var encodedMembers: [UInt8] {
         var writer = ByteWriter(capacity: members.count * 40)
         Seal.write(members, to: &writer)
         return writer.bytes
+    }
+
+    /// The member with the greatest sequence at or below `sequence` among members in their
+    /// stored form, found by halving without reading the others (a seal vouches for a batch of
+    /// writes, and a HISTORY looks up one or two of them per probe). Nil if there is none, or
+    /// the bytes are not whole members.
+    package static func member(atMost sequence: UInt64, in bytes: UnsafeRawBufferPointer) -> Member? {
+        guard bytes.count % 40 == 0 else { return nil }
+        func number(at index: Int) -> UInt64 { (0..<8).reduce(0) { $0 << 8 | UInt64(bytes[index * 40 + $1]) } }
+        var low = 0, high = bytes.count / 40  // ends at the first member above `sequence`
+        while low < high {
+            let middle = (low + high) / 2
+            if number(at: middle) <= sequence { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0 else { return nil }
+        let start = (low - 1) * 40 + 8
+        return Member(sequence: number(at: low - 1), digest: SHA256.Digest(bytes: bytes[start..<(start + 32)]))
     }
 
     /// Members from their stored form; nil if the bytes are not whole members.
