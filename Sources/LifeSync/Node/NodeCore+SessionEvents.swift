@@ -13,7 +13,7 @@ extension NodeCore {
             var actions: [NodeAction] = []
             if changes > 0 {
                 actions.append(.event(.received(from: conn.name, changes: changes, applied: outcome.applied, conflicts: outcome.conflicts)))
-                actions += replicaChanged(by: id, now: now)  // relayed: what one peer sent, the others may lack
+                actions += replicaChanged(by: id, relayed: true, now: now)  // what one peer sent, the others may lack
             }
             timers.pendingChanged()
             return actions

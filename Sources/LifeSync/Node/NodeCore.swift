@@ -335,15 +335,19 @@ public final class NodeCore {
     /// What a session delivered changed the replica: the node's one notice (`.replicaChanged`);
     /// every other peer is told what we hold now (so it does not relay the same writes to us),
     /// and offered what it may now lack (relaying, once the relay hold is over).
-    func replicaChanged(by source: Int, now: Int64) -> [NodeAction] {
+    /// `relayed`: it is only other nodes' writes, which a session that holds relays (`SyncSession
+    /// .holdsRelays`) cannot send before the hold releases them (the tick offers them then): in a
+    /// mesh, offering each applied batch at once to every such peer found nothing to send.
+    func replicaChanged(by source: Int, relayed: Bool = false, now: Int64) -> [NodeAction] {
         if let vector = try? replica.replicaVector() { relayHold.noted(vector, now: now) }
-        return [.replicaChanged] + holdingsChanged(except: source, now: now) + offerChanges(except: source, now: now)
+        return [.replicaChanged] + holdingsChanged(except: source, now: now) + offerChanges(except: source, skippingHeld: relayed, now: now)
     }
 
-    /// Every session but `source`'s offers its peer the changes it lacks, in connection order.
-    func offerChanges(except source: Int?, now: Int64) -> [NodeAction] {
+    /// Every session but `source`'s offers its peer the changes it lacks, in connection order;
+    /// `skippingHeld`: not those that hold relays.
+    func offerChanges(except source: Int?, skippingHeld: Bool = false, now: Int64) -> [NodeAction] {
         var actions: [NodeAction] = []
-        for (id, conn) in connections.sorted(by: { $0.key < $1.key }) where id != source {
+        for (id, conn) in connections.sorted(by: { $0.key < $1.key }) where id != source && !(skippingHeld && conn.session.holdsRelays) {
             actions += perform(conn.session.replicaChanged(now: now), on: id, now: now)
         }
         return actions

@@ -204,6 +204,9 @@ extension SyncSession {
         relayHold.hold > 0 && session.peer.capabilities.contains(.holds)
     }
 
+    /// Whether relays to this open session's peer are held (`holdsRelays`).
+    package var holdsRelays: Bool { open.map(holdsRelays) ?? false }
+
     /// Whether the role policy lets us send `origin`'s changes to this peer.
     func mayForward(_ origin: String) -> Bool {
         guard let session = open else { return false }
