@@ -32,7 +32,8 @@ import Testing
         // A silently idle adversary cannot pass: each attack happened in these seeds. Vouching
         // as another node needs a session under that node's identity, which the trust store
         // now refuses at the handshake: that refusal is what must happen instead.
-        for attack in SimulationOptions.hostileAttacks where attack != "hostile_vouch_as_other" {
+        // The rare ones are the next test's.
+        for attack in SimulationOptions.hostileAttacks where attack != "hostile_vouch_as_other" && !Self.rare.contains(attack) {
             #expect(kinds.contains(attack), "no \(attack) in seeds \(Self.seeds)")
         }
         #expect(kinds.contains("hostile_claimed_identity_refused"), "no claimed identity was refused")
@@ -50,6 +51,27 @@ import Testing
         for name in SimulationOptions.strangerCounts {
             #expect(kinds.contains(name), "no \(name) in seeds \(Self.seeds)")
         }
+    }
+
+    /// Attacks that need what a run seldom gives the hostile node: a delete of its own to twin,
+    /// a recording's metadata to offer under its own name. In seeds 1...50 of every attack each
+    /// came in 2–4% of seeds, so a change to the traces could leave them out; with the other
+    /// timed attacks left out they come in a third of the seeds or more.
+    static let rare: Set<String> = ["hostile_twin_of_tombstone", "hostile_chunk_out_of_order"]
+
+    @Test func rareAttacksHappenWhenTheOthersAreLeftOut() {
+        let kept: Set<String> = Self.rare.union(["hostile_own_writes", "hostile_duplicate_seq", "hostile_hello_own", "hostile_vouch_as_other"])
+        let options = Self.options(excluding: Set(SimulationOptions.hostileAttacks).subtracting(kept))
+        var failures: [String] = []
+        var kinds = Set<String>()
+        for seed in UInt64(1)...20 {
+            let result = Simulator(seed: seed, options: options).run()
+            if !result.ok { failures.append(Self.report(result)) }
+            kinds.formUnion(result.faults.filter { $0.value > 0 }.keys)
+        }
+        #expect(failures.isEmpty, "\(failures.prefix(3))")
+        for attack in Self.rare { #expect(kinds.contains(attack), "no \(attack) in seeds 1...20") }
+        #expect(!kinds.contains("hostile_vouch_as_other"), "a session under a claimed identity got through")
     }
 
     @Test func theSameSeedGivesTheSameTrace() {
