@@ -61,7 +61,7 @@ enum MeshBench {
             unlink(NodeKey.path(forReplica: path))
             replicas.append(replica)
         }
-        let ports = try (0..<count).map { _ in try SyncBench.freeLoopbackPort() }
+        let ports = try SyncBench.freeLoopbackPorts(count)
         // Paired as pairing strings would pair them: each knows where to dial those after it.
         try LocalPairing.pair(replicas) { i, j in j > i ? ["127.0.0.1:\(ports[j])"] : [] }
         var processes: [Subprocess] = []
