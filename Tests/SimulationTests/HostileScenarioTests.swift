@@ -20,10 +20,11 @@ import Testing
         "seed \(result.seed): \(result.violations.prefix(2))\n\(result.traceExcerpt.suffix(12).joined(separator: "\n"))"
     }
 
-    @Test func everyHonestNodeKeepsEveryInvariant() {
+    @Test func everyHonestNodeKeepsEveryInvariant() async {
         var failures: [String] = []
         var kinds = Set<String>()
         for seed in Self.seeds {
+            await Task.yield()
             let result = Simulator(seed: seed, options: Self.options()).run()
             if !result.ok { failures.append(Self.report(result)) }
             kinds.formUnion(result.faults.filter { $0.value > 0 }.keys)
@@ -59,12 +60,13 @@ import Testing
     /// timed attacks left out they come in a third of the seeds or more.
     static let rare: Set<String> = ["hostile_twin_of_tombstone", "hostile_chunk_out_of_order"]
 
-    @Test func rareAttacksHappenWhenTheOthersAreLeftOut() {
+    @Test func rareAttacksHappenWhenTheOthersAreLeftOut() async {
         let kept: Set<String> = Self.rare.union(["hostile_own_writes", "hostile_duplicate_seq", "hostile_hello_own", "hostile_vouch_as_other"])
         let options = Self.options(excluding: Set(SimulationOptions.hostileAttacks).subtracting(kept))
         var failures: [String] = []
         var kinds = Set<String>()
         for seed in UInt64(1)...20 {
+            await Task.yield()
             let result = Simulator(seed: seed, options: options).run()
             if !result.ok { failures.append(Self.report(result)) }
             kinds.formUnion(result.faults.filter { $0.value > 0 }.keys)
@@ -86,11 +88,12 @@ import Testing
         #expect(plain.traceHash != Simulator(seed: 1, options: Self.options()).run().traceHash)
     }
 
-    @Test func heavyReorderingStillConverges() {
+    @Test func heavyReorderingStillConverges() async {
         var options = SimulationOptions()
         options.duplicationAndReorderingPerMille = 150
         var failures: [String] = []
         for seed in UInt64(40)...UInt64(79) {
+            await Task.yield()
             let result = Simulator(seed: seed, options: options).run()
             if !result.ok { failures.append(Self.report(result)) }
         }

@@ -6,31 +6,33 @@ import Testing
 /// breaks within a bounded number of seeds.
 @Suite struct PlantedBugTests {
     /// The first violation found for `bug` within `seeds`, or nil.
-    static func firstViolation(_ bug: PlantedBugs, seeds: ClosedRange<UInt64> = 1...30, options: SimulationOptions = SimulationOptions()) -> String? {
+    static func firstViolation(_ bug: PlantedBugs, seeds: ClosedRange<UInt64> = 1...30, options: SimulationOptions = SimulationOptions()) async -> String? {
         var options = options
         options.plantedBugs = bug
         for seed in seeds {
+            await Task.yield()
             let result = Simulator(seed: seed, options: options).run()
             if let violation = result.violations.first { return violation }
         }
         return nil
     }
 
-    @Test func acknowledgingBeforeCommitIsCaught() throws {
-        let violation = try #require(Self.firstViolation(.ackBeforeCommit))
+    @Test func acknowledgingBeforeCommitIsCaught() async throws {
+        let violation = try #require(await Self.firstViolation(.ackBeforeCommit))
         #expect(violation.contains("liveness") || violation.contains("lost"), "\(violation)")
     }
 
-    @Test func aRelayDroppingForeignChangesIsCaught() throws {
-        let violation = try #require(Self.firstViolation(.relayDropsForeignChanges))
+    @Test func aRelayDroppingForeignChangesIsCaught() async throws {
+        let violation = try #require(await Self.firstViolation(.relayDropsForeignChanges))
         #expect(violation.contains("liveness: full replicas did not converge"), "\(violation)")
     }
 
-    @Test func stampingWithoutRegardForCausalityIsCaught() throws {
+    @Test func stampingWithoutRegardForCausalityIsCaught() async throws {
         var options = SimulationOptions()
         options.clockSkew = 600_000
         var found: [String] = []
         for seed in UInt64(1)...40 {
+            await Task.yield()
             options.plantedBugs = .stampIgnoresCausality
             found += Simulator(seed: seed, options: options).run().violations
         }
@@ -53,7 +55,7 @@ import Testing
     /// A receiver that stores what no seal of its origin vouches for takes the hostile node's
     /// forgeries in honest nodes' names: the checker finds them stored, and the same seeds pass
     /// without the bug.
-    @Test func ignoringSealsIsCaught() {
+    @Test func ignoringSealsIsCaught() async {
         var options = HostileScenarioTests.options()
         options.plantedBugs = .ignoresSeals
         // A run with the bug rarely converges (forged writes never settle): a minute of healing
@@ -61,6 +63,7 @@ import Testing
         options.settleLimit = 60_000
         var caught: [(seed: UInt64, violation: String)] = []
         for seed in UInt64(1)...40 where caught.count < 2 {
+            await Task.yield()
             if let violation = Simulator(seed: seed, options: options).run().violations.first(where: { $0.hasPrefix("forged write stored") }) {
                 caught.append((seed, violation))
             }
@@ -71,19 +74,20 @@ import Testing
         }
     }
 
-    @Test func aWatchRemovingARecordingBeforeItsConfirmationIsCaught() throws {
-        let violation = try #require(Self.firstViolation(.watchRemovesBeforeConfirmation, seeds: 1...10))
+    @Test func aWatchRemovingARecordingBeforeItsConfirmationIsCaught() async throws {
+        let violation = try #require(await Self.firstViolation(.watchRemovesBeforeConfirmation, seeds: 1...10))
         #expect(violation.contains("before a phone confirmed it"), "\(violation)")
     }
 
     /// Only a hostile peer says `deleted` about a recording nobody deleted: with the hostile node
     /// on, a sender that takes that word as a user delete (the tombstone replicates, every copy
     /// goes) is caught, and the same seeds pass without the bug.
-    @Test func trustingAFailureDeletedIsCaught() {
+    @Test func trustingAFailureDeletedIsCaught() async {
         var options = HostileScenarioTests.options()
         options.plantedBugs = .trustsFailureDeleted
         var caught: [(seed: UInt64, violation: String)] = []
         for seed in UInt64(1)...12 where caught.count < 2 {
+            await Task.yield()
             if let violation = Simulator(seed: seed, options: options).run().violations.first { caught.append((seed, violation)) }
         }
         #expect(caught.count >= 2, "\(caught)")
@@ -100,7 +104,7 @@ import Testing
         #expect(unnoticed.ok, "\(unnoticed.violations.prefix(2))")
     }
 
-    @Test func withoutPlantedBugsTheSameSeedsPass() {
-        for seed in UInt64(1)...30 { #expect(Simulator(seed: seed, options: SimulationOptions()).run().ok, "seed \(seed)") }
+    @Test func withoutPlantedBugsTheSameSeedsPass() async {
+        for seed in UInt64(1)...30 { await Task.yield(); #expect(Simulator(seed: seed, options: SimulationOptions()).run().ok, "seed \(seed)") }
     }
 }
