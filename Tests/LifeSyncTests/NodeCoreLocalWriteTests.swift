@@ -86,15 +86,15 @@ extension NodeCoreTests {
         #expect(phoneCommits <= 8, "the phone committed \(phoneCommits) times besides its 50 writes")
         #expect(macCommits <= 8, "the mac committed \(macCommits) times besides the 50 batches it applied and the 50 times it indexed their text")
 
-        // Three more writes just after a save: their counts are saved within a second of the
-        // first, whatever else happens (`status` is never more than a second behind).
+        // Three more writes just after a save: their counts are saved within a second and a
+        // half of the first, whatever else happens (`status` is never further behind).
         net.run(for: 1_100)
         let first = net.now
         for _ in 0..<3 {
             try net.write("phone")
             net.run(for: 100)
         }
-        net.run(until: first + 1_100)
+        net.run(until: first + 1_600)
         #expect(try phone.peers().first?.entriesSent == 54)
         #expect(try mac.peers().first?.entriesReceived == 54)
         #expect(net.violations.isEmpty, "\(net.violations)")
