@@ -397,6 +397,9 @@ enum Schema {
         // 27: origins by number in the write tables, vectors as varints (Schema+Compact.swift),
         // with a conversion in Swift after it (`conversions`).
         originsStep,
+        // 28: the time indexes ascending, so rows written in time order fill their pages
+        // (Schema+Compact.swift).
+        ascendingTimeStep,
     ]
 
     static var currentVersion: Int { migrations.count }
