@@ -223,6 +223,7 @@ extension SyncSession {
         var sent = 0
         var builder = BatchBuilder(maximumChanges: configuration.batchMaximumChanges, maximumBytes: configuration.batchMaximumBytes)
         guard let session = open, session.historyStep == .done else { return }
+        let ownBefore = session.ownOrigins
         builder.includeRecordings = policy.sendsRecordingMetadata(to: session.peer.role)
         // Our origins as they are now, not as the handshake found them: this session or another
         // may have rotated our incarnation, or taken back writes of an incarnation of ours that
@@ -246,7 +247,7 @@ extension SyncSession {
             let next: BatchBuilder.Next?
             do {
                 next = try builder.next(from: replica, sentUpTo: open!.delta.sentUpTo, own: open!.ownOrigins, limit: relayLimit(session, direct: direct, sentUpTo: open!.delta.sentUpTo, now: now),
-                                        allowed: { self.mayForward($0) && !(relaysOnly && session.ownOrigins.contains($0)) },
+                                        allowed: { self.mayForward($0) && !(relaysOnly && ownBefore.contains($0)) },
                                         damaged: &damaged, unsealed: &unsealed)
             } catch {
                 actions += fail(WireError(.storageFailure, "could not read changes: \(error)"))
@@ -265,7 +266,7 @@ extension SyncSession {
             open?.reportedSentAll = false
             sent += 1
         }
-        guard var after = open else { return }  // a storage failure closed the session
+        guard let after = open else { return }  // a storage failure closed the session
         after.windowUnfilled = after.windowUnfilled && sent == limit && after.delta.hasRoom(window: configuration.window)
         if after.delta.inFlight.isEmpty && !after.reportedSentAll {
             after.reportedSentAll = true
@@ -274,6 +275,5 @@ extension SyncSession {
             actions.append(.send(Message.caughtUp(vector: after.delta.sentUpTo).encoded()))
             actions.append(.event(.sentAll))
         }
-        open = after
     }
 }

@@ -64,7 +64,7 @@ extension SyncSession {
         }
         // A name that breaks the naming rules is the peer's problem, not a reason to refuse it.
         if let name = hello.name { try? replica.recordPeerName(name, for: hello.nodeID) }
-        stage = .open(OpenSession(peer: hello, own: try ownHistory()))
+        stage = .open(OpenSession(peer: hello, own: try ownHistory(), incomingTransfers: incomingTransfers))
         if relayHold.hold > 0, hello.capabilities.contains(.holds) { open?.relaysFrom = now + relayHold.hold }
         open?.unbackedClaim = unbackedClaim
         open?.incarnationAtHello = me.incarnation

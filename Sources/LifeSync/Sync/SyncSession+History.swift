@@ -76,16 +76,17 @@ extension SyncSession {
         for repair in outcome.repairs { actions.append(.event(.historyRepaired(repair))) }
         if !outcome.learned.isEmpty { actions.append(.event(.repairsLearned(outcome.learned.map { HistoryFork(origin: $0.origin, fork: $0.fork) }))) }
         let own = try ownHistory()
+        let peer = session.peer, step = session.historyStep  // as they were before the HISTORY
         open?.ownOrigins = own.origins
         open?.peer.incarnation = history.incarnation
         open?.delta.resync(peerVector: history.vector, own: own)
-        let first = replica.identity.nodeID < session.peer.nodeID
-        if !first && session.historyStep == .awaitingHistory {
+        let first = replica.identity.nodeID < peer.nodeID
+        if !first && step == .awaitingHistory {
             open?.historyStep = .awaitingLastWord
-            try sendHistory(to: session.peer, peerVector: history.vector, full: true, now: now, actions: &actions)
+            try sendHistory(to: peer, peerVector: history.vector, full: true, now: now, actions: &actions)
             return
         }
-        if first { try sendHistory(to: session.peer, peerVector: history.vector, full: false, now: now, actions: &actions) }
+        if first { try sendHistory(to: peer, peerVector: history.vector, full: false, now: now, actions: &actions) }
         open?.historyStep = .done
         pump(now: now, actions: &actions, limit: 1)
         offerNext(now: now, actions: &actions)

@@ -33,31 +33,32 @@ extension SyncSession {
         }
     }
 
-    /// Ends the session; any transfer under way is let go (`stage`'s observer).
+    /// Ends the session; any transfer under way is let go.
     func enterClosed() {
         guard case .closed = stage else {
+            if let id = stage.open?.incoming?.id { incomingTransfers.release(id) }
             stage = .closed(last: stage.open)
             return
         }
     }
 
-    /// The open session's state, read and changed in place: nil unless the session is open, and
-    /// setting it then does nothing (a session that closed stays closed).
+    /// The open session's state, read and changed in place: nil unless the session is open, so
+    /// a change made through it while closed does nothing (a session that closed stays closed).
     ///
     ///     open?.reportedSentAll = false        // only while open
     ///     let id = open!.delta.sent(…)          // where the caller knows it is open
-    var open: OpenSession? {
-        get { stage.open }
-        set {
-            guard let newValue, case .open = stage else { return }
-            stage = .open(newValue)
-        }
-    }
+    var open: OpenSession? { stage.open }
 }
 
 /// What a session knows from its handshake to its end: the peer, the delta sync with it, and
 /// the recording transfers under way.
-struct OpenSession {
+///
+/// A class, changed where it lives: as a struct in the enum's payload, every `open?.x = y`
+/// copied all of it out and back (each collection in it retained, and copied again when changed
+/// while shared): a quarter of the 20-node simulation's time, 5% of a 40-node mesh's busiest
+/// node's. A local `let session = open` therefore sees later changes; read what must stay as it
+/// was into its own constant.
+final class OpenSession {
     /// The peer's HELLO (its incarnation as its HISTORY last named it, PROTOCOL.md §7.2.3).
     var peer: Hello
     /// What the peer has, what is in flight, what its `through` may advance.
@@ -85,8 +86,13 @@ struct OpenSession {
     var receivedSinceCaughtUp = false
     /// Damaged rows already reported in this session.
     var reportedDamaged = Set<String>()
-    /// The recording being received, and the one being sent (one of each at a time).
-    var incoming: IncomingTransfer?
+    /// The recording being received, and the one being sent (one of each at a time). A transfer
+    /// that ends, or that another takes the place of, lets go of its recording; so does the
+    /// session's end (`enterClosed`).
+    var incoming: IncomingTransfer? {
+        didSet { if let old = oldValue?.id, old != incoming?.id { incomingTransfers.release(old) } }
+    }
+    private let incomingTransfers: IncomingTransfers
     var outgoing: OutgoingTransfer?
     /// Recordings whose transfer failed in this session, with when they may be offered again
     /// (`retryLater`), and how often each failed in a row.
@@ -120,8 +126,9 @@ struct OpenSession {
     var wantsSent = false
     var wantsReceived = 0
 
-    init(peer: Hello, own: OwnHistory) {
+    init(peer: Hello, own: OwnHistory, incomingTransfers: IncomingTransfers) {
         self.peer = peer
+        self.incomingTransfers = incomingTransfers
         delta = DeltaSync(peerVector: peer.vector, own: own)
         ownOrigins = own.origins
     }

@@ -31,12 +31,7 @@ package final class SyncSession {
     /// How far other nodes' writes may be relayed yet, shared by the node's sessions.
     let relayHold: RelayHold
     /// Where the session is, with what it knows there (`SyncSession+Stage.swift`).
-    var stage: Stage = .awaitingHello {
-        didSet {
-            // A transfer under way ends with the session, or when another takes its place.
-            if let old = oldValue.open?.incoming?.id, old != stage.open?.incoming?.id { incomingTransfers.release(old) }
-        }
-    }
+    var stage: Stage = .awaitingHello
     package var state: State { stage.state }
     /// The peer's HELLO, once the session is open.
     package var peer: Hello? { stage.last?.peer }
