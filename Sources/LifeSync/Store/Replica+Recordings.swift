@@ -234,16 +234,18 @@ extension Replica {
     /// older copy, or started afresh, since, and may have lost the file. The role policy (who
     /// sends to whom) is the caller's.
     package func recordingsToOffer(peerNodeID: String, peerIncarnation: String? = nil) throws -> [Recording] {
-        try database.rows("""
-            SELECT \(Replica.recordingColumns(prefix: "r."))
-            FROM recordings r JOIN recording_files f ON f.id = r.id
-            WHERE r.deleted = 0 AND f.state = 'present' AND f.damage IS NULL
-              AND (f.received_from IS NOT ?1 OR (?2 IS NOT NULL AND f.received_from_incarnation IS NOT NULL AND f.received_from_incarnation <> ?2))
-              AND NOT EXISTS (SELECT 1 FROM recording_confirmations c WHERE c.id = r.id AND c.node_id = ?1 AND c.sha256 = r.sha256
-                              AND (c.incarnation IS NULL OR ?2 IS NULL OR c.incarnation = ?2))
-            ORDER BY r.origin_seq, r.id
-            """, [.text(peerNodeID), peerIncarnation.map { .text($0) } ?? .null]) { try Replica.recording(from: $0) }
+        try database.rows(Self.toOfferSQL, [.text(peerNodeID), peerIncarnation.map { .text($0) } ?? .null]) { try Replica.recording(from: $0) }
     }
+
+    private static let toOfferSQL = """
+        SELECT \(Replica.recordingColumns(prefix: "r."))
+        FROM recordings r JOIN recording_files f ON f.id = r.id
+        WHERE r.deleted = 0 AND f.state = 'present' AND f.damage IS NULL
+          AND (f.received_from IS NOT ?1 OR (?2 IS NOT NULL AND f.received_from_incarnation IS NOT NULL AND f.received_from_incarnation <> ?2))
+          AND NOT EXISTS (SELECT 1 FROM recording_confirmations c WHERE c.id = r.id AND c.node_id = ?1 AND c.sha256 = r.sha256
+                          AND (c.incarnation IS NULL OR ?2 IS NULL OR c.incarnation = ?2))
+        ORDER BY r.origin_seq, r.id
+        """
 
     /// Live recordings made on this node whose bytes no peer has confirmed yet (a damaged copy
     /// waits for the user, not for a peer).

@@ -36,7 +36,7 @@ extension Replica {
                 SELECT feed_seq, CASE WHEN json_valid(data) THEN json_extract(data, '$.text') END FROM entries
                 WHERE feed_seq > ?1 AND feed_seq <= ?2
                 """, [.integer(mark), .integer(upTo)])
-            for sql in EntrySummary.addBacklogSQL { try database.run(sql, sql.contains("?1") ? [.integer(upTo)] : []) }
+            for step in EntrySummary.addBacklogSQL { try database.run(step.sql, step.takesLatest ? [.integer(upTo)] : []) }
             try database.run("UPDATE meta SET value = ? WHERE key = ?", [.text(String(upTo)), .text(Replica.textBacklogKey)])
             mark = upTo
         }

@@ -197,7 +197,9 @@ package final class SyncSession {
                 abandonStalledTransfer(now: now, actions: &actions)
                 if !actions.isEmpty { return actions }
             }
-            if open?.outgoing == nil, open?.failedRecordings.isEmpty == false {
+            // Only once a retry is due: with one waiting, every tick (any session's deadline)
+            // read every recording to offer and found none (a twentieth of the simulation).
+            if open?.outgoing == nil, open?.failedRecordings.values.contains(where: { now >= $0 }) == true {
                 var actions: [SessionAction] = []
                 offerNext(now: now, actions: &actions)
                 // Retries that are due and were not offered have nothing to wait for: the next
