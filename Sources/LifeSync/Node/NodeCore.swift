@@ -254,14 +254,16 @@ public final class NodeCore {
 
     /// The earliest time `tick` has work.
     public var nextDeadline: Int64? {
-        var deadlines: [Int64] = [timers.earliest]
-        if let release = relayHold.nextRelease { deadlines.append(release) }
-        for dialer in dialers { if case .waiting(let until) = dialer.state { deadlines.append(until) } }
+        // Folded as it goes: the driver asks after every event, over every session.
+        var earliest = timers.earliest
+        func consider(_ deadline: Int64?) { if let deadline, deadline < earliest { earliest = deadline } }
+        consider(relayHold.nextRelease)
+        for dialer in dialers { if case .waiting(let until) = dialer.state { consider(until) } }
         for conn in connections.values {
-            if let d = conn.session.nextDeadline { deadlines.append(d) }
-            if let due = conn.statusDueAt { deadlines.append(due) }
+            consider(conn.session.nextDeadline)
+            consider(conn.statusDueAt)
         }
-        return deadlines.min()
+        return earliest
     }
 
     /// Clean shutdown: tell every peer, close every connection, stop dialling.

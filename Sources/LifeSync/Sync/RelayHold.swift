@@ -96,7 +96,10 @@ package final class RelayHold {
     /// settles; at least a tenth of the hold after the last release (turns need no sharper timing).
     package var nextRelease: Int64? {
         let held = pending.first { lastRelease == .min || $0.at + hold > lastRelease }.map { $0.at + hold }
-        guard let next = [held, turnDue, pending.first.map { $0.at + settle }].compactMap({ $0 }).min() else { return nil }
+        var earliest = held
+        if let due = turnDue { earliest = min(earliest ?? due, due) }
+        if let settled = pending.first.map({ $0.at + settle }) { earliest = min(earliest ?? settled, settled) }
+        guard let next = earliest else { return nil }
         return lastRelease == .min ? next : max(next, lastRelease + hold / 10)
     }
 

@@ -227,10 +227,16 @@ package final class SyncSession {
         case .open(let session):
             if session.windowUnfilled && session.historyStep == .done { return lastSent }
             // A retry waits for the transfer under way to end, which `offerNext` follows up on.
-            let retry = session.outgoing == nil ? session.failedRecordings.values.min() : nil
-            let stall = session.outgoing.map { $0.lastProgress + configuration.transfer.stallTimeout + 1 }
-            return [lastReceived + configuration.idleTimeout + 1, lastSent + configuration.keepaliveInterval, retry, stall,
-                    session.historyStep == .done ? session.holdsDue : nil, session.relaysFrom].compactMap { $0 }.min()
+            var earliest = min(lastReceived + configuration.idleTimeout + 1, lastSent + configuration.keepaliveInterval)
+            func consider(_ deadline: Int64?) { if let deadline, deadline < earliest { earliest = deadline } }
+            if let outgoing = session.outgoing {
+                consider(outgoing.lastProgress + configuration.transfer.stallTimeout + 1)
+            } else {
+                consider(session.failedRecordings.values.min())
+            }
+            if session.historyStep == .done { consider(session.holdsDue) }
+            consider(session.relaysFrom)
+            return earliest
         }
     }
 
