@@ -99,34 +99,25 @@ extension Simulator {
 
 extension Simulator {
     /// A node repaired a forked history (a whole-device restore): the ledger follows its writes
-    /// where they moved. Those it still held moved as the repair says; those it made since its
-    /// last restore and no longer held (superseded there) moved by the same rule, so the writes that
-    /// replaced them still read as having seen them — when those moved too. One replaced by a
-    /// later write of that node under another origin (an incarnation started since, which the
-    /// repair leaves where it is) keeps its stamp: the later write's vector names it by its old
-    /// number (restore seed 1399: a write made offline after a whole restore, then edited and
-    /// deleted under the incarnation the next handshake started, before the one after found the
-    /// fork).
+    /// where they moved. Those it still held moved as the repair says — its writes under
+    /// incarnations started since that had seen the forked ones among them; those of the forked
+    /// origin it made since its last restore and no longer held (superseded there) moved by the
+    /// same rule, so the writes that replaced them still read as having seen them. (Restore
+    /// seed 1399 and, with hostile peers, 179: a write made offline after a whole restore, then
+    /// edited and deleted under the incarnation the next handshake started, before the one
+    /// after found the fork. The later writes once stayed where they were, naming the forked
+    /// writes by numbers the old history had.)
     func followRepair(_ repair: HistoryRepair, on name: String) {
         let since = nodes[name]?.restoredAt ?? .max
-        let writes = ledger.writes
-        var replacedUnmoved = Set<Int>()
-        for (index, write) in writes.enumerated() where write.node == name && write.stamp.origin == repair.origin {
-            if let next = writes[(index + 1)...].first(where: { $0.node == name && $0.id == write.id }), next.stamp.origin != repair.origin {
-                replacedUnmoved.insert(index)
-            }
-        }
-        ledger.remap { index, write in
-            guard write.node == name, write.stamp.origin == repair.origin, write.stamp.sequence > repair.fork else { return nil }
-            if let moved = repair.reissued.first(where: { $0.id == write.id && $0.old.sequence == write.stamp.sequence && $0.old.hlc == write.stamp.hlc }) {
+        ledger.remap { write in
+            guard write.node == name else { return nil }
+            if let moved = repair.reissued.first(where: {
+                $0.id == write.id && $0.old.origin == write.stamp.origin && $0.old.sequence == write.stamp.sequence && $0.old.hlc == write.stamp.hlc
+            }) {
                 return moved.new
             }
-            guard write.time >= since, !replacedUnmoved.contains(index) else { return nil }
-            var vector = write.stamp.vector
-            if vector[repair.origin] > repair.fork {
-                vector[repair.movedTo] = max(vector[repair.movedTo], repair.base + (vector[repair.origin] - repair.fork))
-                vector[repair.origin] = repair.fork
-            }
+            guard write.stamp.origin == repair.origin, write.stamp.sequence > repair.fork, write.time >= since else { return nil }
+            let vector = Replica.translated(write.stamp.vector, repair.origin, above: repair.fork, to: repair.movedTo, base: repair.base)
             return VersionStamp(hlc: write.stamp.hlc, origin: repair.movedTo, sequence: repair.base + (write.stamp.sequence - repair.fork),
                                 vector: vector, deleted: write.stamp.deleted)
         }

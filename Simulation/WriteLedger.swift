@@ -25,11 +25,10 @@ struct WriteLedger {
         writes.removeAll(where: lost)
     }
 
-    /// Gives the writes `moved` names (by their place in `writes` and themselves) a new stamp (a
-    /// history repair moved them, PROTOCOL.md §7.2.3).
-    mutating func remap(_ moved: (Int, Write) -> VersionStamp?) {
+    /// Gives the writes `moved` names a new stamp (a history repair moved them, PROTOCOL.md §7.2.3).
+    mutating func remap(_ moved: (Write) -> VersionStamp?) {
         for (index, write) in writes.enumerated() {
-            guard let stamp = moved(index, write) else { continue }
+            guard let stamp = moved(write) else { continue }
             writes[index] = Write(node: write.node, id: write.id, write: EntryWrite(stamp: stamp, fields: write.write.fields, entry: write.write.entry),
                                   time: write.time)
         }

@@ -22,6 +22,7 @@ extension Replica {
         try database.run("UPDATE meta SET value = ? WHERE key = 'incarnation'", [.text(fresh)])
         try database.run("INSERT INTO replica_vector(origin, seq, node_id, role) VALUES (?, 0, ?, ?)",
                          [.text(fresh), .text(identity.nodeID), .text(identity.role.rawValue)])
+        try database.run("INSERT INTO own_incarnations(origin) VALUES (?)", [.text(fresh)])
         identity.incarnation = fresh
         return fresh
     }
@@ -40,6 +41,7 @@ extension Replica {
         let fresh = Identifier.incarnation(boundTo: identity.nodeID, random: random)
         try database.run("UPDATE meta SET value = ? WHERE key = 'incarnation'", [.text(fresh)])
         try database.run("UPDATE replica_vector SET origin = ? WHERE origin = ?", [.text(fresh), .text(current)])
+        try database.run("UPDATE own_incarnations SET origin = ? WHERE origin = ?", [.text(fresh), .text(current)])
         identity.incarnation = fresh
     }
 

@@ -14,6 +14,8 @@ extension Replica {
         let count = try replicaVector()[origin]
         let base = try currentSequence()
         let moved = try restamp(origin, above: fork, to: current, base: base, only: nil)
+        let top = base + max(count, fork) - fork
+        let followed = try carryLaterWrites(seeing: origin, above: fork, to: current, base: base, after: top)
         let sent = try database.rows("SELECT seq, digest FROM own_writes WHERE origin_no = ? AND seq > ? AND length(digest) = 32 ORDER BY seq",
                                      [try database.originParameter(origin), .counter(fork)]) {
             Seal.Member(sequence: UInt64(clamping: $0.int64(0)), digest: SHA256.Digest(bytes: $0.blob(1)))
@@ -27,8 +29,58 @@ extension Replica {
         }
         try database.run("DELETE FROM own_writes WHERE origin_no = ? AND seq > ?", [try database.originParameter(origin), .counter(fork)])
         try database.run("UPDATE replica_vector SET seq = ? WHERE origin = ?", [.counter(fork), .text(origin)])
-        try database.run("UPDATE replica_vector SET seq = max(seq, ?) WHERE origin = ?", [.counter(base + max(count, fork) - fork), .text(current)])
+        try database.run("UPDATE replica_vector SET seq = max(seq, ?) WHERE origin = ?", [.counter(top + UInt64(followed.count)), .text(current)])
+        return moved + followed
+    }
+
+    /// The writes of our incarnations started after `origin` (this replica's own line,
+    /// `own_incarnations`) that saw its forked writes — their vectors name it above `fork` —
+    /// move to `target` after the re-issued ones (from `after` + 1), their vectors naming the
+    /// re-issued writes' new numbers (PROTOCOL.md §7.2.3 step 4). Kept as they were, they named
+    /// numbers that are the old history's now, read as having seen those writes (superseding
+    /// them without a trace), and lost sight of the writes they had seen (restore seed 179 with
+    /// hostile peers). Each keeps its HLC and content and still names its old number, so it
+    /// supersedes the copy under that number wherever it went. An incarnation started on a line
+    /// this replica lost (after the copy it was restored from) is bound to the same node but is
+    /// not ours here: its writes saw the old history, and stay as they are.
+    private func carryLaterWrites(seeing origin: String, above fork: UInt64, to target: String, base: UInt64, after top: UInt64) throws -> [Reissue] {
+        // `target` among them: a write an earlier repair of this exchange moved there may name
+        // this origin too.
+        let later = try database.rows("SELECT origin FROM own_incarnations WHERE started > (SELECT started FROM own_incarnations WHERE origin = ?) ORDER BY started",
+                                      [.text(origin)]) { $0.string(0) }
+        var rows: [HeldWrite] = []
+        for incarnation in later {
+            var ofIt: [HeldWrite] = []
+            for (table, deleted) in Replica.writeTables {
+                try database.forEachRow("SELECT hlc, origin_no, origin_seq, vector, \(deleted), id FROM \(table) WHERE origin_no = ?",
+                                        [try database.originParameter(incarnation)]) { row in
+                    guard let stamp = try? self.stamp(from: row, deleted: row.int64(4) != 0, origin: incarnation),
+                          stamp.vector[origin] > fork else { return }
+                    ofIt.append(HeldWrite(table: table, id: row.string(5), stamp: stamp))
+                }
+            }
+            rows += ofIt.sorted { $0.stamp.sequence < $1.stamp.sequence }
+        }
+        var moved: [Reissue] = []
+        for (offset, row) in rows.enumerated() {
+            let sequence = top + UInt64(offset) + 1
+            var vector = Replica.translated(row.stamp.vector, origin, above: fork, to: target, base: base)
+            vector[target] = max(vector[target], sequence)
+            let new = VersionStamp(hlc: row.stamp.hlc, origin: target, sequence: sequence, vector: vector, deleted: row.stamp.deleted)
+            try move(row, to: new)
+            moved.append(Reissue(id: row.id, old: row.stamp, new: new))
+        }
         return moved
+    }
+
+    /// A vector as it reads once `origin`'s writes above `fork` moved to `target` from `base`:
+    /// an entry above the fork names the fork and the moved writes' new numbers instead.
+    package static func translated(_ vector: VersionVector, _ origin: String, above fork: UInt64, to target: String, base: UInt64) -> VersionVector {
+        guard vector[origin] > fork else { return vector }
+        var result = vector
+        result[target] = max(result[target], base + (vector[origin] - fork))
+        result[origin] = fork
+        return result
     }
 
     /// Moves writes of `origin` above `fork` to `target`: write (origin, s) becomes (target,
@@ -45,13 +97,13 @@ extension Replica {
         // meeting: the old write comes back as the origin's, the forked one under `target`.
         try database.run("DELETE FROM conflicts WHERE loser_origin = ?1 AND winner_origin = ?1 AND loser_seq = winner_seq AND loser_seq > ?2",
                          [.text(origin), .counter(fork)])
-        var rows: [(table: String, id: String, stamp: VersionStamp)] = []
+        var rows: [HeldWrite] = []
         for (table, deleted) in Replica.writeTables {
             try database.forEachRow("SELECT hlc, origin_no, origin_seq, vector, \(deleted), id FROM \(table) WHERE origin_no = ? AND origin_seq > ?",
                                     [try database.originParameter(origin), .counter(fork)]) { row in
                 // Damaged: left where it is.
                 guard let stamp = try? self.stamp(from: row, deleted: row.int64(4) != 0, origin: origin) else { return }
-                rows.append((table, row.string(5), stamp))
+                rows.append(HeldWrite(table: table, id: row.string(5), stamp: stamp))
             }
         }
         if let only {
@@ -63,43 +115,52 @@ extension Replica {
         var moved: [Reissue] = []
         for row in rows.sorted(by: { $0.stamp.sequence < $1.stamp.sequence }) {
             let sequence = base + (row.stamp.sequence - fork)
-            var vector = row.stamp.vector
-            if vector[origin] > fork {
-                vector[target] = max(vector[target], base + (vector[origin] - fork))
-                vector[origin] = fork
-            }
+            let vector = Replica.translated(row.stamp.vector, origin, above: fork, to: target, base: base)
             let new = VersionStamp(hlc: row.stamp.hlc, origin: target, sequence: sequence, vector: vector, deleted: row.stamp.deleted)
-            let old: [SQLValue] = [try database.originParameter(origin), .counter(row.stamp.sequence)]
-            let conflictSide: [SQLValue] = [.text(origin), .counter(row.stamp.sequence)]
-            let twinTable = try twin(of: row.id, hlc: row.stamp.hlc, at: target, sequence)
-            if let twinTable, twinTable != "kept_writes" || row.table == "kept_writes" {
-                // Its twin holds the new number already: our copy gives way.
-                try database.run("DELETE FROM \(row.table) WHERE origin_no = ? AND origin_seq = ?", old)
-            } else {
-                // A twin kept only beside the entry, while ours is the entry itself: the entry moves.
-                if twinTable != nil {
-                    try database.run("DELETE FROM kept_writes WHERE origin_no = ? AND origin_seq = ?", [try database.originParameter(target), .counter(sequence)])
-                }
-                try database.run("UPDATE \(row.table) SET origin_no = ?, origin_seq = ?, vector = ? WHERE origin_no = ? AND origin_seq = ?",
-                                 [.integer(try database.originNumber(target)), .counter(sequence),
-                                  .blob(try StoredVector.bytes(vector, own: new.own, in: database))] + old)
-            }
-            // A conflict already recorded under the new number (the twin's) is the same conflict.
-            for side in ["loser", "winner"] {
-                try database.run("UPDATE OR IGNORE conflicts SET \(side)_origin = ?, \(side)_seq = ? WHERE \(side)_origin = ? AND \(side)_seq = ?",
-                                 [.text(target), .counter(sequence)] + conflictSide)
-                try database.run("DELETE FROM conflicts WHERE \(side)_origin = ? AND \(side)_seq = ?", conflictSide)
-            }
-            // Twins that met before the repair did were two writes to the merge, and one lost to
-            // the other; under one number they are one write, and a write never loses to itself.
-            // (A clash, another write at the same number, differs in its entry, HLC or kind.)
-            try database.run("""
-                DELETE FROM conflicts WHERE entry_id = ?3 AND loser_origin = ?1 AND loser_seq = ?2 AND winner_origin = ?1 AND winner_seq = ?2
-                    AND loser_hlc = ?4 AND winner_hlc = ?4 AND loser_deleted = winner_deleted
-                """, [.text(target), .counter(sequence), .text(row.id), .integer(row.stamp.hlc.rawValue)])
+            try move(row, to: new)
             moved.append(Reissue(id: row.id, old: row.stamp, new: new))
         }
         return moved
+    }
+
+    /// A write held in one of `writeTables`, as read for a move.
+    private struct HeldWrite {
+        var table: String
+        var id: String
+        var stamp: VersionStamp
+    }
+
+    /// Moves one held write to the number and vector of `new` (same HLC and content). Its
+    /// conflicts follow it; a twin already held at the new number (the same write, relayed
+    /// under it before the repair) stands, and ours gives way.
+    private func move(_ row: HeldWrite, to new: VersionStamp) throws {
+        let old: [SQLValue] = [try database.originParameter(row.stamp.origin), .counter(row.stamp.sequence)]
+        let conflictSide: [SQLValue] = [.text(row.stamp.origin), .counter(row.stamp.sequence)]
+        let target: [SQLValue] = [try database.originParameter(new.origin), .counter(new.sequence)]
+        let twinTable = try twin(of: row.id, hlc: row.stamp.hlc, at: new.origin, new.sequence)
+        if let twinTable, twinTable != "kept_writes" || row.table == "kept_writes" {
+            // Its twin holds the new number already: our copy gives way.
+            try database.run("DELETE FROM \(row.table) WHERE origin_no = ? AND origin_seq = ?", old)
+        } else {
+            // A twin kept only beside the entry, while ours is the entry itself: the entry moves.
+            if twinTable != nil { try database.run("DELETE FROM kept_writes WHERE origin_no = ? AND origin_seq = ?", target) }
+            try database.run("UPDATE \(row.table) SET origin_no = ?, origin_seq = ?, vector = ? WHERE origin_no = ? AND origin_seq = ?",
+                             [.integer(try database.originNumber(new.origin)), .counter(new.sequence),
+                              .blob(try StoredVector.bytes(new.vector, own: new.own, in: database))] + old)
+        }
+        // A conflict already recorded under the new number (the twin's) is the same conflict.
+        for side in ["loser", "winner"] {
+            try database.run("UPDATE OR IGNORE conflicts SET \(side)_origin = ?, \(side)_seq = ? WHERE \(side)_origin = ? AND \(side)_seq = ?",
+                             [.text(new.origin), .counter(new.sequence)] + conflictSide)
+            try database.run("DELETE FROM conflicts WHERE \(side)_origin = ? AND \(side)_seq = ?", conflictSide)
+        }
+        // Twins that met before the repair did were two writes to the merge, and one lost to
+        // the other; under one number they are one write, and a write never loses to itself.
+        // (A clash, another write at the same number, differs in its entry, HLC or kind.)
+        try database.run("""
+            DELETE FROM conflicts WHERE entry_id = ?3 AND loser_origin = ?1 AND loser_seq = ?2 AND winner_origin = ?1 AND winner_seq = ?2
+                AND loser_hlc = ?4 AND winner_hlc = ?4 AND loser_deleted = winner_deleted
+            """, [.text(new.origin), .counter(new.sequence), .text(row.id), .integer(row.stamp.hlc.rawValue)])
     }
 
     /// The table holding `target`'s write `sequence` when it is the same write as ours (same ID

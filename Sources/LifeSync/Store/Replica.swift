@@ -83,6 +83,7 @@ public final class Replica {
             }
             try database.run("INSERT INTO replica_vector(origin, seq, node_id, role) VALUES (?, 0, ?, ?)",
                              [.text(identity.incarnation), .text(identity.nodeID), .text(role.rawValue)])
+            try database.run("INSERT INTO own_incarnations(origin) VALUES (?)", [.text(identity.incarnation)])
             return identity
         }
         return try Replica(database: database, path: path, identity: identity, clock: clock, random: random)

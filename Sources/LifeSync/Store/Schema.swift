@@ -400,6 +400,8 @@ enum Schema {
         // 28: the time indexes ascending, so rows written in time order fill their pages
         // (Schema+Compact.swift).
         ascendingTimeStep,
+        // 29: the incarnations this replica started, in order (Schema+History.swift).
+        lineageStep,
     ]
 
     static var currentVersion: Int { migrations.count }
