@@ -144,7 +144,7 @@ public final class Replica {
             // through the kernel was a visible cost.
             try database.execute("PRAGMA cache_size = -16384")
             // A bulk sync grows the WAL (see `apply`); once checkpointed, it shrinks back to this.
-            try database.execute("PRAGMA journal_size_limit = 16777216")
+            try database.execute("PRAGMA journal_size_limit = \(Database.journalLimit)")
         } catch let error as SQLiteError {
             switch error.primaryCode {
             case SQLITE_NOTADB: throw ReplicaError.notAReplica(path: path, reason: "the file is not a SQLite database")
