@@ -47,3 +47,27 @@ extension HistoryRepairTests {
         #expect(Self.repairs(again[.a]).isEmpty && Self.repairs(again[.b]).isEmpty, "nothing left to repair")
     }
 }
+
+extension HistoryRepairTests {
+    /// A replica from before the lineage was kept (schema 28) takes its own incarnations in the
+    /// order it started them, read from the HLC of the first write it holds of each (their IDs
+    /// are random, so their text order says nothing), with the current one last.
+    @Test func aReplicaFromBeforeTakesItsIncarnationsInTheOrderItStartedThem() throws {
+        let directory = TemporaryDirectory()
+        let device = try Device(.mac, seed: 25, in: directory)
+        var started = [device.replica.identity.incarnation]
+        for round in 0..<5 {
+            _ = try device.add("under incarnation \(round)")
+            if round < 4 { started.append(try device.replica.rotateIncarnation()) }
+        }
+        #expect(try Self.lineage(device.replica) == started)
+        try device.replica.database.execute("DROP TABLE own_incarnations; PRAGMA user_version = 28")
+        let reopened = try Replica(path: device.path, clock: device.clock, random: SeededRandom(seed: 26))
+        #expect(try reopened.database.userVersion == Schema.currentVersion)
+        #expect(try Self.lineage(reopened) == started, "text order would be \(started.dropLast().sorted() + [started.last!])")
+    }
+
+    static func lineage(_ replica: Replica) throws -> [String] {
+        try replica.database.rows("SELECT origin FROM own_incarnations ORDER BY started") { $0.string(0) }
+    }
+}

@@ -30,13 +30,16 @@ extension Schema {
     /// Step 29: the incarnations this replica started, in order: its own line, which a repair of
     /// a forked origin follows (Replica+Reissue, PROTOCOL.md §7.2.3 step 4). One started after
     /// the copy a replica was restored from, on the line it lost, is bound to the same node but
-    /// is not in it. A replica from before takes its own origins as they stand, the current last.
+    /// is not in it. A replica from before takes its own origins as they stand, in the order of
+    /// the HLC of the first write it holds of each (one line's clock only goes forward, and an
+    /// incarnation is done before the next starts; none held: first), the current last.
     static let lineageStep = """
         CREATE TABLE IF NOT EXISTS own_incarnations (started INTEGER PRIMARY KEY, origin TEXT NOT NULL UNIQUE);
         INSERT OR IGNORE INTO own_incarnations(origin)
             SELECT origin FROM replica_vector
             WHERE node_id = (SELECT value FROM meta WHERE key = 'node_id') AND origin IS NOT (SELECT value FROM meta WHERE key = 'incarnation')
-            ORDER BY origin;
+            ORDER BY (SELECT hlc FROM entries WHERE origin_no = (SELECT number FROM origins WHERE incarnation = replica_vector.origin)
+                      ORDER BY origin_seq LIMIT 1), origin;
         INSERT OR IGNORE INTO own_incarnations(origin) SELECT value FROM meta WHERE key = 'incarnation';
         """
 }
