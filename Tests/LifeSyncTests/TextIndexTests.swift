@@ -155,6 +155,42 @@ import TestSupport
         try expectInStep(phone, ["gro", "par"])
     }
 
+    /// A burst's backlog of more than one step is indexed a step at a time, between a serving
+    /// node's turns (a million rows at once held its loop 7 s): the burst's end indexes nothing
+    /// yet, each step moves the mark one step at most, searches and counts are right throughout,
+    /// and the index is in step at the end. A smaller backlog is indexed at the burst's end.
+    @Test func aLargeBurstIsIndexedAStepAtATime() throws {
+        let watch = try ReplicaFixtures.replica(role: .watch, seed: 14)
+        let phone = try ReplicaFixtures.replica(role: .phone, seed: 15)
+        let defaults = watch.importDefaults()
+        let count = Int(Replica.catchUpStep) * 2 + 100
+        try watch.importEntries((0..<count).map { i in
+            try LogEntry.validated(from: ReplicaFixtures.entryJSON(text: i == count - 1 ? "the last one, by the river" : "entry \(i)",
+                                                                   timestamp: "2026-11-22T08:00:00Z"), defaults: defaults)
+        })
+        try ReplicaFixtures.sync(from: watch, to: phone)
+        phone.checkpoint()
+        #expect(phone.textCatchUpDue)
+        #expect(try phone.textIndexMark() == 0, "nothing indexed at the burst's end")
+        #expect(try texts(phone, "river") == ["the last one, by the river"], "the backlog is searched meanwhile")
+        #expect(try phone.liveEntryCount() == count)
+        var marks: [Int64] = []
+        while try phone.stepTextCatchUp() { marks.append(try phone.textIndexMark()) }
+        marks.append(try phone.textIndexMark())
+        #expect(marks == [Replica.catchUpStep, 2 * Replica.catchUpStep, Int64(count)])
+        #expect(!phone.textCatchUpDue)
+        #expect(try !phone.stepTextCatchUp())
+        #expect(try texts(phone, "river") == ["the last one, by the river"])
+        #expect(try phone.liveEntryCount() == count)
+        try expectInStep(phone, ["riv", "y 1", "las"])
+
+        _ = try watch.add(json: ReplicaFixtures.entryJSON(text: "one more"))
+        try ReplicaFixtures.sync(from: watch, to: phone)
+        phone.checkpoint()
+        #expect(!phone.textCatchUpDue)
+        #expect(try phone.textIndexMark() == Int64(count + 1), "a small backlog at once")
+    }
+
     /// A replica made before step 22 gets its index built when it is opened.
     @Test func aReplicaOfSchema21IsIndexedWhenOpened() throws {
         let path = NSTemporaryDirectory() + "lifesync-textindex-\(getpid()).sqlite"

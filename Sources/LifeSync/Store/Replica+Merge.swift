@@ -130,11 +130,12 @@ extension Replica {
         } }
     }
 
-    /// Copies the WAL back into the database file without waiting for readers or writers
-    /// (SQLite's PASSIVE checkpoint); the next write then starts the WAL over, shrunk to
-    /// `journal_size_limit`. Called when a sync burst ends, off the path of arriving batches.
+    /// Starts indexing the burst's backlog (`startTextCatchUp`), and copies the WAL back into
+    /// the database file without waiting for readers or writers (SQLite's PASSIVE checkpoint);
+    /// the next write then starts the WAL over, shrunk to `journal_size_limit`. Called when a
+    /// sync burst ends, off the path of arriving batches.
     public func checkpoint() {
-        try? catchUpTextIndex()
+        try? startTextCatchUp()
         try? database.run("PRAGMA wal_checkpoint(PASSIVE)")
     }
 

@@ -16,7 +16,10 @@ extension Replica {
         guard textIndexDepth == 1 else { return try body() }
         keepsTextPending = false
         let result = try body()
-        if !keepsTextPending { try indexTextBacklog() }
+        if !keepsTextPending {
+            try indexTextBacklog()
+            textCatchUpDue = false
+        }
         return result
     }
 
@@ -26,11 +29,15 @@ extension Replica {
     /// bounded number of rows, so a million-entry import catches up in the memory a small one
     /// needs (one pass over its whole backlog sorted a million rows at once). Damaged data (not
     /// JSON) is indexed as no text.
-    func indexTextBacklog() throws {
+    /// With `limit`, it stops once the mark moved that many feed numbers; it returns whether a
+    /// backlog is left.
+    @discardableResult
+    func indexTextBacklog(limit: Int64 = .max) throws -> Bool {
         let latest = try database.firstRow(RecordWriter.latestFeedSQL, [], { $0.int64(0) }) ?? 0
         var mark = try textIndexMark()
-        while mark < latest {
-            let upTo = min(latest, mark + Self.backlogSlice)
+        let stop = mark + min(limit, latest - mark)
+        while mark < stop {
+            let upTo = min(stop, mark + Self.backlogSlice)
             try database.run("""
                 INSERT INTO entries_text(rowid, text)
                 SELECT feed_seq, CASE WHEN json_valid(data) THEN json_extract(data, '$.text') END FROM entries
@@ -40,6 +47,7 @@ extension Replica {
             try database.run("UPDATE meta SET value = ? WHERE key = ?", [.text(String(upTo)), .text(Replica.textBacklogKey)])
             mark = upTo
         }
+        return mark < latest
     }
 
     /// Feed numbers the mark moves past in one step of `indexTextBacklog`.
@@ -50,14 +58,53 @@ extension Replica {
         try database.firstRow("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", [.text(Replica.textBacklogKey)], { $0.int64(0) }) ?? 0
     }
 
-    /// Indexes what received batches left in the backlog. Called when a sync burst ends
-    /// (`checkpoint`: a peer's CAUGHT_UP, or a serving node's first idle turn); any later local
-    /// write does it too.
+    /// Indexes what received batches left in the backlog when a sync burst ends (`checkpoint`:
+    /// a peer's CAUGHT_UP, or a serving node's first idle turn): at once when it is one step's
+    /// worth, else step by step (`textCatchUpDue`). A million rows indexed at once held a
+    /// serving node's loop 7 s, every peer and API request waiting. A local write indexes
+    /// whatever is left, as it always did.
+    func startTextCatchUp() throws {
+        guard !textCatchUpDue else { return }
+        let latest = try database.firstRow(RecordWriter.latestFeedSQL, [], { $0.int64(0) }) ?? 0
+        if latest - (try textIndexMark()) > Self.catchUpStep {
+            textCatchUpDue = true
+        } else {
+            try catchUpTextIndex()
+        }
+    }
+
+    /// Feed numbers one step of a burst's catch-up indexes: about 60 ms of a serving node's
+    /// loop on this machine kind.
+    static let catchUpStep: Int64 = 8_192
+
+    /// One step of the catch-up `checkpoint` left due, in a transaction of its own with an
+    /// unsynced commit (the index is made again from the rows if a power cut takes it); the
+    /// last step checkpoints the WAL the steps wrote. Returns whether steps are left. A step
+    /// that fails ends the catch-up: the next local write or burst takes it up again.
+    /// - Throws: what SQLite reports.
+    @discardableResult
+    public func stepTextCatchUp() throws -> Bool {
+        guard textCatchUpDue else { return false }
+        do {
+            textCatchUpDue = try database.withUnsyncedCommits {
+                try database.transaction { try indexTextBacklog(limit: Self.catchUpStep) }
+            }
+        } catch {
+            textCatchUpDue = false
+            throw error
+        }
+        if !textCatchUpDue { try database.run("PRAGMA wal_checkpoint(PASSIVE)") }
+        return textCatchUpDue
+    }
+
+    /// Indexes whatever received batches left in the backlog, at once (a bench, a node that
+    /// stopped serving).
     public func catchUpTextIndex() throws {
         let pending = try database.firstRow("""
             SELECT 1 FROM entries WHERE feed_seq > ?1 UNION ALL SELECT 1 FROM tombstones WHERE feed_seq > ?1 LIMIT 1
             """, [.integer(try textIndexMark())], { _ in true }) != nil
         guard pending else { return }
-        try database.transaction { try indexTextBacklog() }
+        _ = try database.transaction { try indexTextBacklog() }
+        textCatchUpDue = false
     }
 }

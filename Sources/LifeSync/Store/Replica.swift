@@ -49,6 +49,9 @@ public final class Replica {
     /// nested now, and whether the outermost leaves its rows for the next catch-up.
     var textIndexDepth = 0
     var keepsTextPending = false
+    /// A burst left more of a backlog than one step indexes (`checkpoint`): whoever drives the
+    /// replica calls `stepTextCatchUp` until this is false (a serving node, once a turn).
+    public internal(set) var textCatchUpDue = false
     /// Own writes whose digests the current write transaction noted as it wrote them (an
     /// import): `noteOwnWrites` reads back only the writes after this mark.
     var ownWritesNoted: WriteMark?

@@ -57,7 +57,8 @@ extension NodeServer {
         guard now >= nextTrim else { return }
         nextTrim = now + 2_000
         defer { syncedSinceTrim = false }
-        if syncedSinceTrim {
+        if syncedSinceTrim || core.replica.textCatchUpDue {
+            // Still busy: a text catch-up's steps fill the page cache as a sync does.
             cacheGivenBack = false
         } else if !cacheGivenBack {
             cacheGivenBack = true

@@ -299,7 +299,8 @@ extension NodeServer: PollParticipant {
     /// The listener (unless backing off after accept failed) and every connection: input unless
     /// closing or paused for unread output, output while dialling or holding output.
     func interests(now: Int64) -> (interests: [PollLoop.Interest], deadline: Int64?) {
-        var deadline = core.nextDeadline
+        // A burst's text catch-up goes on a step each turn, between the events that come in.
+        var deadline = core.replica.textCatchUpDue ? now : core.nextDeadline
         var interests: [PollLoop.Interest] = []
         var pollListener = false
         if let listener {
@@ -393,6 +394,7 @@ extension NodeServer: PollParticipant {
         execute(core.tick(now: MonotonicClock.milliseconds()))
         closeStalledFrames(now: now)
         giveMemoryBack(now: now)
+        _ = try? core.replica.stepTextCatchUp()
         publishStatistics()
     }
 }
