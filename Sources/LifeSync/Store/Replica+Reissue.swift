@@ -50,16 +50,7 @@ extension Replica {
                                       [.text(origin)]) { $0.string(0) }
         var rows: [HeldWrite] = []
         for incarnation in later {
-            var ofIt: [HeldWrite] = []
-            for (table, deleted) in Replica.writeTables {
-                try database.forEachRow("SELECT hlc, origin_no, origin_seq, vector, \(deleted), id FROM \(table) WHERE origin_no = ?",
-                                        [try database.originParameter(incarnation)]) { row in
-                    guard let stamp = try? self.stamp(from: row, deleted: row.int64(4) != 0, origin: incarnation),
-                          stamp.vector[origin] > fork else { return }
-                    ofIt.append(HeldWrite(table: table, id: row.string(5), stamp: stamp))
-                }
-            }
-            rows += ofIt.sorted { $0.stamp.sequence < $1.stamp.sequence }
+            rows += try heldWrites(of: incarnation, above: 0).filter { $0.stamp.vector[origin] > fork }.sorted { $0.stamp.sequence < $1.stamp.sequence }
         }
         var moved: [Reissue] = []
         for (offset, row) in rows.enumerated() {
@@ -97,15 +88,7 @@ extension Replica {
         // meeting: the old write comes back as the origin's, the forked one under `target`.
         try database.run("DELETE FROM conflicts WHERE loser_origin = ?1 AND winner_origin = ?1 AND loser_seq = winner_seq AND loser_seq > ?2",
                          [.text(origin), .counter(fork)])
-        var rows: [HeldWrite] = []
-        for (table, deleted) in Replica.writeTables {
-            try database.forEachRow("SELECT hlc, origin_no, origin_seq, vector, \(deleted), id FROM \(table) WHERE origin_no = ? AND origin_seq > ?",
-                                    [try database.originParameter(origin), .counter(fork)]) { row in
-                // Damaged: left where it is.
-                guard let stamp = try? self.stamp(from: row, deleted: row.int64(4) != 0, origin: origin) else { return }
-                rows.append(HeldWrite(table: table, id: row.string(5), stamp: stamp))
-            }
-        }
+        var rows = try heldWrites(of: origin, above: fork)
         if let only {
             rows = try rows.filter { row in
                 guard let wanted = only[row.stamp.sequence] else { return false }
@@ -128,6 +111,20 @@ extension Replica {
         var table: String
         var id: String
         var stamp: VersionStamp
+    }
+
+    /// The writes of `origin` above `sequence` held in any of `writeTables` (a damaged one is
+    /// left where it is).
+    private func heldWrites(of origin: String, above sequence: UInt64) throws -> [HeldWrite] {
+        var rows: [HeldWrite] = []
+        for (table, deleted) in Replica.writeTables {
+            try database.forEachRow("SELECT hlc, origin_no, origin_seq, vector, \(deleted), id FROM \(table) WHERE origin_no = ? AND origin_seq > ?",
+                                    [try database.originParameter(origin), .counter(sequence)]) { row in
+                guard let stamp = try? self.stamp(from: row, deleted: row.int64(4) != 0, origin: origin) else { return }
+                rows.append(HeldWrite(table: table, id: row.string(5), stamp: stamp))
+            }
+        }
+        return rows
     }
 
     /// Moves one held write to the number and vector of `new` (same HLC and content). Its
