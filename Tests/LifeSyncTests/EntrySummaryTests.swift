@@ -4,10 +4,11 @@ import Testing
 import LifeSyncRuntime
 import TestSupport
 
-/// The journal's kept counts (EntrySummary, schema step 25) equal a fresh count of the rows after
-/// every kind of write: local writes, edits and deletes, imports, received batches (before and
-/// after their burst is caught up), an entry a concurrent edit brings back from its tombstone, a
-/// device restored whole whose writes are re-issued, and the migration of an existing replica.
+/// The journal's kept counts (EntrySummary, schema steps 25 and 30) equal a fresh count of the
+/// rows, and are in step with the rows, after every kind of write: local writes, edits and
+/// deletes, imports, received batches (before and after their burst's text is caught up), an
+/// entry a concurrent edit brings back from its tombstone, a device restored whole whose writes
+/// are re-issued, and the migration of an existing replica.
 @Suite struct EntrySummaryTests {
     /// Days of UTC, of zones a whole number of hours off it (where an hour is one day's), of
     /// zones half and three quarters of an hour off it (where a day's end splits hours), and
@@ -18,6 +19,14 @@ import TestSupport
     /// read from every row.
     static func expectExact(_ replica: Replica, _ label: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
         func count(_ table: String) throws -> Int { Int(try replica.database.firstRow("SELECT count(*) FROM \(table)", [], { $0.int64(0) }) ?? -1) }
+        // The counts are in step with every committed write, a received batch's too: nothing
+        // is left for a reader to count from the rows (a sync burst's text waits; they do not).
+        func mark(_ key: String) throws -> Int64? {
+            try replica.database.firstRow("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", [.text(key)], { $0.int64(0) })
+        }
+        let counted = try mark(EntrySummary.markKey), indexed = try mark(Replica.textBacklogKey)
+        #expect(counted == (try replica.latestChangeSequence()), "\(label): the counts' mark", sourceLocation: sourceLocation)
+        #expect(indexed != nil && counted != nil && indexed! <= counted!, "\(label): the text index's mark", sourceLocation: sourceLocation)
         #expect(try replica.liveEntryCount() == count("entries"), "\(label): entries", sourceLocation: sourceLocation)
         #expect(try replica.tombstoneCount() == count("tombstones"), "\(label): tombstones", sourceLocation: sourceLocation)
         for days in allDays {
@@ -110,14 +119,14 @@ import TestSupport
         }
     }
 
-    /// An import counts its rows as it writes them, holding at most `ImportIndexer.groupLimit`
+    /// An import counts its rows as it writes them, holding at most `CountTally.groupLimit`
     /// groups (hour, category, source, metric) before it adds them: one of more groups than that
     /// is counted whole, each group once, and its metric values (fractions among them) are the
     /// values the rows hold.
     @Test func anImportOfMoreGroupsThanItHoldsIsCountedWhole() throws {
         let replica = try ReplicaFixtures.replica(role: .phone, seed: 23)
         let defaults = replica.importDefaults()
-        let total = ImportIndexer.groupLimit + 700
+        let total = CountTally.groupLimit + 700
         let start = try Timestamp(iso8601: "2026-11-22T00:30:00Z").millisecondsSince1970
         let imported = try (0..<total).map { (i: Int) -> LogEntry in
             let at = Timestamp(millisecondsSince1970: start + Int64(i / 2) * 3_600_000).iso8601  // two entries an hour
@@ -139,7 +148,7 @@ import TestSupport
             "\($0.string(0)) \($0.string(1)) \($0.string(2)) \($0.int64(3)) \($0.optionalString(4) ?? "-") \($0.optionalString(5) ?? "-") \($0.optionalString(6) ?? "-")"
         } == hours)
         #expect(try replica.database.rows("SELECT name, value, count FROM metric_summary ORDER BY 1, 2") { "\($0.string(0)) \($0.double(1)) \($0.int64(2))" } == metrics)
-        #expect(hours.count > ImportIndexer.groupLimit)
+        #expect(hours.count > CountTally.groupLimit)
     }
 
     @Test func receivedBatchesDeletesAndAnEntryBroughtBackKeepTheCountsExact() throws {
@@ -176,6 +185,37 @@ import TestSupport
         try Self.expectExact(watch, "the watch after the phone's delete arrived")
     }
 
+    /// Batches a receiver finds waiting are committed together, so one transaction may write a
+    /// record and then replace it, delete it, or bring it back from the tombstone it wrote: the
+    /// writer's tally holds the first version, and is added to the tables before that version
+    /// is taken out (CountTally), its metric's hour made again without it.
+    @Test func aRecordWrittenTwiceInOneTransactionIsCountedOnce() throws {
+        let watchClock = ManualClock(milliseconds: ReplicaFixtures.epoch)
+        let macClock = ManualClock(milliseconds: ReplicaFixtures.epoch)
+        let watch = try ReplicaFixtures.replica(role: .watch, seed: 32, clock: watchClock)
+        let mac = try ReplicaFixtures.replica(role: .mac, seed: 33, clock: macClock)
+        let phone = try ReplicaFixtures.replica(role: .phone, seed: 34)
+        let run = try watch.add(json: Self.entry("run", category: "health", at: "2026-11-22T06:15:00Z", mood: 3))
+        let swim = try watch.add(json: Self.entry("swim", at: "2026-11-22T18:40:00Z", mood: 8))
+        let first = (changes: try watch.changes(after: VersionVector()), through: try watch.replicaVector())
+        try ReplicaFixtures.sync(from: watch, to: mac)
+        watchClock.advance(by: 60_000)
+        _ = try watch.update(id: run.id, patch: Self.patch([("category", .string("sport")), ("timestamp", .string("2026-11-23T07:00:00Z"))]))
+        try watch.delete(id: swim.id)
+        let second = (changes: try watch.changes(after: first.through), through: try watch.replicaVector())
+        // The mac edits the swim after the watch deleted it, not knowing: the edit wins it back.
+        macClock.advance(by: 120_000)
+        _ = try mac.update(id: swim.id, patch: Self.patch([("data", .object([("text", .string("swam further"))]))]))
+        let third = (changes: try mac.changes(after: first.through), through: try mac.replicaVector())
+        #expect(second.changes.count == 2 && third.changes.count == 1)
+        _ = try phone.apply([first, second, third])
+        #expect(try phone.entry(id: swim.id).data.text == "swam further")
+        #expect(try phone.entry(id: run.id).category == "sport")
+        try Self.expectExact(phone, "three batches in one transaction")
+        phone.checkpoint()
+        try Self.expectExact(phone, "their text caught up")
+    }
+
     /// A device put back whole from its backup writes again; its writes since are re-issued
     /// under a new incarnation and the lost one comes back (HistoryRepairTests): the counts
     /// follow on both sides.
@@ -208,6 +248,32 @@ import TestSupport
         try replica.database.run("UPDATE entry_summary SET count = count + 1 WHERE kind = 'category'")
         #expect(try replica.stats().byCategory.map(\.count) == [2])
         #expect(try replica.stats(matching: EntryQuery(category: "mood")).byCategory.map(\.count) == [1], "a filter reads the rows")
+    }
+
+    /// A replica made before step 30 whose last burst left its text and its counts behind
+    /// (they shared a mark) has its counts made in step when it is opened; the text waits.
+    @Test func aReplicaOfSchema29WithABurstsBacklogIsCountedWhenOpened() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/before.sqlite"
+        let watch = try ReplicaFixtures.replica(role: .watch, seed: 29)
+        _ = try watch.add(json: Self.entry("walk", at: "2026-11-22T07:00:00Z", mood: 6))
+        _ = try watch.add(json: Self.entry("read", category: "note", at: "2026-11-22T21:30:00Z"))
+        do {
+            let phone = try ReplicaFixtures.replica(role: .phone, seed: 30, path: path)
+            _ = try phone.add(json: Self.entry("kept", at: "2026-11-22T09:00:00Z", mood: 2))
+            try ReplicaFixtures.sync(from: watch, to: phone)  // the burst's text not caught up
+            #expect(try phone.textIndexMark() == 1)
+        }
+        do {
+            // Schema 29: one mark, and the counts only of the rows at or below it.
+            let db = try Database(path: path, create: false)
+            try db.execute("DELETE FROM meta WHERE key = '\(EntrySummary.markKey)'; DELETE FROM entry_summary; DELETE FROM metric_summary; DELETE FROM hour_summary;")
+            try db.execute(EntrySummary.addSQL(where: "feed_seq <= 1").joined(separator: ";\n") + "; PRAGMA user_version = 29;")
+        }
+        let reopened = try Replica(path: path, clock: ManualClock(milliseconds: ReplicaFixtures.epoch), random: SeededRandom(seed: 31))
+        #expect(try reopened.liveEntryCount() == 3)
+        #expect(try reopened.textIndexMark() == 1, "the text waits for the catch-up")
+        try Self.expectExact(reopened, "migrated")
     }
 
     /// A replica made before step 25 gets its counts made from its rows when it is opened.

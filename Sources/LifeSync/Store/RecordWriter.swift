@@ -4,6 +4,8 @@
 /// Make one per transaction.
 struct RecordWriter {
     private let database: Database
+    /// Where the rows it writes are counted (the replica's, open for the transaction).
+    private let counts: CountTally
     /// `created_at` of the entries written: when this replica first stored them.
     private let createdAt: String
     private var insertIfAbsent: Statement?
@@ -15,12 +17,14 @@ struct RecordWriter {
     private var metricHour: Statement?
     private var retireMetricHour: [Statement?] = [nil, nil]
     private var retireTombstone: Statement?
+    private var tombstoneCounted: Statement?
     /// The feed number of the last row this writer wrote (nil until it reads the tables' latest).
     private var latestFeedNumber: Int64?
     private var row = RowText()
 
-    init(database: Database, createdAt: Timestamp) {
+    init(database: Database, counts: CountTally, createdAt: Timestamp) {
         self.database = database
+        self.counts = counts
         self.createdAt = createdAt.iso8601
     }
 
@@ -45,6 +49,7 @@ struct RecordWriter {
                 """, [.text(id), .text(createdAt), .integer(stamp.hlc.rawValue), .integer(try database.originNumber(stamp.origin)),
                       .counter(stamp.sequence), .blob(try StoredVector.bytes(stamp.vector, own: stamp.own, in: database)), .integer(feed)])
             latestFeedNumber = feed
+            counts.addTombstone(feed: feed)
             if previous == .live {
                 try retire(entry: id)
                 try database.run("DELETE FROM entries WHERE id = ?", [.text(id)])
@@ -75,11 +80,15 @@ struct RecordWriter {
         statement.bind(feed, at: 13)
         try row.execute(statement)
         let stored = database.changes > 0
-        if stored { latestFeedNumber = feed }
+        if stored {
+            latestFeedNumber = feed
+            counts.add(entry, feed: feed, hour: storedHour())
+        }
         if previous == .tombstone {
             try retire(tombstone: id)
             try database.run("DELETE FROM tombstones WHERE id = ?", [.text(id)])
         }
+        if counts.isFull { try counts.flush(into: database) }
         return stored
     }
 
@@ -98,24 +107,22 @@ struct RecordWriter {
 
     /// The UTC hour of the entry row this writer stored last, as the counts key it
     /// (`substr(timestamp, 1, 13)`, EntrySummary).
-    func storedHour() -> String {
+    private func storedHour() -> String {
         var hour = ""
         row.withBytes(of: 2) { hour = String(decoding: $0.prefix(13), as: UTF8.self) }
         return hour
     }
 
-    /// Takes entry `id`'s live row, if it has one at or below the text index's mark, out of
-    /// `entries_text` (contentless: FTS5 needs the text it was given to find its rows) and out of
-    /// the journal's counts (EntrySummary). Rows above the mark are in neither yet. Schema step
-    /// 23 says why this is not a trigger.
+    /// Takes entry `id`'s live row out of `entries_text` if it is at or below the text index's
+    /// mark (contentless: FTS5 needs the text it was given to find its rows), and out of the
+    /// journal's counts (EntrySummary). A row above the counts' mark was written earlier in this
+    /// transaction and is only in the tally: the tally is added first (`CountTally`). Schema
+    /// step 23 says why this is not a trigger.
     private mutating func retire(entry id: String) throws {
         // One lookup first, what the text index alone cost before: most rows a sync writes are
         // new, and the statements below would look each of them up five more times.
-        let probe = try held(&indexed, RecordWriter.indexedSQL)
-        probe.bind(id, at: 1)
-        let found = try probe.step()
-        probe.reset()
-        guard found else { return }
+        guard let counted = try Self.isCounted(held(&indexed, RecordWriter.indexedSQL), id) else { return }
+        if !counted { try counts.flush(into: database) }
         let statement = try held(&unindex, RecordWriter.unindexSQL)
         statement.bind(id, at: 1)
         try statement.execute()
@@ -138,14 +145,25 @@ struct RecordWriter {
         }
     }
 
-    /// Takes record `id`'s tombstone, if it has one at or below the mark, out of the counts.
+    /// Takes record `id`'s tombstone, if it has one, out of the counts (added first when it is
+    /// only in the tally, as for an entry).
     private mutating func retire(tombstone id: String) throws {
+        guard let counted = try Self.isCounted(held(&tombstoneCounted, RecordWriter.tombstoneCountedSQL), id) else { return }
+        if !counted { try counts.flush(into: database) }
         let statement = try held(&retireTombstone, EntrySummary.retireTombstoneSQL)
         statement.bind(id, at: 1)
         try statement.execute()
     }
 
-    private static let indexedSQL = "SELECT 1 FROM entries WHERE id = ?1 AND feed_seq <= \(EntrySummary.mark)"
+    /// Whether record `id`'s row that `probe` finds is at or below the counts' mark; nil: no row.
+    private static func isCounted(_ probe: Statement, _ id: String) throws -> Bool? {
+        probe.bind(id, at: 1)
+        defer { probe.reset() }
+        return try probe.step() ? probe.int64(0) != 0 : nil
+    }
+
+    private static let indexedSQL = "SELECT feed_seq <= \(EntrySummary.mark) FROM entries WHERE id = ?1"
+    private static let tombstoneCountedSQL = "SELECT feed_seq <= \(EntrySummary.mark) FROM tombstones WHERE id = ?1"
 
     private static let unindexSQL = """
         INSERT INTO entries_text(entries_text, rowid, text)

@@ -20,7 +20,7 @@ extension Replica {
         struct Refused: Error { var outcomes: [BatchOutcome] }
         do {
             return try writeTransaction {
-                var batch = BatchWrite(writer: RecordWriter(database: database, createdAt: now), sequence: try currentSequence(),
+                var batch = BatchWrite(writer: RecordWriter(database: database, counts: countTally, createdAt: now), sequence: try currentSequence(),
                                        mayHaveTombstones: try tombstoneCount() > 0)
                 // Near the ceiling, one write at a time, so the incarnation can give way (nextSequence).
                 let bulk = batch.sequence < Message.Limits.maximumSequence - UInt64(items.count)

@@ -43,8 +43,8 @@ extension Replica {
     ///
     /// This is the bulk path: sequence numbers are taken in one step and each new entry costs one
     /// INSERT, and the note of its digest (`own_writes`) made from the row as it is written
-    /// rather than read back when the transaction ends, as are its text and its counts
-    /// (`ImportIndexer`); only an ID that is already taken costs a second look.
+    /// rather than read back when the transaction ends, as are its text (`ImportIndexer`) and
+    /// its counts (`CountTally`); only an ID that is already taken costs a second look.
     @discardableResult
     package func importEntries(positionName: (Int) -> String, _ next: () throws -> (position: Int, entry: LogEntry)?) throws -> ImportSummary {
         try writeTransaction {
@@ -52,7 +52,7 @@ extension Replica {
             var sequence = try currentSequence()
             let sequenceBefore = sequence
             var summary = ImportSummary()
-            var writer = RecordWriter(database: database, createdAt: now)
+            var writer = RecordWriter(database: database, counts: countTally, createdAt: now)
             var writtenAt = WrittenPositions()  // the position of each entry written, in sequence order
             var digests = try OwnWriteNotes(database: database, origin: identity.incarnation)
             // What was waiting for the text index first: the import's own rows are then the
@@ -70,7 +70,7 @@ extension Replica {
                     sequence += 1
                     summary.written += 1
                     try digests.note(stamp: stamp, id: entry.id, storedBy: writer)
-                    try indexer.add(entry, feed: writer.lastFeedNumber!, hour: writer.storedHour())
+                    try indexer.add(entry, feed: writer.lastFeedNumber!)
                     writtenAt.append(position)
                 } else if try self.entry(id: entry.id).isSameContent(as: entry) {
                     summary.unchanged += 1

@@ -134,7 +134,7 @@ extension Replica {
         // More extra members than a change may name (a resolution settling a loser's members
         // beside an edit of all of them): the write stamps every field instead, which it may.
         if (fields.extra?.count ?? 0) > FieldMask.maximumExtraNames { fields = .all }
-        var writer = RecordWriter(database: database, createdAt: now)
+        var writer = RecordWriter(database: database, counts: countTally, createdAt: now)
         if let stored {
             let write = EntryWrite(stamp: stamp, fields: fields, entry: entry)
             let result = FieldMerge.merge(stored.all + [write])

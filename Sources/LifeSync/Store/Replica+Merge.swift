@@ -84,7 +84,7 @@ extension Replica {
             // With no tombstones, a new live entry needs no lookup first: try the insert, and
             // merge only when the ID turns out to be taken (the common case of a fresh replica).
             var noTombstones = try tombstoneCount() == 0
-            var writer = RecordWriter(database: database, createdAt: Timestamp(millisecondsSince1970: now))
+            var writer = RecordWriter(database: database, counts: countTally, createdAt: Timestamp(millisecondsSince1970: now))
             let before = try replicaVector()
             var absorbed = Dictionary(uniqueKeysWithValues: before.entries.map { ($0.origin, $0.sequence) })
             let own = seals == nil ? [] : try ownOrigins()

@@ -27,7 +27,7 @@ extension Replica {
 
     /// Counts by `days`' day from counts by UTC hour (`YYYY-MM-DDTHH`, sorted): an hour on one
     /// day adds to it; one a day's end divides is counted in its two time ranges, and one to be
-    /// told entry by entry is, both through the time index.
+    /// told entry by entry is, both through the time index. Days with no entry are left out.
     func dayCounts(fromHours hours: [(key: String, count: Int)], days: StatsDays) throws -> [(key: String, count: Int)] {
         var counts: [(key: String, count: Int)] = []
         let placed = try hourDays(hours.map(\.key), days: days)
@@ -53,7 +53,8 @@ extension Replica {
                 while try entryDays.step() { counts.append((key: entryDays.string(0), count: Int(entryDays.int64(1)))) }
             }
         }
-        return merged(counts)
+        // A divided hour whose entries all lie on one side names no entry of the other day.
+        return merged(counts).filter { $0.count > 0 }
     }
 
     /// Where each UTC hour (`YYYY-MM-DDTHH`, sorted) falls on `days`' clock, a UTC day at a

@@ -5,17 +5,26 @@ extension Replica {
     /// scan the backlog (`searchClause`), so it never hides an entry.
     static let textBacklogKey = "text_index_from"
 
-    /// Runs `body`, then indexes the rows it wrote, in one statement: one FTS5 flush for the
-    /// whole transaction rather than one a row. Within a transaction; a nested call leaves the
-    /// work to the outermost. A body that receives a peer's batch or HISTORY (`keepsTextPending`)
-    /// leaves its rows in the backlog, indexed when the burst ends (`catchUpTextIndex`): a commit
-    /// per batch each writing an FTS5 segment took a third of a sync's time.
+    /// Runs `body`, then adds the counts of the rows it wrote to the tables (`CountTally`) and
+    /// indexes their text in one statement: one FTS5 flush for the whole transaction rather
+    /// than one a row. Within a transaction; a nested call leaves the work to the outermost. A
+    /// body that receives a peer's batch or HISTORY (`keepsTextPending`) leaves its rows' text
+    /// in the backlog, indexed when the burst ends (`catchUpTextIndex`): a commit per batch each
+    /// writing an FTS5 segment took a third of a sync's time. Its counts are in step at once.
     func deferringTextIndex<T>(_ body: () throws -> T) throws -> T {
         textIndexDepth += 1
         defer { textIndexDepth -= 1 }
         guard textIndexDepth == 1 else { return try body() }
         keepsTextPending = false
-        let result = try body()
+        countTally.open()
+        let result: T
+        do {
+            result = try body()
+            try countTally.flush(into: database, closing: true)
+        } catch {
+            countTally.discard()
+            throw error
+        }
         if !keepsTextPending {
             try indexTextBacklog()
             textCatchUpDue = false
@@ -23,17 +32,15 @@ extension Replica {
         return result
     }
 
-    /// Indexes the backlog's rows, adds them and its tombstones to the journal's counts
-    /// (EntrySummary), and moves the mark to the latest feed number (inside the caller's
-    /// transaction), `backlogSlice` feed numbers at a time: each step groups and indexes a
-    /// bounded number of rows, so a million-entry import catches up in the memory a small one
-    /// needs (one pass over its whole backlog sorted a million rows at once). Damaged data (not
-    /// JSON) is indexed as no text.
-    /// With `limit`, it stops once the mark moved that many feed numbers; it returns whether a
-    /// backlog is left.
+    /// Indexes the text of the backlog's rows and moves the text index's mark to the latest
+    /// feed number (inside the caller's transaction), `backlogSlice` feed numbers at a time, so
+    /// a million-entry import catches up in the memory a small one needs. Damaged data (not
+    /// JSON) is indexed as no text. With `limit`, it stops once the mark moved that many feed
+    /// numbers; it returns whether a backlog is left. The rows were counted by the transaction
+    /// that wrote them (`CountTally`).
     @discardableResult
     func indexTextBacklog(limit: Int64 = .max) throws -> Bool {
-        let latest = try database.firstRow(RecordWriter.latestFeedSQL, [], { $0.int64(0) }) ?? 0
+        let latest = try latestChangeSequence()
         var mark = try textIndexMark()
         let stop = mark + min(limit, latest - mark)
         while mark < stop {
@@ -43,17 +50,16 @@ extension Replica {
                 SELECT feed_seq, CASE WHEN json_valid(data) THEN json_extract(data, '$.text') END FROM entries
                 WHERE feed_seq > ?1 AND feed_seq <= ?2
                 """, [.integer(mark), .integer(upTo)])
-            for step in EntrySummary.addBacklogSQL { try database.run(step.sql, step.takesLatest ? [.integer(upTo)] : []) }
             try database.run("UPDATE meta SET value = ? WHERE key = ?", [.text(String(upTo)), .text(Replica.textBacklogKey)])
             mark = upTo
         }
         return mark < latest
     }
 
-    /// Feed numbers the mark moves past in one step of `indexTextBacklog`.
+    /// Feed numbers the mark moves past in one slice of `indexTextBacklog`.
     static let backlogSlice: Int64 = 16_384
 
-    /// The mark: rows with a greater feed number are the backlog.
+    /// The text index's mark: rows with a greater feed number are its backlog.
     func textIndexMark() throws -> Int64 {
         try database.firstRow("SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", [.text(Replica.textBacklogKey)], { $0.int64(0) }) ?? 0
     }
@@ -65,7 +71,7 @@ extension Replica {
     /// whatever is left, as it always did.
     func startTextCatchUp() throws {
         guard !textCatchUpDue else { return }
-        let latest = try database.firstRow(RecordWriter.latestFeedSQL, [], { $0.int64(0) }) ?? 0
+        let latest = try latestChangeSequence()
         if latest - (try textIndexMark()) > Self.catchUpStep {
             textCatchUpDue = true
         } else {
@@ -73,9 +79,10 @@ extension Replica {
         }
     }
 
-    /// Feed numbers one step of a burst's catch-up indexes: about 60 ms of a serving node's
-    /// loop on this machine kind.
-    static let catchUpStep: Int64 = 8_192
+    /// Feed numbers one step of a burst's catch-up indexes: under 30 ms of a serving node's
+    /// loop on this machine kind, mostly. An API request that comes during a step waits for it:
+    /// with 8,192 a step, a tenth of the requests during a 1M-row catch-up took over 100 ms.
+    static let catchUpStep: Int64 = 2_048
 
     /// One step of the catch-up `checkpoint` left due, in a transaction of its own with an
     /// unsynced commit (the index is made again from the rows if a power cut takes it); the

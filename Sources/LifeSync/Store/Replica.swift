@@ -49,6 +49,8 @@ public final class Replica {
     /// nested now, and whether the outermost leaves its rows for the next catch-up.
     var textIndexDepth = 0
     var keepsTextPending = false
+    /// The counts of the rows the current write transaction wrote, not yet in the tables.
+    let countTally = CountTally()
     /// A burst left more of a backlog than one step indexes (`checkpoint`): whoever drives the
     /// replica calls `stepTextCatchUp` until this is false (a serving node, once a turn).
     public internal(set) var textCatchUpDue = false

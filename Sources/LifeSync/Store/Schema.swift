@@ -402,6 +402,9 @@ enum Schema {
         ascendingTimeStep,
         // 29: the incarnations this replica started, in order (Schema+History.swift).
         lineageStep,
+        // 30: the journal's counts with a mark of their own, kept in step with every write
+        // (EntrySummary.swift).
+        EntrySummary.markStep,
     ]
 
     static var currentVersion: Int { migrations.count }
