@@ -30,13 +30,12 @@ final class CountTally {
         var category: String
         var source: String
         var metric: String?
-        /// The metric's value, in its canonical JSON form, which SQLite reads as it reads it from `data`.
-        var value: String?
+        var value: Double?
     }
 
     /// Groups held before they are added to the tables: a bound on memory whatever the
     /// transaction's size.
-    static let groupLimit = 4_096
+    static let groupLimit = 1_024
 
     /// Counts `entry`, just written with feed number `feed`; `hour`: its stored timestamp's
     /// first 13 characters (`RecordWriter.storedHour`).
@@ -44,7 +43,7 @@ final class CountTally {
         precondition(isOpen, "rows are counted within a write transaction")
         let metric = entry.data.metric
         groups[Group(hour: hour, category: entry.category ?? "(none)", source: entry.source,
-                     metric: metric?.name, value: metric.map { JSONValue.numberText($0.value) }), default: 0] += 1
+                     metric: metric?.name, value: metric?.value), default: 0] += 1
         latest = feed
     }
 
@@ -74,50 +73,61 @@ final class CountTally {
     /// Adds what it gathered to the tables and moves the mark past the rows counted, inside the
     /// caller's transaction. With `closing`, the transaction's last flush. The groups are
     /// spread over each table's keys here, and each key added once: grouping them in SQL (a
-    /// sort of every group three times over) took a sync 7% of its time.
+    /// sort of every group three times over) took a sync 7% of its time, and an upsert per
+    /// metric value in each hour most of what was left. Values go to SQLite as their JSON text,
+    /// which it reads as it reads them from `data` (what taking a row out computes).
     /// - Throws: what SQLite reports.
     func flush(into database: Database, closing: Bool = false) throws {
         defer { if closing { isOpen = false } }
         guard let latest else { return }
-        var counts: [Key: Int64] = [:], metrics: [Key: Int64] = [:], hours: [HourKey: Int64] = [:]
+        var counts: [Key: Int64] = [:], metrics: [MetricKey: Int64] = [:]
+        var hours: [Key: [String: Int64]] = [:], hourMetrics: [MetricKey: HourMetric] = [:]
         if tombstones > 0 { counts[Key(kind: "tombstones", key: "")] = tombstones }
         for (group, n) in groups {
             for key in [Key(kind: "all", key: ""), Key(kind: "category", key: group.category), Key(kind: "source", key: group.source),
                         Key(kind: "hour", key: group.hour)] {
                 counts[key, default: 0] += n
             }
-            hours[HourKey(hour: group.hour, kind: "category", key: group.category), default: 0] += n
-            hours[HourKey(hour: group.hour, kind: "source", key: group.source), default: 0] += n
+            hours[Key(kind: "category", key: group.category), default: [:]][group.hour, default: 0] += n
+            hours[Key(kind: "source", key: group.source), default: [:]][group.hour, default: 0] += n
             if let metric = group.metric, let value = group.value {
-                metrics[Key(kind: metric, key: value), default: 0] += n
-                hours[HourKey(hour: group.hour, kind: "metric", key: metric, value: value), default: 0] += n
+                metrics[MetricKey(name: metric, key: JSONValue.numberText(value)), default: 0] += n
+                hourMetrics[MetricKey(name: metric, key: group.hour), default: HourMetric(low: value, high: value)].add(value, times: n)
             }
         }
-        for (table, sql) in [(counts, EntrySummary.addCountSQL), (metrics, EntrySummary.addMetricSQL)] {
-            let add = try database.prepare(sql)
-            for (key, n) in table {
-                add.bind(key.kind, at: 1)
-                add.bind(key.key, at: 2)
-                add.bind(n, at: 3)
-                try add.execute()
-            }
+        let addCount = try database.prepare(EntrySummary.addCountSQL)
+        for (key, n) in counts {
+            addCount.bind(key.kind, at: 1)
+            addCount.bind(key.key, at: 2)
+            addCount.bind(n, at: 3)
+            try addCount.execute()
+        }
+        let addMetric = try database.prepare(EntrySummary.addMetricSQL)
+        for (key, n) in metrics {
+            addMetric.bind(key.name, at: 1)
+            addMetric.bind(key.key, at: 2)
+            addMetric.bind(n, at: 3)
+            try addMetric.execute()
         }
         let hourCount = try database.prepare(EntrySummary.addHourCountSQL)
-        let hourMetric = try database.prepare(EntrySummary.addHourMetricSQL)
-        for (key, n) in hours {
-            if let value = key.value {
-                hourMetric.bind(key.hour, at: 1)
-                hourMetric.bind(key.key, at: 2)
-                hourMetric.bind(n, at: 3)
-                hourMetric.bind(value, at: 4)
-                try hourMetric.execute()
-            } else {
-                hourCount.bind(key.hour, at: 1)
+        for (key, byHour) in hours {
+            for (hour, n) in byHour {
+                hourCount.bind(hour, at: 1)
                 hourCount.bind(key.kind, at: 2)
                 hourCount.bind(key.key, at: 3)
                 hourCount.bind(n, at: 4)
                 try hourCount.execute()
             }
+        }
+        let hourMetric = try database.prepare(EntrySummary.addHourMetricSQL)
+        for (key, metric) in hourMetrics {
+            hourMetric.bind(key.key, at: 1)
+            hourMetric.bind(key.name, at: 2)
+            hourMetric.bind(metric.count, at: 3)
+            try hourMetric.bind(.real(metric.total), at: 4)
+            hourMetric.bind(JSONValue.numberText(metric.low), at: 5)
+            hourMetric.bind(JSONValue.numberText(metric.high), at: 6)
+            try hourMetric.execute()
         }
         try database.run("UPDATE meta SET value = ? WHERE key = ?", [.text(String(latest)), .text(EntrySummary.markKey)])
         groups.removeAll(keepingCapacity: true)
@@ -125,17 +135,35 @@ final class CountTally {
         self.latest = nil
     }
 
-    /// `entry_summary`'s (kind, key), or `metric_summary`'s (name, value).
+    /// `entry_summary`'s (kind, key).
     private struct Key: Hashable {
         var kind: String
         var key: String
     }
 
-    /// `hour_summary`'s (hour, kind, key), a metric's per value.
-    private struct HourKey: Hashable {
-        var hour: String
-        var kind: String
+    /// A metric `name` and a value's JSON text (`metric_summary`), or an hour (`hour_summary`).
+    private struct MetricKey: Hashable {
+        var name: String
         var key: String
-        var value: String?
+    }
+
+    /// An hour's entries of one metric.
+    private struct HourMetric {
+        var count: Int64 = 0
+        var total = 0.0
+        var low: Double
+        var high: Double
+
+        init(low: Double, high: Double) {
+            self.low = low
+            self.high = high
+        }
+
+        mutating func add(_ value: Double, times n: Int64) {
+            count += n
+            total += value * Double(n)
+            low = min(low, value)
+            high = max(high, value)
+        }
     }
 }

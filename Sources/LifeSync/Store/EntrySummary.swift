@@ -126,8 +126,8 @@ enum EntrySummary {
     /// What `addSQL` adds, one group at a time, for counts gathered outside SQL (the writer's,
     /// `CountTally`): an `entry_summary` key `?1` `?2` counted `?3` times; a metric `?1`
     /// of value `?2` (its JSON text, read as SQLite reads it from `data`) `?3` times; an hour
-    /// `?1`'s category or source (`?2`) `?3` counted `?4` times; an hour `?1`'s metric `?2` of
-    /// value `?4` (text, as before) `?3` times.
+    /// `?1`'s category or source (`?2`) `?3` counted `?4` times; an hour `?1`'s metric `?2` in
+    /// `?3` entries, whose values sum to `?4` and range from `?5` to `?6` (text, as before).
     static let addCountSQL = """
         INSERT INTO entry_summary(kind, key, count) VALUES (?1, ?2, ?3)
         ON CONFLICT(kind, key) DO UPDATE SET count = count + excluded.count
@@ -142,7 +142,7 @@ enum EntrySummary {
         """
     static let addHourMetricSQL = """
         INSERT INTO hour_summary(hour, kind, key, count, total, low, high)
-        VALUES (?1, 'metric', ?2, ?3, CAST(?4 AS REAL) * ?3, CAST(?4 AS REAL), CAST(?4 AS REAL))
+        VALUES (?1, 'metric', ?2, ?3, ?4, CAST(?5 AS REAL), CAST(?6 AS REAL))
         ON CONFLICT(hour, kind, key) DO UPDATE SET count = count + excluded.count, total = total + excluded.total,
             low = min(low, excluded.low), high = max(high, excluded.high)
         """
