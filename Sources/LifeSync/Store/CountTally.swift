@@ -80,49 +80,46 @@ final class CountTally {
     func flush(into database: Database, closing: Bool = false) throws {
         defer { if closing { isOpen = false } }
         guard let latest else { return }
-        var counts: [Key: Int64] = [:], metrics: [MetricKey: Int64] = [:]
-        var hours: [Key: [String: Int64]] = [:], hourMetrics: [MetricKey: HourMetric] = [:]
-        if tombstones > 0 { counts[Key(kind: "tombstones", key: "")] = tombstones }
+        // (kind, key) of `entry_summary` and (name, value) of `metric_summary`, each counted;
+        // per (kind, key) of a category or source its count in each hour; per (metric, hour)
+        // what its entries there hold.
+        var counts: [Pair: Int64] = [:], metrics: [Pair: Int64] = [:]
+        var hours: [Pair: [String: Int64]] = [:], hourMetrics: [Pair: HourMetric] = [:]
+        if tombstones > 0 { counts[Pair("tombstones", "")] = tombstones }
         for (group, n) in groups {
-            for key in [Key(kind: "all", key: ""), Key(kind: "category", key: group.category), Key(kind: "source", key: group.source),
-                        Key(kind: "hour", key: group.hour)] {
+            for key in [Pair("all", ""), Pair("category", group.category), Pair("source", group.source), Pair("hour", group.hour)] {
                 counts[key, default: 0] += n
             }
-            hours[Key(kind: "category", key: group.category), default: [:]][group.hour, default: 0] += n
-            hours[Key(kind: "source", key: group.source), default: [:]][group.hour, default: 0] += n
+            hours[Pair("category", group.category), default: [:]][group.hour, default: 0] += n
+            hours[Pair("source", group.source), default: [:]][group.hour, default: 0] += n
             if let metric = group.metric, let value = group.value {
-                metrics[MetricKey(name: metric, key: JSONValue.numberText(value)), default: 0] += n
-                hourMetrics[MetricKey(name: metric, key: group.hour), default: HourMetric(low: value, high: value)].add(value, times: n)
+                metrics[Pair(metric, JSONValue.numberText(value)), default: 0] += n
+                hourMetrics[Pair(metric, group.hour), default: HourMetric(low: value, high: value)].add(value, times: n)
             }
         }
-        let addCount = try database.prepare(EntrySummary.addCountSQL)
-        for (key, n) in counts {
-            addCount.bind(key.kind, at: 1)
-            addCount.bind(key.key, at: 2)
-            addCount.bind(n, at: 3)
-            try addCount.execute()
-        }
-        let addMetric = try database.prepare(EntrySummary.addMetricSQL)
-        for (key, n) in metrics {
-            addMetric.bind(key.name, at: 1)
-            addMetric.bind(key.key, at: 2)
-            addMetric.bind(n, at: 3)
-            try addMetric.execute()
+        for (table, sql) in [(counts, EntrySummary.addCountSQL), (metrics, EntrySummary.addMetricSQL)] {
+            let add = try database.prepare(sql)
+            for (pair, n) in table {
+                add.bind(pair.first, at: 1)
+                add.bind(pair.second, at: 2)
+                add.bind(n, at: 3)
+                try add.execute()
+            }
         }
         let hourCount = try database.prepare(EntrySummary.addHourCountSQL)
-        for (key, byHour) in hours {
+        for (pair, byHour) in hours {
             for (hour, n) in byHour {
                 hourCount.bind(hour, at: 1)
-                hourCount.bind(key.kind, at: 2)
-                hourCount.bind(key.key, at: 3)
+                hourCount.bind(pair.first, at: 2)
+                hourCount.bind(pair.second, at: 3)
                 hourCount.bind(n, at: 4)
                 try hourCount.execute()
             }
         }
         let hourMetric = try database.prepare(EntrySummary.addHourMetricSQL)
-        for (key, metric) in hourMetrics {
-            hourMetric.bind(key.key, at: 1)
-            hourMetric.bind(key.name, at: 2)
+        for (pair, metric) in hourMetrics {
+            hourMetric.bind(pair.second, at: 1)
+            hourMetric.bind(pair.first, at: 2)
             hourMetric.bind(metric.count, at: 3)
             try hourMetric.bind(.real(metric.total), at: 4)
             hourMetric.bind(JSONValue.numberText(metric.low), at: 5)
@@ -135,16 +132,15 @@ final class CountTally {
         self.latest = nil
     }
 
-    /// `entry_summary`'s (kind, key).
-    private struct Key: Hashable {
-        var kind: String
-        var key: String
-    }
+    /// Two texts a table's row is keyed by.
+    private struct Pair: Hashable {
+        var first: String
+        var second: String
 
-    /// A metric `name` and a value's JSON text (`metric_summary`), or an hour (`hour_summary`).
-    private struct MetricKey: Hashable {
-        var name: String
-        var key: String
+        init(_ first: String, _ second: String) {
+            self.first = first
+            self.second = second
+        }
     }
 
     /// An hour's entries of one metric.
