@@ -216,6 +216,53 @@ import TestSupport
         try Self.expectExact(phone, "their text caught up")
     }
 
+    /// A tombstone whose (origin, sequence) another record holds is refused by SQLite, and the
+    /// caller records a clash and goes on (`storeUnlessClashing`): the tombstone it would have
+    /// replaced stays, and so does its count (it was taken out before the refused write).
+    @Test func aTombstoneRefusedForAClashLeavesTheCountsAsTheyWere() throws {
+        let replica = try ReplicaFixtures.replica(role: .phone, seed: 35)
+        let gone = try replica.add(json: Self.entry("gone", at: "2026-11-22T07:00:00Z"))
+        try replica.delete(id: gone.id)
+        let other = try replica.add(json: Self.entry("also gone", at: "2026-11-22T08:00:00Z"))
+        try replica.delete(id: other.id)
+        let taken = try #require(try replica.storedVersion(id: other.id)).stamp
+        var refused = false
+        try replica.writeTransaction {
+            var writer = RecordWriter(database: replica.database, counts: replica.countTally, createdAt: Timestamp(millisecondsSince1970: ReplicaFixtures.epoch))
+            let clash = VersionStamp(hlc: taken.hlc, origin: taken.origin, sequence: taken.sequence, vector: taken.vector, deleted: true)
+            do { try writer.store(id: gone.id, entry: nil, stamp: clash, previous: .tombstone) } catch let error as SQLiteError {
+                refused = error.code == Replica.uniqueConstraintFailed
+            }
+        }
+        #expect(refused)
+        #expect(try replica.tombstoneCount() == 2)
+        try Self.expectExact(replica, "after the refused tombstone")
+    }
+
+    /// The same for an entry's new version: the row it would replace keeps its place in the
+    /// counts and in the text index.
+    @Test func anEntryVersionRefusedForAClashLeavesTheCountsAndTheTextAsTheyWere() throws {
+        let replica = try ReplicaFixtures.replica(role: .phone, seed: 36)
+        let walk = try replica.add(json: Self.entry("a walk by the river", at: "2026-11-22T07:00:00Z", mood: 4))
+        let other = try replica.add(json: Self.entry("reading", category: "note", at: "2026-11-22T08:00:00Z"))
+        let taken = try #require(try replica.storedVersion(id: other.id)).stamp
+        var refused = false
+        try replica.writeTransaction {
+            var writer = RecordWriter(database: replica.database, counts: replica.countTally, createdAt: Timestamp(millisecondsSince1970: ReplicaFixtures.epoch))
+            var changed = try replica.entry(id: walk.id)
+            changed.category = "health"
+            let clash = VersionStamp(hlc: taken.hlc, origin: taken.origin, sequence: taken.sequence, vector: taken.vector, deleted: false)
+            do { try writer.store(id: walk.id, entry: changed, stamp: clash, previous: .live) } catch let error as SQLiteError {
+                refused = error.code == Replica.uniqueConstraintFailed
+            }
+        }
+        #expect(refused)
+        #expect(try replica.entry(id: walk.id).category == "mood")
+        #expect(try replica.entries(matching: EntryQuery(search: "river")).map(\.id) == [walk.id], "still in the text index")
+        #expect(try replica.database.firstRow("SELECT count(*) FROM entries_text WHERE entries_text MATCH 'riv'", [], { $0.int64(0) }) == 1)
+        try Self.expectExact(replica, "after the refused version")
+    }
+
     /// A device put back whole from its backup writes again; its writes since are re-issued
     /// under a new incarnation and the lost one comes back (HistoryRepairTests): the counts
     /// follow on both sides.

@@ -178,9 +178,6 @@ enum EntrySummary {
         "DELETE FROM hour_summary WHERE hour = ?2 AND kind = 'metric' AND key = ?3 AND count = 0",
     ]
 
-    /// Takes record `?1`'s tombstone out of the counts if it is at or below the mark.
-    static let retireTombstoneSQL = """
-        UPDATE entry_summary SET count = count - 1
-        WHERE (kind, key) IN (\(keys("tombstones", where: "id = ?1 AND feed_seq <= \(mark)")))
-        """
+    /// Takes one tombstone out of the counts (one the writer found at or below the mark).
+    static let retireTombstoneSQL = "UPDATE entry_summary SET count = count - 1 WHERE kind = 'tombstones' AND key = ''"
 }

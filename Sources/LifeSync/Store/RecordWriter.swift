@@ -18,6 +18,7 @@ struct RecordWriter {
     private var retireMetricHour: [Statement?] = [nil, nil]
     private var retireTombstone: Statement?
     private var tombstoneCounted: Statement?
+    private var clashing: Statement?
     /// The feed number of the last row this writer wrote (nil until it reads the tables' latest).
     private var latestFeedNumber: Int64?
     private var row = RowText()
@@ -40,9 +41,11 @@ struct RecordWriter {
         guard let entry else {
             precondition(stamp.deleted)
             // The new version first: if another record holds its (origin, sequence), this throws
-            // before anything of the old version is gone (see `storeUnlessClashing`).
+            // before anything of the old version is gone (see `storeUnlessClashing`), its count
+            // included: whether a tombstone is there already is read before, and it leaves the
+            // counts after.
             let feed = try nextFeedSequence()
-            try retire(tombstone: id)
+            let replaced = try Self.isCounted(held(&tombstoneCounted, RecordWriter.tombstoneCountedSQL), id)
             try database.run("""
                 INSERT INTO tombstones(id, deleted_at, hlc, origin_no, origin_seq, vector, feed_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                 ON CONFLICT(id) DO UPDATE SET hlc = ?3, origin_no = ?4, origin_seq = ?5, vector = ?6, feed_seq = ?7
@@ -50,6 +53,7 @@ struct RecordWriter {
                       .counter(stamp.sequence), .blob(try StoredVector.bytes(stamp.vector, own: stamp.own, in: database)), .integer(feed)])
             latestFeedNumber = feed
             counts.addTombstone(feed: feed)
+            if let replaced { try retireTombstone(counted: replaced) }
             if previous == .live {
                 try retire(entry: id)
                 try database.run("DELETE FROM entries WHERE id = ?", [.text(id)])
@@ -59,7 +63,7 @@ struct RecordWriter {
         precondition(entry.id == id && !stamp.deleted)
         // A row it replaces leaves the text index and the counts first; the new version lands in
         // their backlog.
-        if !ifAbsent { try retire(entry: id) }
+        if !ifAbsent { try retire(entry: id, replacedBy: stamp) }
         let statement = ifAbsent ? try held(&insertIfAbsent, RecordWriter.insertIfAbsentSQL) : try held(&upsert, RecordWriter.upsertSQL)
         row.removeAll()
         row.set(1, id)
@@ -118,10 +122,22 @@ struct RecordWriter {
     /// journal's counts (EntrySummary). A row above the counts' mark was written earlier in this
     /// transaction and is only in the tally: the tally is added first (`CountTally`). Schema
     /// step 23 says why this is not a trigger.
-    private mutating func retire(entry id: String) throws {
+    /// With `stamp`, the version about to replace the row: if another entry holds its (origin,
+    /// sequence), this throws as SQLite would refuse it, before the row has left anything
+    /// (`storeUnlessClashing` records the clash and goes on).
+    private mutating func retire(entry id: String, replacedBy stamp: VersionStamp? = nil) throws {
         // One lookup first, what the text index alone cost before: most rows a sync writes are
         // new, and the statements below would look each of them up five more times.
         guard let counted = try Self.isCounted(held(&indexed, RecordWriter.indexedSQL), id) else { return }
+        if let stamp {
+            let clash = try held(&clashing, RecordWriter.clashingSQL)
+            try clash.bind([try database.originParameter(stamp.origin), .counter(stamp.sequence), .text(id)])
+            defer { clash.reset() }
+            if try clash.step() {
+                throw SQLiteError(code: Replica.uniqueConstraintFailed, message: "UNIQUE constraint failed: entries.origin_no, entries.origin_seq",
+                                  sql: RecordWriter.clashingSQL)
+            }
+        }
         if !counted { try counts.flush(into: database) }
         let statement = try held(&unindex, RecordWriter.unindexSQL)
         statement.bind(id, at: 1)
@@ -145,14 +161,17 @@ struct RecordWriter {
         }
     }
 
-    /// Takes record `id`'s tombstone, if it has one, out of the counts (added first when it is
-    /// only in the tally, as for an entry).
+    /// Takes record `id`'s tombstone, if it has one, out of the counts.
     private mutating func retire(tombstone id: String) throws {
         guard let counted = try Self.isCounted(held(&tombstoneCounted, RecordWriter.tombstoneCountedSQL), id) else { return }
+        try retireTombstone(counted: counted)
+    }
+
+    /// Takes one tombstone out of the counts: one they count, or one only in the tally
+    /// (`counted` false), which is added first, as for an entry.
+    private mutating func retireTombstone(counted: Bool) throws {
         if !counted { try counts.flush(into: database) }
-        let statement = try held(&retireTombstone, EntrySummary.retireTombstoneSQL)
-        statement.bind(id, at: 1)
-        try statement.execute()
+        try held(&retireTombstone, EntrySummary.retireTombstoneSQL).execute()
     }
 
     /// Whether record `id`'s row that `probe` finds is at or below the counts' mark; nil: no row.
@@ -162,6 +181,7 @@ struct RecordWriter {
         return try probe.step() ? probe.int64(0) != 0 : nil
     }
 
+    private static let clashingSQL = "SELECT 1 FROM entries WHERE origin_no = ?1 AND origin_seq = ?2 AND id != ?3"
     private static let indexedSQL = "SELECT feed_seq <= \(EntrySummary.mark) FROM entries WHERE id = ?1"
     private static let tombstoneCountedSQL = "SELECT feed_seq <= \(EntrySummary.mark) FROM tombstones WHERE id = ?1"
 
