@@ -1,8 +1,8 @@
 extension Replica {
     /// The journal's counts of `kind` (EntrySummary: all, tombstones, category, source, hour) by
-    /// key, sorted by key, keys with nothing left out: the kept counts plus the backlog's rows,
-    /// counted now through the feed index (the rows of the transactions since the mark last
-    /// moved, or of the sync burst under way).
+    /// key, sorted by key, keys with nothing left out: the kept counts plus the rows above their
+    /// mark, counted now through the feed index. Every write transaction leaves none (schema
+    /// step 30); what a reader still finds there was written past the writer (a user's own SQL).
     package func summaryCounts(_ kind: String) throws -> [(key: String, count: Int)] {
         // Two reads, not one grouped union: the kept rows come in key order from their primary
         // key, where grouping them with the backlog in one statement sorted them all again (the
