@@ -10,8 +10,8 @@ extension Database {
         guard let backup = sqlite3_backup_init(target.handle, "main", handle, "main") else {
             throw target.error(sqlite3_errcode(target.handle), sql: "backup")
         }
-        // Whatever happens, the target's origin numbers may no longer be what it held.
-        defer { target.origins.forget() }
+        // Whatever happens, the target's origin numbers and rows may no longer be what it held.
+        defer { target.forgetCopies() }
         let step = sqlite3_backup_step(backup, -1)
         let finish = sqlite3_backup_finish(backup)
         guard step == SQLITE_DONE else { throw target.error(step, sql: "backup") }

@@ -16,6 +16,8 @@ package final class Database {
     private var cache: [String: Statement] = [:]
     /// The origin numbers this connection has read or made (OriginNumbers.swift).
     let origins = OriginNumbers()
+    /// This connection's copy of the `replica_vector` rows (VectorRows.swift).
+    let vectorRowsCache = VectorRows()
     /// Transactions this connection committed, each durable (`sqlite3_commit_hook`): what a
     /// node that should be idle still writes.
     package private(set) var commits = 0
@@ -41,11 +43,11 @@ package final class Database {
         self.path = path
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
-        // A rollback may take back origin numbers this connection made: forget them all.
+        // A rollback may take back origin numbers this connection made, and rows it read: forget them all.
         sqlite3_rollback_hook(db, { context in
             guard let context else { return }
-            Unmanaged<OriginNumbers>.fromOpaque(context).takeUnretainedValue().forget()
-        }, Unmanaged.passUnretained(origins).toOpaque())
+            Unmanaged<Database>.fromOpaque(context).takeUnretainedValue().forgetCopies()
+        }, Unmanaged.passUnretained(self).toOpaque())
         sqlite3_commit_hook(db, { context in
             guard let context else { return 0 }
             Unmanaged<Database>.fromOpaque(context).takeUnretainedValue().commits += 1
@@ -64,6 +66,13 @@ package final class Database {
         sqlite3_rollback_hook(handle, nil, nil)
         sqlite3_commit_hook(handle, nil, nil)
         sqlite3_close_v2(handle)
+    }
+
+    /// Forgets what this connection keeps of the file's rows: a rollback or a copy into the
+    /// file may have taken them back.
+    func forgetCopies() {
+        origins.forget()
+        vectorRowsCache.forget()
     }
 
     func error(_ code: Int32, sql: String?) -> SQLiteError {

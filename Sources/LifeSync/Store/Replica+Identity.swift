@@ -1,7 +1,7 @@
 extension Replica {
     /// Every incarnation this node has written under (the current one and any retired ones).
     public func ownOrigins() throws -> Set<String> {
-        var origins = Set(try database.rows("SELECT origin FROM replica_vector WHERE node_id = ?", [.text(identity.nodeID)]) { $0.string(0) })
+        var origins = Set(try database.vectorRows().lazy.filter { $0.nodeID == self.identity.nodeID }.map(\.origin))
         origins.insert(identity.incarnation)
         return origins
     }

@@ -195,17 +195,24 @@ public final class Replica {
 
     /// The highest sequence applied from each origin: what a peer compares to send the delta.
     package func replicaVector() throws -> VersionVector {
-        VersionVector(try database.rows("SELECT origin, seq FROM replica_vector WHERE seq <> 0") {
-            ($0.string(0), try $0.counter(1, upTo: Message.Limits.maximumSequence, "replica_vector.seq of \($0.string(0))"))
+        VersionVector(try database.vectorRows().compactMap { row in
+            row.sequence == 0 ? nil : (row.origin, try Replica.checkedSequence(row))
         })
     }
 
     /// The origins this replica knows, with the node and role they belong to when known.
     public func knownOrigins() throws -> [(origin: String, nodeID: String?, role: Role?, sequence: UInt64)] {
-        try database.rows("SELECT origin, node_id, role, seq FROM replica_vector ORDER BY origin") {
-            ($0.string(0), $0.optionalString(1), $0.optionalString(2).flatMap(Role.init(rawValue:)),
-             try $0.counter(3, upTo: Message.Limits.maximumSequence, "replica_vector.seq of \($0.string(0))"))
+        try database.vectorRows().map { row in
+            (row.origin, row.nodeID, row.role.flatMap(Role.init(rawValue:)), try Replica.checkedSequence(row))
         }
+    }
+
+    /// A `replica_vector` row's sequence, refused when outside `0…maximumSequence` (a damaged file).
+    static func checkedSequence(_ row: VectorRows.Row) throws -> UInt64 {
+        guard row.sequence >= 0, UInt64(row.sequence) <= Message.Limits.maximumSequence else {
+            throw ReplicaError.damaged("replica_vector.seq of \(row.origin) holds \(row.sequence), outside 0…\(Message.Limits.maximumSequence)")
+        }
+        return UInt64(row.sequence)
     }
 
     /// Learns which node an origin belongs to from a batch: only an origin not known yet, so a
