@@ -231,8 +231,12 @@ extension SyncSession {
         // they had no kept seal and were passed over as unsealed while `through` covered them,
         // so the peer never got them (restore seed 5576 with two phones).
         if let mine = try? replica.ownOrigins() { open?.ownOrigins = mine }
+        let allowed = { (origin: String) in self.mayForward(origin) && !(relaysOnly && ownBefore.contains(origin)) }
+        // Nothing held above what the peer has, in the origins that may go: no batch to build
+        // (a node of a mesh is offered every batch it applies, for each of its peers).
+        let mayLack = (try? replica.replicaVector().entries.contains { $0.sequence > session.delta.sentUpTo[$0.origin] && allowed($0.origin) }) ?? true
         // The origins of the nodes the peer hears from directly, by their owners as we know them.
-        let direct: Set<String> = session.peerDirect.isEmpty ? [] : Set(((try? replica.knownOrigins()) ?? []).compactMap { known in
+        let direct: Set<String> = !mayLack || session.peerDirect.isEmpty ? [] : Set(((try? replica.knownOrigins()) ?? []).compactMap { known in
             known.nodeID.map(session.peerDirect.contains) == true ? known.origin : nil
         })
         var damaged: [String] = []
@@ -243,11 +247,11 @@ extension SyncSession {
             let freshUnsealed = unsealed.filter { open?.reportedDamaged.insert($0).inserted ?? false }
             if !freshUnsealed.isEmpty { actions.append(.event(.unsealedRowsSkipped(ids: freshUnsealed))) }
         }
-        while open?.delta.hasRoom(window: configuration.window) == true && sent < limit {
+        while mayLack && open?.delta.hasRoom(window: configuration.window) == true && sent < limit {
             let next: BatchBuilder.Next?
             do {
                 next = try builder.next(from: replica, sentUpTo: open!.delta.sentUpTo, own: open!.ownOrigins, limit: relayLimit(session, direct: direct, sentUpTo: open!.delta.sentUpTo, now: now),
-                                        allowed: { self.mayForward($0) && !(relaysOnly && ownBefore.contains($0)) },
+                                        allowed: allowed,
                                         damaged: &damaged, unsealed: &unsealed)
             } catch {
                 actions += fail(WireError(.storageFailure, "could not read changes: \(error)"))
