@@ -96,8 +96,8 @@ extension Message {
         return id
     }
 
-    static func checkOrigin(_ origin: String, _ what: String) throws(WireError) {
-        guard Identifier.isUUIDv4(Substring(origin)) else { throw WireError(.malformed, "\(what) \"\(origin.prefix(80))\" is not a lowercase UUID v4") }
+    static func checkOrigin(_ origin: String, _ what: @autoclosure () -> String) throws(WireError) {
+        guard Identifier.isUUIDv4(Substring(origin)) else { throw WireError(.malformed, "\(what()) \"\(origin.prefix(80))\" is not a lowercase UUID v4") }
     }
 
     /// `what` is only made into text for the error: this runs for every change of a batch.
@@ -118,10 +118,10 @@ extension Message {
     }
 
     /// A count of origins (a vector, an origin table), at most `Limits.maximumOrigins`.
-    static func readOriginCount(_ r: inout ByteReader, _ what: String, minimumItemSize: Int) throws(WireError) -> Int {
-        let count = try r.count16(what, minimumItemSize: minimumItemSize)
+    static func readOriginCount(_ r: inout ByteReader, _ what: @autoclosure () -> String, minimumItemSize: Int) throws(WireError) -> Int {
+        let count = try r.count16(what(), minimumItemSize: minimumItemSize)
         guard count <= Limits.maximumOrigins else {
-            throw WireError(.malformed, "\(what) \(count) exceeds the maximum \(Limits.maximumOrigins) origins")
+            throw WireError(.malformed, "\(what()) \(count) exceeds the maximum \(Limits.maximumOrigins) origins")
         }
         return count
     }
