@@ -3,11 +3,12 @@
 #
 #   Tests/Fuzz/run.sh TARGET [SECONDS] [LIBFUZZER_ARGS...]
 #   TARGET: frame | session | session-nohello | entry | discovery | http     SECONDS: default 60
+# One binary holds every target: .build-fuzz/fuzz, run as .build-fuzz/fuzz-TARGET (a link to it).
 #
 # Environment: FUZZ_BUILD (build folder, default <repo>/.build-fuzz), FUZZ_WORK (corpora and
 # crashes, default /tmp/lifesync-fuzz), FUZZ_OPT (-O or -Onone, default -O), FUZZ_MAX_LEN,
 # FUZZ_SOURCE (worktree, default, or head: build the committed core from `git archive HEAD`),
-# FUZZ_BUILD_ONLY=1 (build the binary and stop: CI builds its targets side by side).
+# FUZZ_BUILD_ONLY=1 (build the binary and stop: CI builds it beside the debug build).
 # Exit status: 0 no crash, 1 a crash (its input under $FUZZ_WORK/crashes/TARGET/), 2 usage or build.
 set -euo pipefail
 
@@ -20,24 +21,25 @@ build="${FUZZ_BUILD:-$repo/.build-fuzz}"
 work="${FUZZ_WORK:-/tmp/lifesync-fuzz}"
 opt="${FUZZ_OPT:--O}"
 
-defines=()
-modules=(LifeSync)   # the targets under Sources/ a fuzz target is compiled with, as one module
+# Every target is compiled into one binary with all of these targets under Sources/ as one module
+# (FuzzMain.swift picks the target by the name the binary runs under): one build serves them all.
+modules=(LifeSync LifeSyncHTTP)
 case "$target" in
-    frame)           sources=("$here/Targets/FrameFuzz.swift");   max_len=65536 ;;
-    session)         sources=("$here/Targets/SessionFuzz.swift" "$here/Targets/SessionFuzz+Seeds.swift"); max_len=65536 ;;
-    session-nohello) sources=("$here/Targets/SessionFuzz.swift" "$here/Targets/SessionFuzz+Seeds.swift"); max_len=65536
-                     defines=(-D FUZZ_NO_HELLO) ;;
-    entry)           sources=("$here/Targets/EntryFuzz.swift");   max_len=16384 ;;
-    discovery)       sources=("$here/Targets/DiscoveryFuzz.swift"); max_len=256 ;;
-    http)            sources=("$here/Targets/HTTPFuzz.swift");    max_len=8192; modules=(LifeSync LifeSyncHTTP) ;;
+    frame|session|session-nohello) max_len=65536 ;;
+    entry)     max_len=16384 ;;
+    discovery) max_len=256 ;;
+    http)      max_len=8192 ;;
     *) echo "usage: $0 frame|session|session-nohello|entry|discovery|http [SECONDS] [LIBFUZZER_ARGS...]" >&2; exit 2 ;;
 esac
+sources=("$here"/Targets/*.swift)
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "SECONDS must be a whole number, got '$seconds'" >&2; exit 2; }
 max_len="${FUZZ_MAX_LEN:-$max_len}"
 
 swiftc="$(command -v swiftc || true)"
 [[ -n "$swiftc" ]] || swiftc=/opt/swift/usr/bin/swiftc
-binary="$build/fuzz-$target$([[ "${FUZZ_SOURCE:-worktree}" == head ]] && echo -head || true)"
+head_suffix="$([[ "${FUZZ_SOURCE:-worktree}" == head ]] && echo -head || true)"
+binary="$build/fuzz$head_suffix"
+link="$build/fuzz-$target$head_suffix"   # the name the binary runs this target under
 corpus="$work/corpus-$target"
 crashes="$work/crashes/$target"
 mkdir -p "$build" "$corpus" "$crashes"
@@ -61,20 +63,21 @@ if [[ ! -x "$binary" ]] || [[ -n "$(find "${folders[@]/#/$repo/}" "${sources[@]}
     cp -p "${sources[@]}" "$snapshot/target/"
     mapfile -t core < <(find "${modules[@]/#/$snapshot/}" -name '*.swift' | sort)
     mapfile -t target_files < <(find "$snapshot/target" -name '*.swift' | sort)
-    echo "building $binary ($opt, ${#core[@]} core files + ${#target_files[@]} target files)…"
+    echo "building $binary, every target ($opt, ${#core[@]} core files + ${#target_files[@]} target files)…"
     start=$(date +%s)
-    if ! "$swiftc" -sanitize=fuzzer,address -parse-as-library "$opt" -g -num-threads "$(nproc)" -module-name LifeSyncFuzz -package-name LifeSyncFuzz "${defines[@]}" \
+    if ! "$swiftc" -sanitize=fuzzer,address -parse-as-library "$opt" -g -num-threads "$(nproc)" -module-name LifeSyncFuzz -package-name LifeSyncFuzz \
             -I "$snapshot/CSQLite" -I "$snapshot/CCrypto" \
             -module-cache-path "$build/module-cache" \
-            "${core[@]}" "${target_files[@]}" -lsqlite3 -lcrypto -lm -o "$binary.tmp" 2> "$build/build-$target.log"; then
-        grep -v "Cannot export local symbol" "$build/build-$target.log" | tail -40 >&2
-        echo "build failed (the core may be mid-edit: retry in a minute); full log: $build/build-$target.log" >&2
+            "${core[@]}" "${target_files[@]}" -lsqlite3 -lcrypto -lm -o "$binary.tmp" 2> "$build/build$head_suffix.log"; then
+        grep -v "Cannot export local symbol" "$build/build$head_suffix.log" | tail -40 >&2
+        echo "build failed (the core may be mid-edit: retry in a minute); full log: $build/build$head_suffix.log" >&2
         exit 2
     fi
     mv "$binary.tmp" "$binary"
     touch -r "$binary.stamp" "$binary"   # sources edited during the build count as newer
     echo "built in $(( $(date +%s) - start )) s"
 fi
+ln -sfn "$(basename "$binary")" "$link"
 [[ "${FUZZ_BUILD_ONLY:-}" == 1 ]] && exit 0
 
 # Seeds: every protocol vector (and, for the sessions, sequences the binary builds with the real
@@ -82,7 +85,7 @@ fi
 python3 "$here/seeds.py" "$target" "$repo/Protocol/vectors" "$corpus"
 case "$target" in
     session|session-nohello)
-        LIFESYNC_FUZZ_SEEDS="$corpus" "$binary" ;;
+        LIFESYNC_FUZZ_SEEDS="$corpus" "$link" ;;
     frame)
         # The session seeds have the same shape (control byte + stream): reuse them if built.
         for s in "$work/corpus-session"/gen-*; do [[ -e "$s" ]] && cp -n "$s" "$corpus/" ; done ;;
@@ -98,7 +101,7 @@ symbolizer="$(command -v llvm-symbolizer || echo "$(dirname "$swiftc")/llvm-symb
 log="$work/$target-$(date +%Y%m%d-%H%M%S).log"
 echo "fuzzing $target for ${seconds}s (max_len $max_len); log $log; crashes go to $crashes/"
 set +e
-"$binary" "$corpus" -max_total_time="$seconds" -max_len="$max_len" -dict="$here/lifesync.dict" \
+"$link" "$corpus" -max_total_time="$seconds" -max_len="$max_len" -dict="$here/lifesync.dict" \
     -artifact_prefix="$crashes/" -print_final_stats=1 -detect_leaks=0 -timeout=20 -rss_limit_mb=3072 \
     "$@" > "$log" 2>&1
 status=$?

@@ -5,9 +5,11 @@ import Testing
 /// The default scenario (a phone, a mac, two watches; partitions, crashes, clock jumps, resets)
 /// over many seeds: the project's main proof that replicas converge and lose nothing.
 @Suite struct DefaultScenarioTests {
-    static let seeds: ClosedRange<UInt64> = 1...200
+    /// A debug build's seeds, its `assert`s on: CI's release build sweeps 800 more, and the
+    /// thousands are swept by hand (the 200 seeds these were took a minute of CI's two cores).
+    static let seeds: ClosedRange<UInt64> = 1...100
 
-    @Test func twoHundredSeedsKeepEveryInvariant() async {
+    @Test func aHundredSeedsKeepEveryInvariant() async {
         var failures: [String] = []
         for seed in Self.seeds {
             // The test pool has a thread a core: a loop of seeds that never gives its thread

@@ -8,7 +8,7 @@
 //  - a node that trusts one mac under one key is told to dial anything but that mac's
 //    announcement with that key, or stores a discovered node for garbage.
 //
-// Compiled as one module with all of Sources/LifeSync (see Tests/Fuzz/run.sh).
+// Compiled as one module with all of Sources/LifeSync (see Tests/Fuzz/run.sh); `FuzzMain.swift` calls `fuzzDiscovery`.
 
 private let trustedID = "mac_7c9e6679-7425-40de-944b-e07fc1f90ae7"
 private let trustedKey = SHA256.hash(Array("trusted mac".utf8))
@@ -25,8 +25,7 @@ nonisolated(unsafe) private var now: Int64 = 0
 
 private func hex(_ bytes: [UInt8]) -> String { bytes.prefix(160).map { String($0, radix: 16) }.joined(separator: " ") }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzDiscovery(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     let decoded = try? Announcement(decoding: bytes[...])
     if let decoded {

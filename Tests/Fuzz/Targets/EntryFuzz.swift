@@ -10,7 +10,7 @@
 //  - an accepted entry's canonical JSON does not parse and validate back to the same entry,
 //    or is not a fixed point (canonical(parse(canonical(e))) == canonical(e)).
 //
-// Compiled as one module with all of Sources/LifeSync (see Tests/Fuzz/run.sh).
+// Compiled as one module with all of Sources/LifeSync (see Tests/Fuzz/run.sh); `FuzzMain.swift` calls `fuzzEntry`.
 
 private let fallbackID = "phone_9f8e7d6c-5b4a-4c3d-8e2f-1a0b9c8d7e6f"
 
@@ -19,8 +19,7 @@ private func text(_ bytes: [UInt8]) -> String {
     return bytes.count > 600 ? s + "…(\(bytes.count) bytes)" : s
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzEntry(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     var reference: LogEntry?
     var refusal = ""

@@ -11,7 +11,7 @@
 //    again to the same message (up to the batch origin table, which the encoder rebuilds),
 //    and encoding is a fixed point: encode(decode(encode(m))) == encode(m), byte for byte.
 //
-// Compiled as one module with all of Sources/LifeSync (see Tests/Fuzz/run.sh).
+// Compiled as one module with all of Sources/LifeSync (see Tests/Fuzz/run.sh); `FuzzMain.swift` calls `fuzzFrame`.
 
 typealias RawFrame = (type: UInt8, payload: [UInt8])
 
@@ -84,8 +84,7 @@ private func roundTrip(_ first: Message, original: RawFrame) {
     }
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzFrame(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size >= 1 else { return 0 }
     let control = Int(data[0])
     let stream = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))

@@ -10,7 +10,7 @@
 //  - a request, written back out with a Content-Length, does not parse to the same request;
 //  - `HTTPConnection` over the same stream traps, or answers a request it was not given.
 //
-// Compiled as one module with all of Sources/LifeSync and Sources/LifeSyncHTTP (see Tests/Fuzz/run.sh).
+// Compiled as one module with all of Sources/LifeSync and Sources/LifeSyncHTTP (see Tests/Fuzz/run.sh); `FuzzMain.swift` calls `fuzzHTTP`.
 
 private let limits: HTTPLimits = {
     var limits = HTTPLimits()
@@ -57,8 +57,7 @@ private func written(_ request: HTTPRequest) -> [UInt8] {
     return Array(text.utf8) + request.body
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzHTTP(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
     let control = Int(data[0])
     let stream = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))

@@ -112,12 +112,3 @@ func writeSeeds(to directory: String) throws {
     }
     print("wrote \(count) generated seeds to \(directory)")
 }
-
-@_cdecl("LLVMFuzzerInitialize")
-public func initialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> CInt {
-    if let directory = getenv("LIFESYNC_FUZZ_SEEDS") {
-        do { try writeSeeds(to: String(cString: directory)) } catch { fatalError("cannot build seeds: \(error)") }
-        exit(0)
-    }
-    return 0
-}

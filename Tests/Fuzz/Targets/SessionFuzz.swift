@@ -2,8 +2,7 @@
 // replica, fed the fuzz input as the peer's byte stream.
 //
 // Input: one control byte, then the stream. `session` first delivers a valid HELLO from a fake
-// peer (so the fuzzer starts in the open state); `session-nohello` (compiled with
-// -D FUZZ_NO_HELLO) delivers only the input. Control byte bits:
+// peer (so the fuzzer starts in the open state); `session-nohello` delivers only the input. Control byte bits:
 //   0-1  local role: phone, mac, watch, watch configured to receive entries
 //   2    the local node stores recordings (in memory; one 100-byte recording of its own attached)
 //   3-4  how the stream is cut: 0 one read; 1 frame by frame; 2 reads of 13 bytes;
@@ -20,7 +19,7 @@
 // With LIFESYNC_FUZZ_SEEDS=DIR in the environment the binary writes seed inputs (HELLO + BATCH
 // sequences, a recording transfer in both directions, built with the real encoder) and exits.
 //
-// Compiled as one module with all of Sources/LifeSync (see Tests/Fuzz/run.sh).
+// Compiled as one module with all of Sources/LifeSync (see Tests/Fuzz/run.sh); `FuzzMain.swift` calls `fuzzSession`.
 
 import CSQLite
 import Glibc
@@ -340,11 +339,11 @@ func runSession(control: UInt8, stream: ArraySlice<UInt8>) {
         }
     }
     driver.check(session.start(now: now), "start")
-    #if !FUZZ_NO_HELLO
-    advance(1)
-    driver.check(session.receive(Message.hello(peerHello(setup, localIncarnation: local.replica.identity.incarnation)).encoded(), now: now), "the peer's HELLO")
-    tickWhileDue()
-    #endif
+    if FuzzTarget.chosen != .sessionWithoutHello {
+        advance(1)
+        driver.check(session.receive(Message.hello(peerHello(setup, localIncarnation: local.replica.identity.incarnation)).encoded(), now: now), "the peer's HELLO")
+        tickWhileDue()
+    }
     let step: Int64 = setup.cut == 3 ? 16_000 : 1
     for (n, piece) in pieces(stream, cut: setup.cut).enumerated() {
         advance(step)
@@ -395,8 +394,7 @@ private func userActions(_ local: Local) {
     }
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+func fuzzSession(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size >= 1 else { return 0 }
     let input = UnsafeBufferPointer(start: data, count: size)
     runSession(control: input[0], stream: Array(input[1...])[...])
