@@ -419,9 +419,11 @@ enum Schema {
                 throw ReplicaError.newerSchema(found: found, supported: currentVersion)
             }
             guard found < currentVersion else { return }
-            for version in (found + 1)...currentVersion {
-                try db.execute(migrations[version - 1])
-                try conversions[version]?(db)
+            let empty = try db.firstRow("SELECT 1 FROM sqlite_master") { _ in true } == nil
+            if found == 0, empty {
+                try db.execute(try freshScript())  // what the steps make of an empty file (Schema+Fresh.swift)
+            } else {
+                try runSteps(db, after: found)
             }
             try db.setUserVersion(currentVersion)
         }
