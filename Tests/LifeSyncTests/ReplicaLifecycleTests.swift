@@ -58,6 +58,28 @@ private func tableNames(_ path: String) throws -> [String] {
         }
     }
 
+    /// Opening a replica at the current version takes no lock: `status` or `list` beside an
+    /// import (which holds the write lock for its whole run) read at once. They waited out the
+    /// 5 s busy timeout and failed with "database is locked (in: BEGIN IMMEDIATE)".
+    @Test func aReplicaOpensAndReadsWhileAnotherProcessWrites() throws {
+        try withExtendedLifetime(TemporaryDirectory()) { dir in
+            let path = dir.file("mac.sqlite")
+            do {
+                let replica = try ReplicaFixtures.replica(role: .mac, seed: 6, path: path)
+                _ = try replica.add(json: ReplicaFixtures.entryJSON(text: "before the import"))
+            }
+            let writer = try Database(path: path, create: false)
+            try writer.execute("BEGIN IMMEDIATE; INSERT INTO meta(key, value) VALUES ('an import', 'running')")
+            defer { try? writer.execute("ROLLBACK") }
+            let reader = try Replica(path: path, clock: ManualClock(milliseconds: t0), random: SeededRandom(seed: 7))
+            #expect(try reader.liveEntryCount() == 1)
+            #expect(try reader.stats().total == 1)
+        }
+        // A write that waits out the lock says so in words.
+        let busy = SQLiteError(code: 5, message: "database is locked", sql: "BEGIN IMMEDIATE")
+        #expect(busy.description.hasPrefix("the replica is busy: another process"))
+    }
+
     @Test func reopeningContinuesTheSequenceAndTheClock() throws {
         try withExtendedLifetime(TemporaryDirectory()) { dir in
             let path = dir.file("r.sqlite")

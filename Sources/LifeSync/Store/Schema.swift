@@ -411,8 +411,12 @@ enum Schema {
 
     /// Brings `db` to the current version, all steps in one transaction.
     static func migrate(_ db: Database) throws {
-        // Read the version under the write lock, so two processes creating the same file at once
-        // do not both run the first step.
+        // A replica at the current version takes no lock to open: reading it must not wait for a
+        // writer (an import holds the write lock for its whole run; `status` beside it waited
+        // out the busy timeout and failed).
+        guard try db.userVersion != currentVersion else { return }
+        // Read the version again under the write lock, so two processes creating the same file
+        // at once do not both run the first step.
         try db.transaction {
             let found = try db.userVersion
             guard found <= currentVersion else {
