@@ -50,14 +50,13 @@ extension Schema {
     /// `INSERT OR REPLACE` statements giving `table` the rows it holds in `db`, rowids included
     /// where it has them (replacing what a virtual table wrote into its own tables as it was made).
     private static func rowsAsSQL(_ db: Database, table: String) throws -> String {
-        var columns = try db.rows("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(table)]) { $0.string(0) }
+        func quoted(_ name: String) -> String { "\"" + name.replacing("\"", with: "\"\"") + "\"" }
+        var names = try db.rows("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(table)]) { quoted($0.string(0)) }
         let withoutRowid = try db.firstRow("SELECT 1 FROM pragma_table_list WHERE name = ? AND wr = 1", [.text(table)]) { _ in true } ?? false
-        if !withoutRowid { columns.insert("rowid", at: 0) }
-        let quoted = "\"" + table.replacing("\"", with: "\"\"") + "\""
-        let values = columns.map { "quote(\($0 == "rowid" ? "rowid" : "\"\($0)\""))" }.joined(separator: " || ', ' || ")
-        let names = columns.map { $0 == "rowid" ? "rowid" : "\"\($0)\"" }.joined(separator: ", ")
-        return try db.rows("SELECT \(values) FROM \(quoted)\(withoutRowid ? "" : " ORDER BY rowid")") { row in
-            "INSERT OR REPLACE INTO \(quoted)(\(names)) VALUES (\(row.string(0)));\n"
+        if !withoutRowid { names.insert("rowid", at: 0) }
+        let values = names.map { "quote(\($0))" }.joined(separator: " || ', ' || ")
+        return try db.rows("SELECT \(values) FROM \(quoted(table))\(withoutRowid ? "" : " ORDER BY rowid")") { row in
+            "INSERT OR REPLACE INTO \(quoted(table))(\(names.joined(separator: ", "))) VALUES (\(row.string(0)));\n"
         }.joined()
     }
 }
