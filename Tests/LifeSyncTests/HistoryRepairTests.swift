@@ -260,6 +260,29 @@ import TestSupport
         #expect(try other.replica.canonicalHash() == mac.replica.canonicalHash())
     }
 
+    /// A device restored whole takes back writes of its own history past what it held, from a
+    /// peer: it says so (`repairsLearned`, above the number it held), and its node ends its other
+    /// sessions whose peer holds that origin further, so that their next handshake compares the
+    /// longer history. (Two-phone restore seed 242, with relay turns that opened a session to the
+    /// other phone before the mac gave the device its writes back: the other phone held other
+    /// writes under those numbers, both vectors covered both, and nothing compared them again.)
+    @Test func writesOfOurOwnHistoryTakenBackEndSessionsThatComparedLess() throws {
+        let directory = TemporaryDirectory()
+        let device = try Device(.phone, seed: 30, in: directory)
+        let mac = try Device(.mac, seed: 31, in: directory)
+        _ = try device.add("one")
+        try device.takeBackup()
+        _ = try device.add("two")
+        _ = try device.add("three")
+        Self.sync(device.replica, mac.replica)
+        let origin = device.replica.identity.incarnation
+        try device.restoreWhole()
+        let events = Self.sync(device.replica, mac.replica)
+        #expect(try device.texts() == ["one", "two", "three"])
+        let announced = (events[.a] ?? []).flatMap { event -> [HistoryFork] in if case .repairsLearned(let forks) = event { return forks }; return [] }
+        #expect(announced.contains(HistoryFork(origin: origin, fork: 1)), "announced: \(announced)")
+    }
+
     /// A fork list moves an owner only when one of the two digests is its own write: made-up
     /// digests (a buggy peer) repair nothing; its real digest beside another repairs from the
     /// agreed point (PROTOCOL.md §7.2.4 step 4).

@@ -29,9 +29,11 @@ public enum SessionEvent: Equatable, Sendable {
     /// of our origins (a device restored whole): our writes above the fork were moved to a new
     /// incarnation, and the origin's vector entry went back to the fork (PROTOCOL.md §7.2.3).
     case historyRepaired(HistoryRepair)
-    /// Repairs this replica keeps for the first time (its own, or a peer's it took in): each
-    /// origin and its fork. Other sessions with peers holding an origin past its fork end
-    /// (`endForRepairs`), so their next handshake tells them (PROTOCOL.md §7.2.3).
+    /// Repairs this replica keeps for the first time (its own, or a peer's it took in), or
+    /// writes of its own earlier incarnations it took back past what it held: each origin and
+    /// the number above which its history changed here. Other sessions with peers holding an
+    /// origin past that end (`endForRepairs`), so their next handshake compares the histories
+    /// again (PROTOCOL.md §7.2.3).
     case repairsLearned([HistoryFork])
     /// The peer's HELLO named `claimed` writes of our current incarnation, which holds `held`,
     /// but its last such claim was never backed by the writes: not believed (no rotation).

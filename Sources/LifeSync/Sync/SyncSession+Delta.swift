@@ -47,6 +47,16 @@ extension SyncSession {
             actions.append(.event(.incarnationRotated(old: old, new: try replica.rotateIncarnation())))
         }
         if !acceptable.isEmpty { open?.receivedSinceCaughtUp = true }
+        // Writes of our own earlier incarnations taken back past what we held (a replica
+        // restored from an older copy relearning them from a relay): a peer whose history of
+        // that origin we compared before, below them, may hold other writes under those numbers,
+        // and only a HISTORY exchange finds that (PROTOCOL.md §7.2.3). Its session ends, so the
+        // next handshake compares the longer history.
+        if !acceptable.isEmpty {
+            let after = try replica.replicaVector()
+            let takenBack = own.origins.sorted().filter { $0 != replica.identity.incarnation && after[$0] > current[$0] }
+            if !takenBack.isEmpty { actions.append(.event(.repairsLearned(takenBack.map { HistoryFork(origin: $0, fork: current[$0]) }))) }
+        }
         for (batch, outcome) in zip(acceptable, outcomes) {
             received(batch, outcome: outcome, own: own, now: now, actions: &actions)
             actions.append(.send(Message.ack(Ack(batchID: batch.id, applied: UInt32(clamping: outcome.applied), conflicts: UInt32(clamping: outcome.conflicts))).encoded()))

@@ -92,15 +92,16 @@ extension SyncSession {
         offerNext(now: now, actions: &actions)
     }
 
-    /// Another session taught this replica repairs: a peer holding one of their origins past its
-    /// fork may hold the writes given up, and learns of them only in a HISTORY exchange. The
+    /// Another session taught this replica repairs, or gave back writes of our own earlier
+    /// incarnations: a peer holding one of their origins past that number may hold the writes
+    /// given up, or other writes under those numbers, which only a HISTORY exchange finds. The
     /// connection is closed (no ERROR: nothing went wrong), so the next handshake tells it.
     package func endForRepairs(_ forks: [HistoryFork]) -> [SessionAction] {
         guard let session = open, session.peer.capabilities.contains(.histories) else { return [] }
         let holds = session.delta.peerHas.joined(with: session.peer.vector)
         guard let fork = forks.first(where: { holds[$0.origin] > $0.fork }) else { return [] }
         enterClosed()
-        return [.close(reason: "incarnation \(fork.origin) forked above \(fork.fork): reconnecting so the peer learns of the repair")]
+        return [.close(reason: "incarnation \(fork.origin) changed here above \(fork.fork): reconnecting so that we compare its history again")]
     }
 
     /// Before the exchange ends, only HISTORY (and PING, PONG, ERROR) may come.
