@@ -14,9 +14,10 @@
 /// - when several of a peer's direct nodes could relay it a write of a node it is not connected
 ///   to (the mesh still forming, or the peer not paired with that node), they take turns: each
 ///   ranks itself among them by a hash of (origin, peer, node) and waits `hold` ms more for
-///   each rank before it (`holdFor`), so the first sends, the peer says it got the writes, and
-///   the others find nothing left to send. 40 nodes starting at once received up to 8.3 times
-///   what they lacked without the turns, 2.1 times with them.
+///   each rank before it (`holdFor`), counted from when it took the writes and from when it
+///   could first relay to that peer (`SyncSession.relayLimit`), so the first sends, the peer
+///   says it got the writes, and the others find nothing left to send. 40 nodes starting at
+///   once received up to 8.3 times what they lacked without the turns, 2.1 times with them.
 /// A node's own writes are never held.
 ///
 /// The node notes its replica vector each time its replica takes writes from a peer; a noted

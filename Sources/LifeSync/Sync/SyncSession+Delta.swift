@@ -197,6 +197,14 @@ extension SyncSession {
         return { origin in
             if direct.contains(origin) { return bound(origin, heldFor: hold.settle) }
             let delay = hold.holdFor(origin, to: peer, relays: session.peerDirect, me: me)
+            // Turns count from when relays to the peer began, too: to a peer that came (or
+            // said what it holds) late, every turn counted from the writes alone was over, and
+            // every relay sent it the same writes at once.
+            if delay > hold.hold, let started = session.relaysStarted, now < started + delay - hold.hold {
+                let due = started + delay - hold.hold
+                if self.open?.turnDue.map({ due < $0 }) ?? true { self.open?.turnDue = due }
+                return 0
+            }
             let mine = bound(origin, heldFor: delay)
             // Writes the peer lacks, that the first in turn may send and we may not yet: wake
             // when our turn comes (the first may not hold them).

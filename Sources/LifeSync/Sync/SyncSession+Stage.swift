@@ -122,6 +122,11 @@ final class OpenSession {
     /// hold settles (`RelayHold.settle`), then relayed to all the same: a buggy peer is not cut
     /// off for good.
     var holdsWaited = false
+    /// When other nodes' writes could first go to the peer (`relaysAllowed`): relay turns count
+    /// from then as well as from when we took the writes (`relayLimit`).
+    var relaysStarted: Int64?
+    /// When a turn we wait for in this session comes (`relayLimit`), if we wait for one.
+    var turnDue: Int64?
     /// Whether we named what we lack to the peer, and how many WANTs it sent us.
     var wantsSent = false
     var wantsReceived = 0

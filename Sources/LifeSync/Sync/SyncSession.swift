@@ -183,6 +183,13 @@ package final class SyncSession {
                     return []
                 }
                 open?.relaysFrom = nil
+                if session.heardHolds || session.holdsWaited { open?.relaysStarted = now }
+                var actions: [SessionAction] = []
+                pump(now: now, actions: &actions, relaysOnly: true)
+                return actions
+            }
+            if let due = session.turnDue, now >= due {
+                open?.turnDue = nil
                 var actions: [SessionAction] = []
                 pump(now: now, actions: &actions, relaysOnly: true)
                 return actions
@@ -236,6 +243,7 @@ package final class SyncSession {
             }
             if session.historyStep == .done { consider(session.holdsDue) }
             consider(session.relaysFrom)
+            consider(session.turnDue)
             return earliest
         }
     }
@@ -327,7 +335,10 @@ package final class SyncSession {
             if open?.heardHolds == false {
                 open?.heardHolds = true
                 if open?.holdsWaited == true { open?.relaysFrom = nil }
-                if open?.relaysFrom == nil { pump(now: now, actions: &actions, relaysOnly: true) }  // relays may start now
+                if open?.relaysFrom == nil {  // relays may start now
+                    open?.relaysStarted = now
+                    pump(now: now, actions: &actions, relaysOnly: true)
+                }
             }
         case .ping(let nonce):
             lastSent = now
