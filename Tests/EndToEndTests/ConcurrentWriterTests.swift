@@ -27,7 +27,7 @@ import TestSupport
         #expect(integrity.stdout == "ok\n", "integrity_check: \(integrity.stdout) \(integrity.stderr)", sourceLocation: sourceLocation)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func twoImportsAndManyAddsAtOnce() throws {
         let sandbox = try Sandbox()
         let a = Self.batch("alpha", count: 200), b = Self.batch("beta", count: 200)
@@ -66,7 +66,7 @@ import TestSupport
         #expect(try sandbox.list(["--category", "single"]).count == 12)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func waveOfConcurrentAddsUpdatesAndDeletes() throws {
         let sandbox = try Sandbox(role: "mac")
         // Ten entries to update and delete concurrently while new ones are added.
@@ -95,7 +95,7 @@ import TestSupport
         let incarnation = try #require(status["incarnation"] as? String)
         #expect(integer((status["vector"] as? [String: Any])?[incarnation]) == 30, "10 imported + 10 changes + 10 adds")
     }
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func concurrentInitOfOneNewFileAgreesOnTheNodeID() throws {
         let directory = TemporaryDirectory("lifesync-e2e-init-race")
         let db = directory.file("fresh.sqlite")

@@ -15,7 +15,7 @@ import TestSupport
         """
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func draftsActionWorksAsWrittenAndIsIdempotent() throws {
         let api = try HTTPNode()
         let uuid = UUID().uuidString  // uppercase, as Drafts makes it
@@ -41,7 +41,7 @@ import TestSupport
     /// A request without an `id` that names its `timestamp` (a Shortcut's log) gets the ID
     /// `lifesync import` gives the same record, so a retry finds the entry it wrote: 200 "already
     /// present", one entry. Without a timestamp each request is a new log (issue 27 §3).
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aRetriedRequestWithoutAnIDDoesNotDuplicate() throws {
         let api = try HTTPNode()
         let body = #"{"timestamp": "2026-11-22T09:15:00Z", "source": "shortcut", "device_id": "iPhone", "category": "mood", "data": {"metric": {"name": "mood", "value": 7, "scale_min": 1, "scale_max": 10}}}"#
@@ -62,7 +62,7 @@ import TestSupport
 
     /// The client addresses what it created by the ID it holds (the bare UUID, in its case), on
     /// every route and in the CLI (issue 27 §1).
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func anEntryIsAddressedByTheBareUUIDItsClientHolds() throws {
         let api = try HTTPNode()
         let uuid = UUID().uuidString
@@ -83,7 +83,7 @@ import TestSupport
         #expect(try api.curl.request("GET", "/api/entries/\(stored)").status == 404)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func keysAreRequiredAndRevocable() throws {
         let api = try HTTPNode()
         for (curl, reason) in [(api.anonymous, "missing Authorization"),
@@ -107,7 +107,7 @@ import TestSupport
         #expect(unknown.status == 1 && unknown.stderr.contains("no key called"))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func batchAnswersPerItemAndAtomicWritesNothingOnARefusal() throws {
         let api = try HTTPNode()
         let good = newEntryID("drafts"), other = newEntryID("drafts")
@@ -155,7 +155,7 @@ import TestSupport
         #expect(notJSON.status == 400 && (notJSON.object["error"] as? String)?.contains("not JSON") == true, "\(notJSON.body)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func etagAndIfMatchStopLostUpdates() throws {
         let api = try HTTPNode()
         let made = try api.curl.request("POST", "/api/entries", body: #"{"timestamp": "2026-11-22T10:00:00Z", "category": "note", "data": {"text": "first"}}"#)
@@ -184,7 +184,7 @@ import TestSupport
         #expect(api.node.scalar("SELECT count(*) FROM tombstones WHERE id = '\(id)'") == 1, "a delete is a tombstone")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func listFiltersStatsStatusAndCORS() throws {
         let api = try HTTPNode()
         let items = [("2026-11-21T23:59:59Z", "mood", "tired", "watch"), ("2026-11-22T08:00:00Z", "note", "Buy Groceries", "drafts"),
@@ -224,7 +224,7 @@ import TestSupport
         #expect(preflight.headers["access-control-allow-headers"] == "authorization,content-type")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func badRequestsGetClearAnswersAndTheNodeStaysUp() throws {
         let api = try HTTPNode()
         let missing = try api.curl.request("GET", "/api/nothing")
@@ -255,7 +255,7 @@ import TestSupport
         #expect(api.node.isRunning && after.status == 200)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aWriteOverHTTPReplicatesToAPeer() throws {
         let api = try HTTPNode(listen: true)
         let mac = try api.group.node("mac", role: "mac")
@@ -266,7 +266,7 @@ import TestSupport
                 "the mac never got \(id): phone log:\n\(api.node.allOutput)\nmac log:\n\(mac.allOutput)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func plainHTTPOffLoopbackNeedsConsent() throws {
         let sandbox = try Sandbox(role: "phone")
         let refused = try sandbox.run(["serve", "--http", "0.0.0.0:0"])

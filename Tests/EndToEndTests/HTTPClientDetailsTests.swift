@@ -66,7 +66,7 @@ private struct Location: Codable {
 
     /// The app's model as written is taken (camelCase names are the same fields), and a batch
     /// with a refused item fails the app's own `200..<300` check, so it keeps that entry unsynced.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theAppsModelIsTakenAndARefusalIsNoSuccess() throws {
         let api = try HTTPNode()
         let entries = [Self.mood(7, place: "Berlin"), Self.mood(3)]
@@ -131,7 +131,7 @@ private struct Location: Codable {
     }
 
     /// `Date` (RFC 9110 §6.6.1) on a response, a refusal, and a parse failure, from the node's clock.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func everyResponseCarriesADate() throws {
         let api = try HTTPNode()
         let out = try Self.python(api, """
@@ -154,7 +154,7 @@ private struct Location: Codable {
 
     /// `ab -k`'s HTTP/1.0 keep-alive: told so and kept, two requests on one socket; without
     /// it, the connection closes after the response.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func http10KeepAliveIsKeptAndSaidSo() throws {
         let api = try HTTPNode()
         let out = try Self.python(api, """
@@ -173,7 +173,7 @@ private struct Location: Codable {
     }
 
     /// A request whose lines end in a bare LF (typed into nc, or a naive script) is answered at once.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aBareLFRequestIsAnsweredAtOnce() throws {
         let api = try HTTPNode()
         let out = try Self.python(api, """
@@ -195,7 +195,7 @@ private struct Location: Codable {
     }
 
     /// A browser reconnecting to `…/stream?since=A` sends `Last-Event-ID: B`: it resumes after B.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func lastEventIDWinsOverSince() throws {
         let api = try HTTPNode()
         let ids = try (1...3).map { try HTTPFeedTests.post(api, "note \($0)") }
@@ -211,7 +211,7 @@ private struct Location: Codable {
 
     /// A node that stops ends its event streams whole: curl sees the last chunk (exit 0), not a
     /// transfer cut short (exit 18).
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aStoppingNodeEndsItsEventStreamsWhole() throws {
         let api = try HTTPNode()
         let id = try HTTPFeedTests.post(api, "before the stop")

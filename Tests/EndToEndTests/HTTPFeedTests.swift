@@ -34,7 +34,7 @@ import TestSupport
         deinit { _ = process.kill(timeout: 5) }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theFeedPagesWithCursorsShowsDeletesAndRefusesBadCursors() throws {
         let api = try HTTPNode()
         let ids = try (1...3).map { try Self.post(api, "note \($0)") }
@@ -75,7 +75,7 @@ import TestSupport
         #expect(try api.anonymous.request("GET", "/api/changes").status == 401)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theEventStreamDeliversHTTPAndPeerWritesLiveAndResumes() throws {
         let api = try HTTPNode(listen: true)
         let mac = try api.group.node("mac", role: "mac")
@@ -114,7 +114,7 @@ import TestSupport
         #expect(refused.status == 400)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theExportIsLifesyncExportsBytes() throws {
         let api = try HTTPNode()
         // As JSON string contents: a formula with a comma and quotes, a line break.
@@ -136,7 +136,7 @@ import TestSupport
         #expect(try api.curl.request("GET", "/api/export?format=xml").status == 400)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func recordingContentHonoursRanges() throws {
         let api = try HTTPNode()
         let file = api.node.db + ".voice.m4a"
@@ -167,7 +167,7 @@ import TestSupport
         #expect(try api.curl.request("GET", "/api/recordings/rec_unknown/content").status == 404)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theChangesCommandPrintsTheFeedAndFollowsIt() throws {
         let api = try HTTPNode()
         let first = try Self.post(api, "first")

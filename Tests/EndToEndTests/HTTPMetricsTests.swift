@@ -4,7 +4,7 @@ import TestSupport
 
 /// `GET /metrics` of a real `lifesync serve --http` with a peer, read by curl.
 @Suite(.serialized) struct HTTPMetricsTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func metricsCountSyncTrafficAndFollowTheFormat() throws {
         let api = try HTTPNode(listen: true)
         #expect(try api.anonymous.request("GET", "/metrics").status == 401, "metrics need the bearer key")

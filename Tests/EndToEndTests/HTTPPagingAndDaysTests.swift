@@ -6,7 +6,7 @@ import TestSupport
 /// are neither skipped nor repeated (where `offset`, kept for the clients that send it, shifts);
 /// `GET /api/entries/stats?utc_offset=MINUTES` counts a browser's days.
 @Suite(.serialized) struct HTTPPagingAndDaysTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func keysetPagesMissNothingWrittenBetweenThem() throws {
         let api = try HTTPNode()
         // Seven entries, two pairs of them at the same millisecond (the ID orders those).
@@ -47,7 +47,7 @@ import TestSupport
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func statsCountTheDaysOfAnOffsetTheBrowserSends() throws {
         let api = try HTTPNode()
         // Saturday 23:30 and Sunday 09:00 in Auckland (UTC+13): one UTC day.

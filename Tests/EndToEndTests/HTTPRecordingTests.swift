@@ -18,7 +18,7 @@ import TestSupport
         return try parseJSON(listed.stdout) as? [[String: Any]] ?? []
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func anUploadIsStoredLikeAttachAndListedLikeTheCLI() throws {
         let api = try HTTPNode()
         let entry = try api.curl.request("POST", "/api/entries", body: #"{"timestamp": "2026-11-22T10:00:00Z", "data": {"text": "voice memo"}}"#)
@@ -56,7 +56,7 @@ import TestSupport
         #expect(try Self.recordingsJSON(api.node.db).count == 2, "only the two good uploads were stored")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func anOversizeOrCutUploadStoresNothing() throws {
         let api = try HTTPNode(extra: ["--http-max-upload", "50000"])
         let directory = TemporaryDirectory("lifesync-upload")
@@ -92,7 +92,7 @@ import TestSupport
         #expect(usage.status == 2 && usage.stderr.contains("--http-max-upload"), "\(usage.stderr)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func anUploadReachesAPeer() throws {
         let api = try HTTPNode(listen: true)
         let mac = try api.group.node("mac", role: "mac")
@@ -112,7 +112,7 @@ import TestSupport
         #expect(path.flatMap { FileManager.default.contents(atPath: $0) } == Data(bytes))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func conflictsAreListedLikeTheCLI() throws {
         let api = try HTTPNode()
         // A concurrent edit of one entry's text on the served replica and on a mac that never

@@ -19,7 +19,7 @@ import TestSupport
         return stat(path, &info) == 0 ? Int(info.st_size) : -1
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aStoppedWriterWritesNothingMoreFromTheMomentStopReturns() throws {
         let directory = TemporaryDirectory("lifesync-stop")
         var measured = 0

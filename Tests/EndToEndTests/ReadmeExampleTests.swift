@@ -63,7 +63,7 @@ import TestSupport
 
     /// The library section's code is Examples/Library/main.swift, which the package builds; run
     /// in a fresh directory with standard input closed, it serves, stops and exits.
-    @Test(.timeLimit(.minutes(1))) func theLibraryExampleIsBuiltAndRuns() throws {
+    @Test(.timeLimit(.minutes(3))) func theLibraryExampleIsBuiltAndRuns() throws {
         let block = try #require(try Readme.codeBlocks(under: "The library").first)
         let source = try String(contentsOfFile: Readme.root + "/Examples/Library/main.swift", encoding: .utf8)
         #expect(block == source, "README's library example and Examples/Library/main.swift differ")

@@ -70,7 +70,7 @@ private func resumedOffset(_ log: String, id: String) -> Int? {
 @Suite(.serialized) struct RecordingProcessTests {
     // MARK: attach and recordings
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func attachCopiesTheFileAndRecordingsListsItPending() throws {
         let sandbox = try Sandbox(role: "watch")
         let source = sandbox.file("memo.m4a")
@@ -123,7 +123,7 @@ private func resumedOffset(_ log: String, id: String) -> Int? {
 
     /// `wait --for` a recording returns once its bytes are here, verified, not when its metadata
     /// arrived (which comes first): README's Recordings block lists the recording right after.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func waitForARecordingReturnsOnceItsBytesAreHere() throws {
         let group = ServeGroup()
         defer { group.stopAll() }
@@ -144,7 +144,7 @@ private func resumedOffset(_ log: String, id: String) -> Int? {
         #expect(try sha256sum(path) == expected, "wait returned before the bytes were whole")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func attachingAMissingFileFailsAndWritesNothing() throws {
         let sandbox = try Sandbox(role: "watch")
         for missing in [sandbox.file("no such memo.m4a"), sandbox.directory.path] {
@@ -161,7 +161,7 @@ private func resumedOffset(_ log: String, id: String) -> Int? {
 
     /// `lifesync delete ID` of a recording on the phone while phone and mac serve: the mac, which
     /// got the bytes from the phone, removes its file when the tombstone arrives.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func deletingARecordingOnThePhoneRemovesTheMacsCopy() throws {
         let group = ServeGroup()
         defer { group.stopAll() }
@@ -200,7 +200,7 @@ private func resumedOffset(_ log: String, id: String) -> Int? {
     /// `lifesync delete ID` on the receiving mac while the recording is still arriving from the
     /// phone. The delete wins everywhere: once things are quiet no bytes of it may remain on the
     /// mac, neither as a file nor as a temporary `.part`, and the phone drops its copy too.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func deletingARecordingOnTheReceiverMidTransferLeavesNoBytesOfIt() throws {
         let group = ServeGroup()
         defer { group.stopAll() }

@@ -134,7 +134,7 @@ import TestSupport
 
     /// README's "Backup and restore" block pasted into bash -e in a fresh folder: every line does
     /// what its comment says.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theReadmeBlockDoesWhatItSays() throws {
         let block = try #require(try Readme.codeBlocks(under: "Backup and restore").first)
         let directory = TemporaryDirectory("lifesync-readme-backup")

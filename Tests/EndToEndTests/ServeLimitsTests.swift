@@ -20,7 +20,7 @@ import TestSupport
         text.split(separator: "\n").filter { $0.contains(needle) }.count
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aNodeOutOfDescriptorsBacksOffInsteadOfSpinningAndServesAgainAfterwards() throws {
         let group = ServeGroup()
         defer { group.stopAll() }

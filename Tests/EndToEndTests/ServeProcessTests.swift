@@ -28,7 +28,7 @@ func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peers"] as? 
 // MARK: - Tests
 
 @Suite(.serialized) struct ServeProcessTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func twoNodesConvergeAndKeepSyncingWhileServing() throws {
         let group = ServeGroup()
         defer { group.stopAll() }
@@ -72,7 +72,7 @@ func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peers"] as? 
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func threeNodesConvergeThroughTheRelay() throws {
         let group = ServeGroup()
         defer { group.stopAll() }
@@ -106,7 +106,7 @@ func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peers"] as? 
         for node in [watch, mac, phone] { #expect(node.terminate() != nil && node.termination == .exited(0)) }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aNodeKilledMidSyncConvergesAfterRestartWithNothingLostOrDoubled() throws {
         let group = ServeGroup()
         defer { group.stopAll() }
@@ -175,7 +175,7 @@ func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peers"] as? 
         #expect(integer((status["vector"] as? [String: Any])?[watchIncarnation]) == 20_000)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func sigtermStopsServeCleanlyWithinTwoSeconds() throws {
         let group = ServeGroup()
         defer { group.stopAll() }
@@ -202,7 +202,7 @@ func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peers"] as? 
         #expect(try SQLiteShell.run(phone.db, "PRAGMA integrity_check").stdout == "ok\n")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func serveRefusesBadArguments() throws {
         let group = ServeGroup()
         defer { group.stopAll() }
@@ -236,7 +236,7 @@ func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peers"] as? 
     /// A second `serve` of the same replica would be the same node twice, knocking the first's
     /// connections off for ever: it is refused by name, and `status` tells whether a node serves
     /// the replica (a killed one no longer does: the kernel drops its lock).
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func oneServePerReplicaAndStatusSaysWhetherItIsServed() throws {
         let group = ServeGroup()
         defer { group.stopAll() }
@@ -256,7 +256,7 @@ func peerList(_ status: [String: Any]) -> [[String: Any]] { status["peers"] as? 
         #expect(phone.isRunning)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func statusWhileServingShowsThePeers() throws {
         let group = ServeGroup()
         defer { group.stopAll() }

@@ -6,7 +6,7 @@ import TestSupport
 /// is not "synced", two watches are not "synced, pending 0", a peer no longer trusted has no
 /// pending count, and a download a killed node left half-done is not "transferring".
 @Suite(.serialized) struct StatusTruthTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aKilledOrStoppedNodeShowsItsPeersDisconnectedWithWhatWasLastSeen() throws {
         let group = ServeGroup()
         defer { group.stopAll() }
@@ -42,7 +42,7 @@ import TestSupport
         #expect(try LifeSyncBinary.run(["status", "--db", phone.db]).stdout.contains(", pending ") == false)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func twoWatchesHaveNothingToExchange() throws {
         let group = ServeGroup()
         defer { group.stopAll() }

@@ -9,7 +9,7 @@ import TestSupport
 /// kept; a peer speaking plain frames, or connecting and saying nothing, is dropped before the
 /// core hears of it; and what two nodes exchange crosses a relay in the middle as ciphertext.
 @Suite(.serialized) struct EncryptedTransportTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theNodesKeyIsMadeBesideItsReplicaAndIsTheOneItProves() throws {
         let cluster = LoopbackCluster()
         try cluster.create("phone", role: .phone)
@@ -26,7 +26,7 @@ import TestSupport
     }
 
     /// A node that sends a HELLO in the clear is told why, in its own framing; other plain bytes get nothing.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func plainFramesAreRefusedBeforeTheCoreSeesThemAndNothingIsStored() throws {
         let cluster = LoopbackCluster()
         try cluster.create("phone", role: .phone)
@@ -56,7 +56,7 @@ import TestSupport
         #expect(waitUntil(timeout: 5) { cluster.log("phone").contains { $0.contains("refused connection") } }, "\(cluster.log("phone"))")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aConnectionThatNeverCompletesItsHandshakeIsDroppedAtTheDeadline() throws {
         var limits = NodeServer.Limits()
         limits.handshakeTimeout = 300
@@ -69,7 +69,7 @@ import TestSupport
         #expect(waitUntil(timeout: 5) { node.server.statistics.connections == 0 })
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func twoNodesSyncThroughARelayThatSeesOnlyCiphertext() throws {
         let cluster = LoopbackCluster()
         try cluster.create("phone", role: .phone)

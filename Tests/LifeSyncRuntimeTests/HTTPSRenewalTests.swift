@@ -22,7 +22,7 @@ import TestSupport
         var all: [String] { lock.withLock { lines } }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aServingNodeRenewsWhenItsNamesMoveAndNotOtherwise() throws {
         let directory = TemporaryDirectory()
         let replica = try Replica.create(path: ":memory:", role: .mac, clock: SystemClock(), random: SystemRandom())

@@ -57,7 +57,7 @@ import TestSupport
     }
 
     /// Every slot held by a client that made a request with a valid key: a newcomer gets 503.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aConnectionOverTheCapIsAnswered503AndTheOthersKeepWorking() throws {
         var limits = HTTPServer.Limits()
         limits.maximumConnections = 2
@@ -87,7 +87,7 @@ import TestSupport
     /// Every slot held by an unfinished request without a key (64 held every slot and keyed
     /// clients got 503 for 30 s a wave): a keyed client still gets in, the oldest of them
     /// closed to make room.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func unfinishedRequestsWithoutAKeyGiveWayToAKeyedClient() throws {
         var limits = HTTPServer.Limits()
         limits.maximumConnections = 4
@@ -108,7 +108,7 @@ import TestSupport
         #expect(node.log.contains { $0.contains("to make room for a newer connection") }, "\(node.log)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aSlowRequestGets408AndASilentConnectionIsClosed() throws {
         var limits = HTTPServer.Limits()
         limits.timeouts.request = 200
@@ -127,7 +127,7 @@ import TestSupport
     /// Under HTTPS the TLS handshake has the connection's idle time: a client that sends
     /// nothing, or half a ClientHello, is closed then. Plain HTTP is told in plain HTTP to use
     /// https://, and closed.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func anHTTPSHandshakeHasTheIdleTimeAndPlainHTTPIsToldToUseHTTPS() throws {
         var limits = HTTPServer.Limits()
         limits.timeouts.idle = 200
@@ -147,7 +147,7 @@ import TestSupport
         #expect(closed && text.hasPrefix("HTTP/1.1 400 Bad Request\r\n") && text.contains("This port speaks HTTPS: use https://"), "\(text)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func eventStreamsOverTheCapAreAnswered503AndAFreedSlotIsTaken() throws {
         var limits = HTTPServer.Limits()
         limits.maximumEventStreams = 2
@@ -185,7 +185,7 @@ import TestSupport
         _ = second
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aClientThatStopsReadingAStreamedBodyIsDropped() throws {
         var limits = HTTPServer.Limits()
         limits.writeStall = 300

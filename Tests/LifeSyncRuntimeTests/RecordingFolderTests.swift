@@ -63,7 +63,7 @@ import TestSupport
         #expect(Array(buffer.prefix(got)) == [1, 2, 3, 4])
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aStartingNodeRemovesOrphanedTemporaryFilesAndKeepsResumableOnes() throws {
         let cluster = LoopbackCluster()
         let phone = try cluster.create("phone", role: .phone)

@@ -100,7 +100,7 @@ import TestSupport
     /// each newcomer takes the oldest one's place, the node never holds more than its cap, and
     /// a paired peer gets in and syncs though no stranger ever left (128 idle connections locked
     /// every paired peer out for 9-10 s, again and again).
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func strangersFillingTheTotalCapGiveWayToAPairedPeer() throws {
         var limits = NodeServer.Limits()
         limits.maximumConnections = 4
@@ -127,7 +127,7 @@ import TestSupport
     }
 
     /// The same at the per-address cap: strangers from the paired peer's own address give way.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func strangersAtThePerAddressCapGiveWayToAPairedPeer() throws {
         var limits = NodeServer.Limits()
         limits.maximumConnections = 64
@@ -151,7 +151,7 @@ import TestSupport
     /// Paired nodes on one machine (the same address) are not held to the cap per address: it
     /// counts only connections not yet proven a paired peer's (20 nodes on one machine had 8 to
     /// 16 peers each, not 19).
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func pairedPeersFromOneAddressAreNotHeldToThePerAddressCap() throws {
         var limits = NodeServer.Limits()
         limits.maximumConnectionsPerAddress = 2
@@ -168,7 +168,7 @@ import TestSupport
 
     /// A stranger that connects and says nothing, or stops after the TLS handshake, holds its
     /// slot for the pre-authentication budget only.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func anUnprovenConnectionIsDroppedAfterItsBudget() throws {
         var limits = NodeServer.Limits()
         limits.preAuthenticationTimeout = 500
@@ -187,7 +187,7 @@ import TestSupport
     /// no more: what they make the node hold together stays within the input budget (plus one
     /// read), the parked frames are closed once stalled, and a good peer syncs meanwhile (forty
     /// such peers took a node from 32 to 455 MiB).
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func unfinishedFramesOfManyPeersStayWithinTheInputBudget() throws {
         var limits = NodeServer.Limits()
         limits.maximumBufferedInput = 2 << 20
@@ -263,7 +263,7 @@ import TestSupport
 
     /// The HTTP API's listener is the same kind (`Listener`): out of descriptors, it backs off
     /// too, where it was polled and accept called again every round, a loop at full speed.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theHTTPListenerBacksOffAsTheNodesDoes() throws {
         var limits = NodeServer.Limits()
         limits.acceptBackoff = 30
@@ -283,7 +283,7 @@ import TestSupport
         #expect(driven.lines.matching("HTTP: accepting connections again").count == 1, "the listener never accepted after its back-off")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func whenAcceptRunsOutOfDescriptorsTheListenerIsNotPolledDuringTheBackOff() throws {
         var limits = NodeServer.Limits()
         limits.acceptBackoff = 60_000  // longer than the test: the listener must stay out of the poll
@@ -306,7 +306,7 @@ import TestSupport
         #expect(driven.lines.matching("cannot accept connections").count == 1)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func afterTheBackOffTheListenerAcceptsAgainAndLogsOncePerEpisode() throws {
         var limits = NodeServer.Limits()
         limits.acceptBackoff = 20
