@@ -51,8 +51,9 @@ extension SyncSession {
         // restored from an older copy relearning them from a relay): a peer whose history of
         // that origin we compared before, below them, may hold other writes under those numbers,
         // and only a HISTORY exchange finds that (PROTOCOL.md §7.2.3). Its session ends, so the
-        // next handshake compares the longer history.
-        if !acceptable.isEmpty {
+        // next handshake compares the longer history. (Our own writes never come back otherwise:
+        // no vector is read for a batch without them.)
+        if acceptable.contains(where: { $0.changes.contains { own.origins.contains($0.stamp.origin) } }) {
             let after = try replica.replicaVector()
             let takenBack = own.origins.sorted().filter { $0 != replica.identity.incarnation && after[$0] > current[$0] }
             if !takenBack.isEmpty { actions.append(.event(.repairsLearned(takenBack.map { HistoryFork(origin: $0, fork: current[$0]) }))) }
@@ -200,8 +201,7 @@ extension SyncSession {
             // Turns count from when relays to the peer began, too: to a peer that came (or
             // said what it holds) late, every turn counted from the writes alone was over, and
             // every relay sent it the same writes at once.
-            if delay > hold.hold, let started = session.relaysStarted, now < started + delay - hold.hold {
-                let due = started + delay - hold.hold
+            if delay > hold.hold, let due = session.relaysStarted.map({ $0 + delay - hold.hold }), now < due {
                 if self.open?.turnDue.map({ due < $0 }) ?? true { self.open?.turnDue = due }
                 return 0
             }
