@@ -18,28 +18,68 @@ extension NodeCoreTests {
         #expect(!unheld.duplicates.isEmpty, "without the hold, relays should have doubled some writes")
     }
 
-    /// A watch paired with the phone only: its writes reach the mac through the phone, once the
-    /// hold is over, and the mac's reach the phone without waiting.
-    @Test func aNodeReachedOnlyThroughARelayGetsEveryWrite() throws {
+    /// A watch paired with the phone only: its writes reach the mac through the phone, which the
+    /// mac asks for them (HOLDS's `relay`) as soon as the phone says it holds them, so they go at
+    /// once, not a hold later; the mac's reach the phone without waiting.
+    @Test func aNodeReachedOnlyThroughARelayGetsEveryWriteFromTheRelayItAsks() throws {
         let net = VirtualNet()
         net.add("mac", replica: try net.memoryReplica(.mac, seed: 61), seed: 1)
         net.add("phone", replica: try net.memoryReplica(.phone, seed: 62), peers: ["mac"], seed: 2)
         net.add("watch", replica: try net.memoryReplica(.watch, seed: 63), peers: ["phone"], seed: 3)
         for name in ["mac", "phone", "watch"] { net.start(name) }
         net.run(for: 3_000)
-        let t0 = net.now
-        try net.write("watch", count: 3, label: "from the wrist")
-        #expect(net.run(upTo: t0 + 10_000) { count(net.nodes["mac"]!.replica) == 3 }, "the watch's writes never reached the mac")
-        let arrived = net.batches(from: "phone", to: "mac", since: t0).first?.time ?? .max
-        let atPhone = net.batches(from: "watch", to: "phone", since: t0).first?.time ?? .max
-        #expect(arrived - atPhone >= 1_000, "relayed \(arrived - atPhone) ms after the phone got them: the hold is 1 s")
+        // The first writes wait for the phone to say it holds them and the mac to ask it (three
+        // one-way trips of 10 ms); later ones go as the phone takes them, the mac asking still.
+        for round in 1...2 {
+            let t0 = net.now
+            try net.write("watch", count: 3, label: "from the wrist")
+            #expect(net.run(upTo: t0 + 10_000) { count(net.nodes["mac"]!.replica) == 3 * round }, "the watch's writes never reached the mac")
+            let arrived = net.batches(from: "phone", to: "mac", since: t0).first?.time ?? .max
+            let atPhone = net.batches(from: "watch", to: "phone", since: t0).first?.time ?? .max
+            #expect(arrived - atPhone < (round == 1 ? 100 : 40), "round \(round): relayed \(arrived - atPhone) ms after the phone got them (a hold is 1 s)")
+            net.run(for: 5_000)
+        }
+        let asked = net.wire.contains { record in
+            guard record.from == "mac", record.to == "phone", case .holds(_, _, let relay?) = record.message else { return false }
+            return !relay.isEmpty
+        }
+        #expect(asked, "the mac never asked the phone to relay it anything")
+        #expect(net.violations.isEmpty, "\(net.violations)")
     }
 
     /// A mac connected to three macs that hold another node's writes, but not to that node
-    /// (a mesh still forming, or a device not paired with it): the three take turns, so it
-    /// gets each write once, from the first in turn, about a hold later than from one relay.
+    /// (a mesh still forming, or a device not paired with it), and that chooses its relays: it
+    /// asks one of the three, gets each write once, from it alone, and at once.
+    @Test func aPeerAsksOneRelayForAnOriginAndGetsItsWritesFromThatOneAlone() throws {
+        for comesLate in [false, true] {
+            let far = try Self.relayedToFar(comesLate: comesLate, choosing: true)
+            #expect(far.arrived, "comes late \(comesLate): the writes never reached the far mac")
+            #expect(far.seen == 40)
+            #expect(far.twice.isEmpty, "comes late \(comesLate): changes received twice, the first: \(far.twice.prefix(3))")
+            #expect(far.senders.count == 1, "comes late \(comesLate): sent by \(far.senders.sorted())")
+            #expect(far.violations.isEmpty, "\(far.violations)")
+        }
+    }
+
+    /// The same, with every message taking 1.5 s: a relay hears what the far mac holds only
+    /// after its turn. Relays of an earlier revision, taking turns, then send it the same writes
+    /// (the 40-node mesh's busy nodes, their loops seconds behind); relays it asks do not.
+    @Test func relaysThatHearLateSendNothingTheyWereNotAsked() throws {
+        let turns = try Self.relayedToFar(comesLate: false, choosing: false, latency: 1_500)
+        #expect(turns.arrived)
+        #expect(!turns.twice.isEmpty, "relays taking turns 1 s apart, hearing 1.5 s late, should have doubled writes")
+        let asked = try Self.relayedToFar(comesLate: false, choosing: true, latency: 1_500)
+        #expect(asked.arrived, "the writes never reached the far mac")
+        #expect(asked.seen == 40)
+        #expect(asked.twice.isEmpty, "changes received twice, the first: \(asked.twice.prefix(3))")
+        #expect(asked.violations.isEmpty, "\(asked.violations)")
+    }
+
+    /// A far mac of the revision before relay choice (no bit 8) connected to three relays of
+    /// another node: the three take turns, so it gets each write once, from the first in turn,
+    /// about a hold later than from one relay.
     @Test func relaysOfANodeThePeerDoesNotHearFromTakeTurns() throws {
-        let far = try Self.relayedToFar(comesLate: false)
+        let far = try Self.relayedToFar(comesLate: false, choosing: false)
         #expect(far.arrived, "the writes never reached the far mac")
         #expect(far.seen == 40)
         #expect(far.twice.count == 0, "changes received twice, the first: \(far.twice.prefix(3))")
@@ -52,7 +92,7 @@ extension NodeCoreTests {
     /// a 40-node mesh whose busy nodes said what they hold seconds late, up to five relays sent
     /// a node the same writes within 0.2 s.)
     @Test func relaysTakeTurnsForAPeerThatComesLate() throws {
-        let far = try Self.relayedToFar(comesLate: true)
+        let far = try Self.relayedToFar(comesLate: true, choosing: false)
         #expect(far.arrived, "the writes never reached the far mac")
         #expect(far.seen == 40)
         #expect(far.twice.count == 0, "changes received more than once, the first: \(far.twice.prefix(3))")
@@ -61,12 +101,17 @@ extension NodeCoreTests {
 
     /// "origin" writes 40 notes; three macs it dials relay them to "far", which is connected to
     /// the three and not to "origin". `comesLate`: "far" dials the relays once they have held
-    /// the writes past every turn; else it is up before "origin" writes. What "far" got from the
-    /// relays: each change once (`seen`) and again (`twice`).
-    static func relayedToFar(comesLate: Bool) throws -> (arrived: Bool, seen: Int, twice: [String], violations: [String]) {
+    /// the writes past every turn; else it is up before "origin" writes. `choosing`: "far" asks
+    /// its relays (bit 8); else it is of the revision before, and they take turns. What "far"
+    /// got from the relays: each change once (`seen`) and again (`twice`), and who sent any.
+    static func relayedToFar(comesLate: Bool, choosing: Bool, latency: Int64 = 10) throws
+        -> (arrived: Bool, seen: Int, twice: [String], senders: Set<String>, violations: [String]) {
         let net = VirtualNet()
+        net.latency = latency
         let relays = ["mac1", "mac2", "mac3"]
-        net.add("far", replica: try net.memoryReplica(.mac, seed: 80), peers: comesLate ? relays : [], seed: 1)
+        net.add("far", replica: try net.memoryReplica(.mac, seed: 80), peers: comesLate ? relays : [], seed: 1) {
+            if !choosing { $0.session.capabilitiesLeftOut = .relays }
+        }
         for (i, name) in relays.enumerated() {
             net.add(name, replica: try net.memoryReplica(.mac, seed: 81 + UInt64(i)), peers: comesLate ? [] : ["far"], seed: UInt64(i + 2))
         }
@@ -75,23 +120,25 @@ extension NodeCoreTests {
             for name in ["origin"] + relays { net.start(name) }
             try net.write("origin", count: 40, label: "from the origin")
             guard net.run(upTo: net.now + 20_000, until: { relays.allSatisfy { count(net.nodes[$0]!.replica) == 40 } }) else {
-                return (false, 0, [], net.violations)
+                return (false, 0, [], [], net.violations)
             }
             net.run(for: 10_000)  // every turn is over
             net.start("far")
         } else {
             for name in ["far"] + relays { net.start(name) }
-            net.run(for: 3_000)
+            net.run(for: 3_000 + 6 * latency)
             net.start("origin")
             try net.write("origin", count: 40, label: "from the origin")
         }
         let arrived = net.run(upTo: net.now + 40_000) { count(net.nodes["far"]!.replica) == 40 }
         net.run(for: 35_000)
-        var seen = Set<String>(), twice: [String] = []
+        var seen = Set<String>(), twice: [String] = [], senders = Set<String>()
         for relay in relays {
-            for key in net.sentChanges(from: relay, to: "far") where !seen.insert(key).inserted { twice.append(key) }
+            let sent = net.sentChanges(from: relay, to: "far")
+            if !sent.isEmpty { senders.insert(relay) }
+            for key in sent where !seen.insert(key).inserted { twice.append(key) }
         }
-        return (arrived, seen.count, twice, net.violations)
+        return (arrived, seen.count, twice, senders, net.violations)
     }
 
     /// Three nodes, all paired; the phone writes. Each mac gets the write from the phone and

@@ -90,8 +90,9 @@ package enum MessageJSON {
             ]
         case .caughtUp(let vector), .syncRequest(let vector):
             members.append(("vector", vectorJSON(vector)))
-        case .holds(let vector, let direct):
+        case .holds(let vector, let direct, let relay):
             members += [("vector", vectorJSON(vector)), ("direct", .array(direct.map { .string($0) }))]
+            if let relay { members.append(("relay", .array(relay.map { .string($0) }))) }
         case .ping(let nonce), .pong(let nonce):
             members.append(("nonce", u64JSON(nonce)))
         case .error(let code, let text):
@@ -296,10 +297,14 @@ package enum MessageJSON {
         case .syncRequest:
             return .syncRequest(vector: try vector(object.value("vector")))
         case .holds:
-            return .holds(vector: try vector(object.value("vector")), direct: try object.array("direct").map { json in
-                guard case .string(let origin) = json else { throw FormatError("holds: a direct origin that is not a string") }
-                return origin
-            })
+            func strings(_ key: String) throws -> [String] {
+                try object.array(key).map { json in
+                    guard case .string(let text) = json else { throw FormatError("holds: a \(key) item that is not a string") }
+                    return text
+                }
+            }
+            return .holds(vector: try vector(object.value("vector")), direct: try strings("direct"),
+                          relay: object.json["relay"] == nil ? nil : try strings("relay"))
         case .ping:
             return .ping(nonce: try u64(object.value("nonce")))
         case .pong:

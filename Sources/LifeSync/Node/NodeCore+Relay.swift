@@ -17,9 +17,51 @@ extension NodeCore {
         for dialer in dialers where dialer.state == .connecting {
             if let nodeID = dialer.nodeID { direct.insert(nodeID) }
         }
-        guard direct != relayHold.direct else { return [] }
+        let left = relayHold.direct.subtracting(direct), changed = direct != relayHold.direct
         relayHold.direct = direct
-        return holdingsChanged(except: nil, now: now)
+        // Which peer relays us what may change even when no node came or went: a session opened
+        // or closed after its handshake. The origins of a node we no longer hear from directly
+        // need a relay again.
+        return (changed ? holdingsChanged(except: nil, now: now) : [])
+            + chooseRelays(scanning: nil, also: left.isEmpty ? [] : relayHold.choice.origins(ownedBy: left), now: now)
+    }
+
+    /// A peer said what it holds, we took writes, or peers came or went: choose again which peer
+    /// relays us each origin we lack (`RelayChoice`), and tell each peer whose list changed
+    /// (HOLDS, rate-limited per session). `scanning` and `also` as in `RelayChoice.update`, but
+    /// every peer is scanned (nil) only when the peers changed since the last time; `holding`,
+    /// our replica's vector if the caller just read it.
+    func chooseRelays(scanning: Set<String>?, also: [String] = [], holding: VersionVector? = nil, now: Int64) -> [NodeAction] {
+        let policy = RolePolicy(role: replica.identity.role, watchReceivesEntries: configuration.session.watchReceivesEntries)
+        let capabilities = policy.capabilities(transfersRecordings: false).subtracting(configuration.session.capabilitiesLeftOut)
+        guard relayHold.hold > 0, capabilities.isSuperset(of: [.receivesEntries, .relays]) else { return [] }
+        var candidates: [RelayChoice.Candidate] = []
+        for (_, conn) in connections.sorted(by: { $0.key < $1.key }) where conn.session.state == .open {
+            guard let peer = conn.session.peer, peer.capabilities.contains(.relays), peer.role != .watch else { continue }
+            candidates.append(RelayChoice.Candidate(nodeID: peer.nodeID, holds: conn.session.peerClaims))
+        }
+        var scanning = scanning
+        if scanning == nil {  // peers may have come or gone (every tick asks)
+            let peers = candidates.map(\.nodeID)
+            if peers == relayHold.choice.lastPeers {
+                if also.isEmpty { return [] }
+                scanning = []
+            }
+            relayHold.choice.lastPeers = peers
+        }
+        guard let mine = holding ?? (try? replica.replicaVector()) else { return [] }
+        if relayHold.choice.lacksOwner(holding: mine, candidates: candidates, scanning: scanning), let known = try? replica.knownOrigins() {
+            relayHold.choice.learnOwners(known.map { ($0.origin, $0.nodeID) })
+        }
+        let direct = relayHold.direct, owners = relayHold.choice.owners
+        let changed = relayHold.choice.update(holding: mine, candidates: candidates, scanning: scanning, also: also, me: replica.identity.nodeID,
+                                              fromItsNode: { owners[$0].map(direct.contains) ?? false })
+        guard !changed.isEmpty else { return [] }
+        var actions: [NodeAction] = []
+        for (id, conn) in connections.sorted(by: { $0.key < $1.key }) where conn.session.peer.map({ changed.contains($0.nodeID) }) ?? false {
+            actions += perform(conn.session.holdingsChanged(now: now), on: id, now: now)
+        }
+        return actions
     }
 
     /// Every session but `source`'s tells its peer what we hold now (rate-limited per session).

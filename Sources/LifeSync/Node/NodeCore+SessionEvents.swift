@@ -45,6 +45,8 @@ extension NodeCore {
                 actions += perform(otherConn.session.endForRepairs(forks), on: other, now: now)
             }
             return actions
+        case .peerHolds:
+            return conn.session.peer.map { chooseRelays(scanning: [$0.nodeID], now: now) } ?? []
         case .incarnationClaimIgnored(let peer, let claimed, let held):
             return [.event(.incarnationClaimIgnored(peer: peer, claimed: claimed, held: held))]
         case .clockSkew(let peerMs, let localMs):

@@ -341,8 +341,10 @@ public final class NodeCore {
     /// .holdsRelays`) cannot send before the hold releases them (the tick offers them then): in a
     /// mesh, offering each applied batch at once to every such peer found nothing to send.
     func replicaChanged(by source: Int, relayed: Bool = false, now: Int64) -> [NodeAction] {
-        if let vector = try? replica.replicaVector() { relayHold.noted(vector, now: now) }
-        return [.replicaChanged] + holdingsChanged(except: source, now: now) + offerChanges(except: source, skippingHeld: relayed, now: now)
+        let vector = try? replica.replicaVector()
+        if let vector { relayHold.noted(vector, now: now) }
+        return [.replicaChanged] + holdingsChanged(except: source, now: now) + chooseRelays(scanning: [], holding: vector, now: now)
+            + offerChanges(except: source, skippingHeld: relayed, now: now)
     }
 
     /// Every session but `source`'s offers its peer the changes it lacks, in connection order;

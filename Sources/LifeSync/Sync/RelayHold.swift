@@ -12,7 +12,9 @@
 ///   `hold` ms after its handshake (`SyncSession.relaysAllowed`), so the peers can say what they
 ///   got meanwhile (HOLDS again), and a relay sends each only what it still lacks;
 /// - when several of a peer's direct nodes could relay it a write of a node it is not connected
-///   to (the mesh still forming, or the peer not paired with that node), they take turns: each
+///   to (the mesh still forming, or the peer not paired with that node), the peer asks one of
+///   them (`RelayChoice`, HOLDS's `relay`), which sends at once, and the others hold the writes
+///   until they settle. Toward a peer of the revision before (no bit 8) they take turns: each
 ///   ranks itself among them by a hash of (origin, peer, node) and waits `hold` ms more for
 ///   each rank before it (`holdFor`), counted from when it took the writes and from when it
 ///   could first relay to that peer (`SyncSession.relayLimit`), so the first sends, the peer
@@ -56,6 +58,8 @@ package final class RelayHold {
     /// The nodes connected to us, or being dialled: their writes reach us from them, and HOLDS
     /// tells every other peer so (`NodeCore.directPeersChanged`).
     package var direct = Set<String>()
+    /// The peer this node asks to relay it each origin (HOLDS's `relay`, to peers that set bit 8).
+    package var choice = RelayChoice()
     /// Vectors kept pending at most: past it the oldest goes, and its writes are released with
     /// the next one's (a little later, never sooner).
     static let maximumPending = 64
@@ -126,13 +130,8 @@ package final class RelayHold {
     /// `hold` more for each before us, at most `settle`. All of them rank the same way, from a
     /// hash of (origin, peer, node), so each peer of a node has its own first relay per origin.
     package func holdFor(_ origin: String, to peer: String, relays: Set<String>, me: String) -> Int64 {
-        func mixed(_ hash: UInt64, _ text: String) -> UInt64 {  // FNV-1a, 64 bits, each text ended by a zero byte
-            var hash = hash
-            for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-            return hash &* 0x0000_0100_0000_01b3
-        }
-        let pair = mixed(mixed(0xcbf2_9ce4_8422_2325, origin), peer)
-        func rank(_ node: String) -> UInt64 { mixed(pair, node) }
+        let pair = fnv1a(peer, after: fnv1a(origin))
+        func rank(_ node: String) -> UInt64 { fnv1a(node, after: pair) }
         let mine = rank(me)
         // Counted only as far as settling: the peer's list is its to make as long as it likes.
         var before: Int64 = 0

@@ -20,7 +20,7 @@ package struct RolePolicy: Sendable, Equatable {
 
     /// What this node announces in its HELLO.
     package func capabilities(transfersRecordings: Bool) -> Capabilities {
-        var capabilities: Capabilities = role.isFullReplica || watchReceivesEntries ? [.receivesEntries, .seals, .histories, .forks, .holds] : [.seals, .histories, .forks, .holds]
+        var capabilities: Capabilities = role.isFullReplica || watchReceivesEntries ? [.receivesEntries, .seals, .histories, .forks, .holds, .relays] : [.seals, .histories, .forks, .holds, .relays]
         if transfersRecordings {
             capabilities.insert(.recordings)
             capabilities.insert(.wants)

@@ -35,6 +35,9 @@ public enum SessionEvent: Equatable, Sendable {
     /// origin past that end (`endForRepairs`), so their next handshake compares the histories
     /// again (PROTOCOL.md §7.2.3).
     case repairsLearned([HistoryFork])
+    /// The peer said what it holds (HOLDS): the node may now ask it, or another peer, to relay
+    /// it origins it lacks (`RelayChoice`).
+    case peerHolds
     /// The peer's HELLO named `claimed` writes of our current incarnation, which holds `held`,
     /// but its last such claim was never backed by the writes: not believed (no rotation).
     case incarnationClaimIgnored(peer: String, claimed: UInt64, held: UInt64)

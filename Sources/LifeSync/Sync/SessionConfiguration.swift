@@ -25,6 +25,9 @@ public struct SessionConfiguration: Sendable {
     public var watchReceivesEntries = false
     /// Recording transfers: chunk size, window, size limit, whether a watch keeps its copies.
     package var transfer = TransferConfiguration()
+    /// Capabilities this node does not claim in its HELLO, nor use: a node of an earlier
+    /// revision, for tests of a household that mixes revisions.
+    package var capabilitiesLeftOut: Capabilities = []
     /// Bugs that the simulator plants on purpose to prove its checker can fail. Never set in
     /// production code.
     package var plantedBugs: PlantedBugs = []

@@ -167,7 +167,8 @@ extension SyncSession {
         open?.holdsSentAt = now
         lastSent = now
         let direct = relayHold.direct.subtracting([peer.nodeID]).sorted()
-        return [.send(Message.holds(vector: vector, direct: direct).encoded())]
+        let relay = capabilities.contains(.relays) && peer.capabilities.contains(.relays) ? relayHold.choice.origins(askedOf: peer.nodeID) : nil
+        return [.send(Message.holds(vector: vector, direct: direct, relay: relay).encoded())]
     }
 
     // MARK: - Sending
@@ -196,6 +197,18 @@ extension SyncSession {
             return caps[delay]!?[origin]
         }
         return { origin in
+            if let asks = session.peerAsks {
+                // The peer chooses its relays (bit 8): what it asks of us goes at once, unless it
+                // hears from the origin's node itself; the rest only once settled, counted from
+                // when relays to it began as well (to a peer that came late, what settled long
+                // ago would go from every relay at once, and from the origin's node too).
+                if asks.contains(origin) && !direct.contains(origin) { return nil }
+                if let due = session.relaysStarted.map({ $0 + hold.settle }), now < due {
+                    if self.open?.turnDue.map({ due < $0 }) ?? true { self.open?.turnDue = due }
+                    return 0
+                }
+                return bound(origin, heldFor: hold.settle)
+            }
             if direct.contains(origin) { return bound(origin, heldFor: hold.settle) }
             let delay = hold.holdFor(origin, to: peer, relays: session.peerDirect, me: me)
             // Turns count from when relays to the peer began, too: to a peer that came (or
@@ -222,8 +235,10 @@ extension SyncSession {
         relayHold.hold > 0 && session.peer.capabilities.contains(.holds)
     }
 
-    /// Whether relays to this open session's peer are held (`holdsRelays`).
-    package var holdsRelays: Bool { open.map(holdsRelays) ?? false }
+    /// Whether relays to this open session's peer are held (`holdsRelays`), and it asks us to
+    /// relay it nothing: writes of origins it asks of us go at once (`relayLimit`), so a batch
+    /// we take is offered to it at once, not only when the hold releases it.
+    package var holdsRelays: Bool { open.map { holdsRelays($0) && $0.peerAsks?.isEmpty != false } ?? false }
 
     /// Whether the role policy lets us send `origin`'s changes to this peer.
     func mayForward(_ origin: String) -> Bool {

@@ -127,6 +127,14 @@ final class OpenSession {
     var relaysStarted: Int64?
     /// When a turn we wait for in this session comes (`relayLimit`), if we wait for one.
     var turnDue: Int64?
+    /// The origins the peer asks us to relay it (its last HOLDS's `relay`, when both set bit 8):
+    /// those go at once, the rest only once settled (`relayLimit`). Nil while the peer does not
+    /// choose its relays: then relays take turns.
+    var peerAsks: Set<String>?
+    /// What the peer said it holds (HELLO, then HOLDS, joined), our own origins included as it
+    /// claims them: whom we ask to relay what (`RelayChoice`). A restored device asks the peer
+    /// that claims more of its own history than it holds for it back.
+    var peerClaims: VersionVector
     /// Whether we named what we lack to the peer, and how many WANTs it sent us.
     var wantsSent = false
     var wantsReceived = 0
@@ -135,6 +143,7 @@ final class OpenSession {
         self.peer = peer
         self.incomingTransfers = incomingTransfers
         delta = DeltaSync(peerVector: peer.vector, own: own)
+        peerClaims = peer.vector
         ownOrigins = own.origins
     }
 }

@@ -37,6 +37,8 @@ package final class SyncSession {
     package var peer: Hello? { stage.last?.peer }
     /// What the peer is known to hold.
     package var peerHas: VersionVector { stage.last?.delta.peerHas ?? VersionVector() }
+    /// What the peer says it holds, as it says it (`OpenSession.peerClaims`).
+    package var peerClaims: VersionVector { stage.last?.peerClaims ?? VersionVector() }
     var decoder = FrameDecoder(firstFrameMaximum: Message.Limits.maximumHandshakeFrameLength)
     var startedAt: Int64
     var lastReceived: Int64
@@ -73,7 +75,9 @@ package final class SyncSession {
     var policy: RolePolicy { RolePolicy(role: replica.identity.role, watchReceivesEntries: configuration.watchReceivesEntries) }
 
     /// What this node asks of its peers.
-    var capabilities: Capabilities { policy.capabilities(transfersRecordings: storage != nil) }
+    var capabilities: Capabilities {
+        policy.capabilities(transfersRecordings: storage != nil).subtracting(configuration.capabilitiesLeftOut)
+    }
 
     /// The connection is up: send our HELLO.
     package func start(now: Int64) -> [SessionAction] {
@@ -329,9 +333,18 @@ package final class SyncSession {
             open?.delta.resync(peerVector: vector, own: own)
             open?.reportedSentAll = false
             pump(now: now, actions: &actions)
-        case .holds(let vector, let direct):
+        case .holds(let vector, let direct, let relay):
             open?.delta.peerHolds(vector, own: try ownHistory())
             open?.peerDirect = Set(direct)
+            // Bounded as a vector on the wire: a peer naming new origins in every HOLDS adds none past it.
+            if let claims = open?.peerClaims.joined(with: vector), claims.entries.count <= Message.Limits.maximumOrigins {
+                open?.peerClaims = claims
+            }
+            // A list we did not say we read (bit 8) is passed over: relays take turns then.
+            let asks = capabilities.contains(.relays) ? relay.map(Set.init) : nil
+            let askedMore = !(asks ?? []).subtracting(open?.peerAsks ?? []).isEmpty
+            open?.peerAsks = asks
+            actions.append(.event(.peerHolds))  // the node may choose its own relays again
             if open?.heardHolds == false {
                 open?.heardHolds = true
                 if open?.holdsWaited == true { open?.relaysFrom = nil }
@@ -339,6 +352,8 @@ package final class SyncSession {
                     open?.relaysStarted = now
                     pump(now: now, actions: &actions, relaysOnly: true)
                 }
+            } else if askedMore, open?.relaysFrom == nil {
+                pump(now: now, actions: &actions, relaysOnly: true)  // what the peer now asks of us goes at once
             }
         case .ping(let nonce):
             lastSent = now

@@ -37,7 +37,9 @@ extension Message {
             message = .syncRequest(vector: try readVector(&r, "vector"))
         case .holds:
             let vector = try readVector(&r, "vector")
-            message = .holds(vector: vector, direct: try readNodeIDs(&r, "direct"))
+            let direct = try readNodeIDs(&r, "direct")
+            // The origins the sender asks us to relay it, present when bytes follow `direct`.
+            message = .holds(vector: vector, direct: direct, relay: r.remaining > 0 ? try readOrigins(&r, "relay") : nil)
         case .ping:
             message = .ping(nonce: try r.u64("nonce"))
         case .pong:
@@ -143,16 +145,31 @@ extension Message {
 
     /// A u16 count (at most 4 096), then that many node IDs, strictly ascending.
     static func readNodeIDs(_ r: inout ByteReader, _ what: String) throws(WireError) -> [String] {
-        let count = try readOriginCount(&r, "\(what) count", minimumItemSize: 42)
-        var ids: [String] = []
-        ids.reserveCapacity(count)
-        for _ in 0..<count {
-            let id = try r.string("\(what) node_id")
+        try readAscending(&r, what, item: "node_id", minimumItemSize: 42) { id throws(WireError) in
             guard Identifier.isValid(id) else { throw WireError(.malformed, "\(what) node_id \"\(id.prefix(80))\" is not {role}_{uuid-v4}") }
-            if let last = ids.last, !(last < id) { throw WireError(.malformed, "\(what) node IDs not strictly ascending") }
-            ids.append(id)
         }
-        return ids
+    }
+
+    /// A u16 count (at most 4 096), then that many origins (UUIDs), strictly ascending.
+    static func readOrigins(_ r: inout ByteReader, _ what: String) throws(WireError) -> [String] {
+        try readAscending(&r, what, item: "origin", minimumItemSize: 38) { origin throws(WireError) in
+            try checkOrigin(origin, "\(what) origin")
+        }
+    }
+
+    /// A u16 count (at most 4 096), then that many strings, each passing `check`, strictly ascending.
+    private static func readAscending(_ r: inout ByteReader, _ what: String, item: String, minimumItemSize: Int,
+                                      check: (String) throws(WireError) -> Void) throws(WireError) -> [String] {
+        let count = try readOriginCount(&r, "\(what) count", minimumItemSize: minimumItemSize)
+        var items: [String] = []
+        items.reserveCapacity(count)
+        for _ in 0..<count {
+            let text = try r.string("\(what) \(item)")
+            try check(text)
+            if let last = items.last, !(last < text) { throw WireError(.malformed, "\(what) \(item)s not strictly ascending") }
+            items.append(text)
+        }
+        return items
     }
 
     static func readBatch(_ r: inout ByteReader) throws(WireError) -> Batch {

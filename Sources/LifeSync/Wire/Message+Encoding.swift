@@ -62,10 +62,14 @@ extension Message {
             w.u64(ack.batchID)
             w.u32(ack.applied)
             w.u32(ack.conflicts)
-        case .holds(let vector, let direct):
+        case .holds(let vector, let direct, let relay):
             Message.writeVector(vector, to: &w)
             w.u16(UInt16(direct.count))
             for origin in direct { w.string(origin) }
+            if let relay {
+                w.u16(UInt16(relay.count))
+                for origin in relay { w.string(origin) }
+            }
         case .caughtUp(let vector), .syncRequest(let vector):
             Message.writeVector(vector, to: &w)
         case .ping(let nonce), .pong(let nonce):

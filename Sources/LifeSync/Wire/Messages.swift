@@ -25,6 +25,12 @@ package struct Capabilities: OptionSet, Sendable, Hashable {
     /// The node tells this peer what it holds (HOLDS, PROTOCOL.md §5.11) when it takes writes
     /// from another peer, so that a relay holding the same writes does not send them again.
     package static let holds = Capabilities(rawValue: 1 << 7)
+    /// The node chooses its relays (PROTOCOL.md §5.11 `relay`, §7.4): each HOLDS it sends a peer
+    /// that sets this bit names the origins it asks that peer, and no other, to relay it; and to
+    /// a peer that sets it, it relays only what that peer asks of it sooner than the settle.
+    package static let relays = Capabilities(rawValue: 1 << 8)
+    /// Every bit this revision defines (PROTOCOL.md §5.1); the others are reserved.
+    package static let defined: Capabilities = [.receivesEntries, .recordings, .receivesRecordings, .seals, .histories, .wants, .forks, .holds, .relays]
 }
 
 /// An origin named in a batch, with the node it belongs to when the sender knows it.
@@ -266,10 +272,11 @@ package enum Message: Equatable, Sendable {
     case error(code: UInt16, message: String)
     /// "Here is my vector; send me what I lack": resynchronises a session (fallback timer).
     case syncRequest(vector: VersionVector)
-    /// "This is what I hold now, and these nodes' writes reach me from those nodes" (§5.11): the
-    /// peer joins `vector` into what it knows we have, and relays us no write of an origin of
-    /// the `direct` nodes while we name them; no answer.
-    case holds(vector: VersionVector, direct: [String])
+    /// "This is what I hold now, these nodes' writes reach me from those nodes, and these origins
+    /// I ask you to relay me" (§5.11): the peer joins `vector` into what it knows we have, relays
+    /// us no write of an origin of the `direct` nodes while we name them, and, when `relay` is
+    /// there (both set bit 8), relays us sooner than the settle only the origins in it; no answer.
+    case holds(vector: VersionVector, direct: [String], relay: [String]? = nil)
     case offer(Offer)
     /// The receiver takes the offered recording from `offset` (0, or the end of its verified chunks).
     case accept(recordingID: String, offset: UInt64)

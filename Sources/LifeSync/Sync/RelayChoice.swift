@@ -1,0 +1,123 @@
+/// Which peer this node asks to relay it each origin's writes (PROTOCOL.md §5.11 `relay`, §7.4
+/// "Relay choice"): one peer per origin, so that a write reaches the node from one relay at most.
+///
+/// Turns taken by the relays themselves (`RelayHold.holdFor`) are timed guesses: a relay whose
+/// loop runs seconds behind, or that hears the node's HOLDS late, sends from a view that old, and
+/// 40 nodes starting at once still received up to 1.36 times what they lacked. Here the receiver
+/// decides, from what each peer says it holds (HOLDS, HELLO), and tells each peer, in HOLDS,
+/// the origins it is asked for; every other relay holds them until they settle.
+///
+/// A choice sticks while its peer stays connected and still holds writes of the origin we lack,
+/// or no other peer does: moving it while the chosen peer may still have writes of it on the way
+/// would have two relays send them. When the chosen peer has nothing more and another has, the
+/// choice moves: nothing of the first can still be in flight beyond what we hold (what a peer
+/// sends is what it holds). A choice ends when its peer's session closes.
+///
+/// ```swift
+/// var choice = RelayChoice()
+/// let changed = choice.update(holding: replica.replicaVector(), candidates: peers, scanning: [peer], me: me,
+///                             fromItsNode: { origin in direct.contains(owner[origin]) })
+/// for peer in changed { /* send that peer HOLDS with choice.origins(askedOf: peer) */ }
+/// ```
+package struct RelayChoice {
+    /// A connected peer that may be asked: one that chooses its own relays too (bit 8), takes
+    /// entries and relays them (not a watch).
+    package struct Candidate {
+        package var nodeID: String
+        package var holds: VersionVector
+
+        package init(nodeID: String, holds: VersionVector) {
+            self.nodeID = nodeID
+            self.holds = holds
+        }
+    }
+
+    /// Origin → the node ID of the peer asked to relay it.
+    private(set) var chosen: [String: String] = [:]
+    /// Origin → the node it belongs to, as far as the replica knows (`learnOwners`).
+    private(set) var owners: [String: String] = [:]
+    /// The candidates at the last full choice: a node that ticks often chooses again in full only
+    /// when they changed.
+    package var lastPeers: [String] = []
+
+    package init() {}
+
+    /// Chooses again after what we hold, or what the peers hold, changed. `scanning`: the peers
+    /// whose every origin is looked at for one we lack and have asked nobody for (nil: all of
+    /// them, after peers came or went; a peer's HOLDS names only itself; a batch we took, none:
+    /// we only hold more). `also`: origins to look at besides (those of a node we no longer hear
+    /// from directly). Origins whose chosen peer has nothing more are looked at in every peer.
+    /// Returns the peers whose list of origins changed, which must be told (HOLDS).
+    /// `fromItsNode`: whether an origin's writes reach us from its own node (we are connected to
+    /// it): no relay is asked for those (every relay holds them until they settle anyway).
+    package mutating func update(holding mine: VersionVector, candidates: [Candidate], scanning: Set<String>?, also: [String] = [],
+                                 me: String, fromItsNode: (String) -> Bool) -> Set<String> {
+        var index: [String: Int] = [:]
+        for (i, candidate) in candidates.enumerated() { index[candidate.nodeID] = i }
+        var next: [String: String] = [:]
+        var open = also.filter { chosen[$0] == nil && !fromItsNode($0) }  // origins to choose for
+        for (origin, peer) in chosen.sorted(by: { $0.key < $1.key }) where !fromItsNode(origin) {
+            guard let i = index[peer] else { open.append(origin); continue }  // its session closed
+            next[origin] = peer
+            if candidates[i].holds[origin] <= mine[origin] { open.append(origin) }  // nothing more there: another may have
+        }
+        for candidate in candidates where scanning?.contains(candidate.nodeID) ?? true {
+            for entry in candidate.holds.entries where entry.sequence > mine[entry.origin] && next[entry.origin] == nil
+                && !fromItsNode(entry.origin) {
+                open.append(entry.origin)
+            }
+        }
+        for origin in Set(open).sorted() {
+            var best: (rank: UInt64, nodeID: String)?
+            for candidate in candidates where candidate.holds[origin] > mine[origin] {
+                let rank = RelayChoice.rank(origin, candidate.nodeID, me)
+                if best.map({ (rank, candidate.nodeID) < ($0.rank, $0.nodeID) }) ?? true { best = (rank, candidate.nodeID) }
+            }
+            if let best { next[origin] = best.nodeID }
+        }
+        var changed = Set<String>()
+        for origin in Set(chosen.keys).union(next.keys) where chosen[origin] != next[origin] {
+            if let before = chosen[origin], index[before] != nil { changed.insert(before) }
+            if let after = next[origin] { changed.insert(after) }
+        }
+        chosen = next
+        return changed
+    }
+
+    /// Whether an origin some candidate holds past `mine` has an owner we have not read yet.
+    package func lacksOwner(holding mine: VersionVector, candidates: [Candidate], scanning: Set<String>?) -> Bool {
+        candidates.contains { candidate in
+            (scanning?.contains(candidate.nodeID) ?? true)
+                && candidate.holds.entries.contains { $0.sequence > mine[$0.origin] && owners[$0.origin] == nil }
+        }
+    }
+
+    /// The origins known to belong to one of `nodes`.
+    package func origins(ownedBy nodes: Set<String>) -> [String] {
+        owners.filter { nodes.contains($0.value) }.keys.sorted()
+    }
+
+    /// The owners the replica knows (an origin's node never changes).
+    package mutating func learnOwners(_ known: [(origin: String, nodeID: String?)]) {
+        for (origin, nodeID) in known { if let nodeID { owners[origin] = nodeID } }
+    }
+
+    /// The origins `peer` is asked to relay us, ascending (HOLDS's `relay`), 4 096 at most.
+    package func origins(askedOf peer: String) -> [String] {
+        Array(chosen.filter { $0.value == peer }.keys.sorted().prefix(Message.Limits.maximumOrigins))
+    }
+
+    /// A peer's rank for an origin, lower first: each receiver spreads its origins over its peers
+    /// its own way.
+    static func rank(_ origin: String, _ peer: String, _ me: String) -> UInt64 {
+        fnv1a(me, after: fnv1a(peer, after: fnv1a(origin)))
+    }
+}
+
+/// FNV-1a (64 bits) of `text` and a zero byte, going on from `hash`: a rank that every node
+/// computes alike (relay turns, relay choice).
+func fnv1a(_ text: String, after hash: UInt64 = 0xcbf2_9ce4_8422_2325) -> UInt64 {
+    var hash = hash
+    for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+    return hash &* 0x0000_0100_0000_01b3
+}
