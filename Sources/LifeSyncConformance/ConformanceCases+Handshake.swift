@@ -20,7 +20,7 @@ extension ConformanceCases {
             return .pass("versions \(hello.minimumVersion)…\(hello.maximumVersion), \(hello.role.rawValue), capabilities \(hello.capabilities.rawValue), \(hello.vector.entries.count) origins")
         },
         ConformanceCase("5.1", "handshake.reserved-bits-zero", "the target's HELLO sets no reserved capability bit", level: .should) { target in
-            let reserved = target.firstHello.capabilities.rawValue & ~UInt32(0b111_1111)  // bits 0-6 are defined (§5.1)
+            let reserved = target.firstHello.capabilities.subtracting(.defined).rawValue  // bits 0-8 are defined (§5.1)
             return reserved == 0 ? .pass(nil) : .fail("capabilities 0x\(String(target.firstHello.capabilities.rawValue, radix: 16)) set reserved bits (§5.1: senders set 0)")
         },
         ConformanceCase("7.2", "handshake.version-unsupported", "a HELLO of version 1 only is refused with ERROR version_unsupported") { target in
