@@ -170,6 +170,50 @@ extension NodeCoreTests {
         #expect(net.violations.isEmpty, "\(net.violations)")
     }
 
+    /// Ten nodes, each dialling the three after it, so most writes reach a node through relays,
+    /// starting 0.7 s apart (the mesh forming while writes flow), every message 1.5 s on its way
+    /// (a busy household's loops seconds behind): with relay choice no node receives a change
+    /// more than twice (the one relay it asked, and the change's node when their batches cross;
+    /// here once). Relays of the revision before, taking turns, sent one change five times.
+    @Test func aFormingMeshReceivesNoChangeMoreThanTwice() throws {
+        let asked = try Self.formingMesh(choosing: true)
+        #expect(asked.converged, "the mesh did not converge")
+        #expect(asked.mostCopies <= 2, "a change arrived \(asked.mostCopies) times: \(asked.example)")
+        let turns = try Self.formingMesh(choosing: false)
+        #expect(turns.converged)
+        #expect(turns.mostCopies > 2, "relays taking turns should have sent some change three times (most \(turns.mostCopies))")
+    }
+
+    /// The mesh of `aFormingMeshReceivesNoChangeMoreThanTwice`: whether it converged, and the
+    /// most copies of one change any node received, with one such change.
+    static func formingMesh(choosing: Bool) throws -> (converged: Bool, mostCopies: Int, example: String) {
+        let net = VirtualNet()
+        net.latency = 1_500
+        let names = ["phone"] + (1...9).map { "mac\($0)" }
+        for (i, name) in names.enumerated() {
+            let replica = try net.memoryReplica(i == 0 ? .phone : .mac, seed: 300 + UInt64(i))
+            net.add(name, replica: replica, peers: Array(names[(i + 1)..<min(i + 4, names.count)]), seed: UInt64(i + 1)) {
+                if !choosing { $0.session.capabilitiesLeftOut = .relays }
+            }
+        }
+        for name in names { _ = try net.write(name, count: 20, label: "offline on \(name)") }
+        for name in names.reversed() {
+            net.start(name)
+            net.run(for: 700)
+        }
+        let converged = net.run(upTo: net.now + 120_000) { names.allSatisfy { count(net.nodes[$0]!.replica) == 20 * names.count } }
+        net.run(for: 40_000)
+        var most = 0, example = ""
+        for receiver in names {
+            var copies: [String: Int] = [:]
+            for sender in names where sender != receiver {
+                for key in net.sentChanges(from: sender, to: receiver) { copies[key, default: 0] += 1 }
+            }
+            if let (key, n) = copies.max(by: { ($0.value, $0.key) < ($1.value, $1.key) }), n > most { (most, example) = (n, "\(receiver): \(key)") }
+        }
+        return (converged, most, example)
+    }
+
     /// Each receiver's changes from every peer, and those it got more than once.
     static func mesh(relayHold: Int64) throws -> (converged: Bool, duplicates: [String]) {
         let net = VirtualNet()
