@@ -44,11 +44,20 @@ struct HistoryComparison {
     /// a write above that point which the peer's vector covers and it has no digest of: the peer
     /// will never ask for it.
     func forkPoint(firstHeldAbove: (UInt64) throws -> UInt64?) rethrows -> UInt64? {
-        let considered = probes.filter { $0.sequence <= count }
-        let lowestBad = considered.first { $0.verdict == .mismatch || ($0.verdict == .unknown && $0.sequence >= logStart) }?.sequence
-        let agreed = considered.last { $0.verdict == .match && $0.sequence < (lowestBad ?? .max) }?.sequence ?? 0
-        if lowestBad != nil { return agreed }
-        if let held = try firstHeldAbove(max(agreed, logStart == 0 ? 0 : logStart - 1)), held <= min(count, top) { return agreed }
+        if lowestBad != nil { return agreement }
+        if let held = try firstHeldAbove(max(agreement, logStart == 0 ? 0 : logStart - 1)), held <= min(count, top) { return agreement }
         return nil
+    }
+
+    /// The greatest matching probe at or below our count and below the lowest bad one (0 if
+    /// none): the number up to which the peer's digests show it holds our history.
+    var agreement: UInt64 {
+        probes.last { $0.sequence <= count && $0.verdict == .match && $0.sequence < (lowestBad ?? .max) }?.sequence ?? 0
+    }
+
+    /// The lowest probe at or below our count that we know another write at, or none at
+    /// although our log would know it.
+    private var lowestBad: UInt64? {
+        probes.first { $0.sequence <= count && ($0.verdict == .mismatch || ($0.verdict == .unknown && $0.sequence >= logStart)) }?.sequence
     }
 }

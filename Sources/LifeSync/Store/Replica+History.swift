@@ -29,6 +29,9 @@ package struct HistoryOutcome: Equatable, Sendable {
     /// Repairs we kept for the first time (ours, or taken in), and forks of third nodes' origins
     /// we learned of (§7.2.4): (origin, fork or agreed point) of each.
     package var learned: [(origin: String, fork: UInt64)] = []
+    /// Our origins the peer's digests show it holds, unforked, up to the number given: a claim
+    /// of more than we hold of them (we were restored) counts as that much, not as nothing.
+    package var agreed: [String: UInt64] = [:]
 
     package static func == (a: HistoryOutcome, b: HistoryOutcome) -> Bool {
         a.repairs == b.repairs && a.rotated?.old == b.rotated?.old && a.rotated?.new == b.rotated?.new && a.movedForPeer == b.movedForPeer
@@ -194,6 +197,7 @@ extension Replica {
                 let probedFork = try comparison.forkPoint(firstHeldAbove: { heldCounts ? try firstHeld(origin, above: $0, recordings: sendsRecordings) : nil })
                 // A fork two other replicas found between them (§7.2.4): ours forked at most there.
                 if let fork = [probedFork, bounds[origin]].compactMap({ $0 }).min() { forks.append((origin, fork)) }
+                else { outcome.agreed[origin] = comparison.agreement }
             }
             if !forks.isEmpty {
                 let old = identity.incarnation

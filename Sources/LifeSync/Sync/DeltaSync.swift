@@ -11,7 +11,9 @@
 /// Two rules keep a peer's word from moving our data (DESIGN.md, "Trust"):
 /// - A peer cannot hold more of our own origins than we wrote. A claim above our own count is a
 ///   lie, a poisoned relay, or a restore on our side; in every case we send it all again rather
-///   than skip it (`sanitized`). Otherwise a forged vector would make a watch keep its offline
+///   than skip it (`sanitized`), but for what the peer proved it holds: a HISTORY whose digests
+///   of our writes match ours up to a number (a restored phone would otherwise send each peer
+///   its whole journal again). Otherwise a forged vector would make a watch keep its offline
 ///   writes to itself while reporting "synced".
 /// - Our replica vector advances only as far as delivered data justifies (`admit`): the
 ///   sequences of changes delivered, or of rows the replica stores. A bare `through`, or a
@@ -45,10 +47,11 @@ struct DeltaSync {
         sentUpTo = peerHas
     }
 
-    /// `claim` with every origin of ours it overstates set back to 0 (send it all again).
-    static func sanitized(_ claim: VersionVector, own: OwnHistory) -> VersionVector {
+    /// `claim` with every origin of ours it overstates set back to 0 (send it all again), or to
+    /// as far as the peer's digests showed it holds our history (`agreed`, a HISTORY compared).
+    static func sanitized(_ claim: VersionVector, own: OwnHistory, agreed: [String: UInt64] = [:]) -> VersionVector {
         var result = claim
-        for origin in own.origins where claim[origin] > own.counts[origin] { result[origin] = 0 }
+        for origin in own.origins where claim[origin] > own.counts[origin] { result[origin] = min(agreed[origin] ?? 0, own.counts[origin]) }
         return result
     }
 
@@ -82,9 +85,10 @@ struct DeltaSync {
         return first
     }
 
-    /// SYNC_REQUEST: the peer's word on what it holds; what is in flight is still on its way.
-    mutating func resync(peerVector: VersionVector, own: OwnHistory) {
-        peerHas = DeltaSync.sanitized(peerVector, own: own)
+    /// SYNC_REQUEST or HISTORY: the peer's word on what it holds; what is in flight is still on
+    /// its way. `agreed`: how far a HISTORY's digests showed it holds our own origins.
+    mutating func resync(peerVector: VersionVector, own: OwnHistory, agreed: [String: UInt64] = [:]) {
+        peerHas = DeltaSync.sanitized(peerVector, own: own, agreed: agreed)
         sentUpTo = inFlight.reduce(peerHas) { $0.joined(with: $1.through) }
     }
 

@@ -79,7 +79,9 @@ extension SyncSession {
         let peer = session.peer, step = session.historyStep  // as they were before the HISTORY
         open?.ownOrigins = own.origins
         open?.peer.incarnation = history.incarnation
-        open?.delta.resync(peerVector: history.vector, own: own)
+        // The last word names no origin: what the first HISTORY's digests showed still stands.
+        open?.agreed.merge(outcome.agreed, uniquingKeysWith: max)
+        open?.delta.resync(peerVector: history.vector, own: own, agreed: open?.agreed ?? [:])
         let first = replica.identity.nodeID < peer.nodeID
         if !first && step == .awaitingHistory {
             open?.historyStep = .awaitingLastWord

@@ -135,6 +135,8 @@ final class OpenSession {
     /// claims them: whom we ask to relay what (`RelayChoice`). A restored device asks the peer
     /// that claims more of its own history than it holds for it back.
     var peerClaims: VersionVector
+    /// How far the peer's HISTORY digests showed it holds our own origins (`HistoryOutcome.agreed`).
+    var agreed: [String: UInt64] = [:]
     /// Whether we named what we lack to the peer, and how many WANTs it sent us.
     var wantsSent = false
     var wantsReceived = 0

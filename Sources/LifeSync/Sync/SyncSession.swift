@@ -330,7 +330,7 @@ package final class SyncSession {
             // The peer's word on what it holds (never on what we wrote); what is in flight is
             // still on its way and is not sent again.
             let own = try ownHistory()
-            open?.delta.resync(peerVector: vector, own: own)
+            open?.delta.resync(peerVector: vector, own: own, agreed: open?.agreed ?? [:])
             open?.reportedSentAll = false
             pump(now: now, actions: &actions)
         case .holds(let vector, let direct, let relay):
