@@ -56,7 +56,7 @@ package struct RelayChoice {
         for (i, candidate) in candidates.enumerated() { index[candidate.nodeID] = i }
         var next: [String: String] = [:]
         var open = also.filter { chosen[$0] == nil && !fromItsNode($0) }  // origins to choose for
-        for (origin, peer) in chosen.sorted(by: { $0.key < $1.key }) where !fromItsNode(origin) {
+        for (origin, peer) in chosen where !fromItsNode(origin) {  // in any order: `open` is sorted below
             guard let i = index[peer] else { open.append(origin); continue }  // its session closed
             next[origin] = peer
             if candidates[i].holds[origin] <= mine[origin] { open.append(origin) }  // nothing more there: another may have
@@ -76,10 +76,8 @@ package struct RelayChoice {
             if let best { next[origin] = best.nodeID }
         }
         var changed = Set<String>()
-        for origin in Set(chosen.keys).union(next.keys) where chosen[origin] != next[origin] {
-            if let before = chosen[origin], index[before] != nil { changed.insert(before) }
-            if let after = next[origin] { changed.insert(after) }
-        }
+        for (origin, before) in chosen where next[origin] != before && index[before] != nil { changed.insert(before) }
+        for (origin, after) in next where chosen[origin] != after { changed.insert(after) }
         chosen = next
         return changed
     }
