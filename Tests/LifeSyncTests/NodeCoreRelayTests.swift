@@ -61,6 +61,19 @@ extension NodeCoreTests {
         }
     }
 
+    /// Two of the three relays say they hold the writes and never send them (buggy peers): a
+    /// relay the far mac asks that sends nothing for 5 s is passed over, so it gets each write
+    /// once, from the third, in well under the 30 s settle it waited out before (when the
+    /// relays not asked send what they hold).
+    @Test func aRelayThatOwesWritesAndSendsNoneIsPassedOver() throws {
+        let far = try Self.relayedToFar(comesLate: false, choosing: true, buggyFirst: true)
+        #expect(far.arrived, "the writes never reached the far mac")
+        #expect(far.at < 15_000, "the far mac got the writes \(far.at) ms after they were written")
+        #expect(far.seen == 40)
+        #expect(far.twice.isEmpty, "changes received twice, the first: \(far.twice.prefix(3))")
+        #expect(far.senders.count == 1, "sent by \(far.senders.sorted())")
+    }
+
     /// The same, with every message taking 1.5 s: a relay hears what the far mac holds only
     /// after its turn. Relays of an earlier revision, taking turns, then send it the same writes
     /// (the 40-node mesh's busy nodes, their loops seconds behind); relays it asks do not.
@@ -104,23 +117,33 @@ extension NodeCoreTests {
     /// the writes past every turn; else it is up before "origin" writes. `choosing`: "far" asks
     /// its relays (bit 8); else it is of the revision before, and they take turns. What "far"
     /// got from the relays: each change once (`seen`) and again (`twice`), and who sent any.
-    static func relayedToFar(comesLate: Bool, choosing: Bool, latency: Int64 = 10) throws
-        -> (arrived: Bool, seen: Int, twice: [String], senders: Set<String>, violations: [String]) {
+    /// `buggyFirst`: every relay but the one "far" ranks last never relays (each says it holds
+    /// the writes and sends none), so it must pass them over.
+    static func relayedToFar(comesLate: Bool, choosing: Bool, latency: Int64 = 10, buggyFirst: Bool = false) throws
+        -> (arrived: Bool, seen: Int, twice: [String], senders: Set<String>, violations: [String], at: Int64) {
         let net = VirtualNet()
         net.latency = latency
         let relays = ["mac1", "mac2", "mac3"]
-        net.add("far", replica: try net.memoryReplica(.mac, seed: 80), peers: comesLate ? relays : [], seed: 1) {
+        let far = try net.memoryReplica(.mac, seed: 80), origin = try net.memoryReplica(.mac, seed: 85)
+        let relayReplicas = try relays.indices.map { try net.memoryReplica(.mac, seed: 81 + UInt64($0)) }
+        let good = relayReplicas.max { a, b in
+            RelayChoice.rank(origin.identity.incarnation, a.identity.nodeID, far.identity.nodeID)
+                < RelayChoice.rank(origin.identity.incarnation, b.identity.nodeID, far.identity.nodeID)
+        }!.identity.nodeID
+        net.add("far", replica: far, peers: comesLate ? relays : [], seed: 1) {
             if !choosing { $0.session.capabilitiesLeftOut = .relays }
         }
         for (i, name) in relays.enumerated() {
-            net.add(name, replica: try net.memoryReplica(.mac, seed: 81 + UInt64(i)), peers: comesLate ? [] : ["far"], seed: UInt64(i + 2))
+            net.add(name, replica: relayReplicas[i], peers: comesLate ? [] : ["far"], seed: UInt64(i + 2)) {
+                if buggyFirst && relayReplicas[i].identity.nodeID != good { $0.session.plantedBugs = [.relayDropsForeignChanges] }
+            }
         }
-        net.add("origin", replica: try net.memoryReplica(.mac, seed: 85), peers: relays, seed: 5)
+        net.add("origin", replica: origin, peers: relays, seed: 5)
         if comesLate {
             for name in ["origin"] + relays { net.start(name) }
             try net.write("origin", count: 40, label: "from the origin")
             guard net.run(upTo: net.now + 20_000, until: { relays.allSatisfy { count(net.nodes[$0]!.replica) == 40 } }) else {
-                return (false, 0, [], [], net.violations)
+                return (false, 0, [], [], net.violations, 0)
             }
             net.run(for: 10_000)  // every turn is over
             net.start("far")
@@ -130,7 +153,9 @@ extension NodeCoreTests {
             net.start("origin")
             try net.write("origin", count: 40, label: "from the origin")
         }
+        let written = net.now
         let arrived = net.run(upTo: net.now + 40_000) { count(net.nodes["far"]!.replica) == 40 }
+        let at = net.now - written
         net.run(for: 35_000)
         var seen = Set<String>(), twice: [String] = [], senders = Set<String>()
         for relay in relays {
@@ -138,7 +163,7 @@ extension NodeCoreTests {
             if !sent.isEmpty { senders.insert(relay) }
             for key in sent where !seen.insert(key).inserted { twice.append(key) }
         }
-        return (arrived, seen.count, twice, senders, net.violations)
+        return (arrived, seen.count, twice, senders, net.violations, at)
     }
 
     /// Three nodes, all paired; the phone writes. Each mac gets the write from the phone and

@@ -44,7 +44,8 @@ extension NodeCore {
         if scanning == nil {  // peers may have come or gone (every tick asks)
             let peers = candidates.map(\.nodeID)
             if peers == relayHold.choice.lastPeers {
-                if also.isEmpty { return [] }
+                // A chosen peer that owes us writes for too long is passed over (`RelayChoice.stall`).
+                if also.isEmpty && !(relayHold.choice.nextStall.map { $0 <= now } ?? false) { return [] }
                 scanning = []
             }
             relayHold.choice.lastPeers = peers
@@ -54,7 +55,7 @@ extension NodeCore {
             relayHold.choice.learnOwners(known.map { ($0.origin, $0.nodeID) })
         }
         let direct = relayHold.direct, owners = relayHold.choice.owners
-        let changed = relayHold.choice.update(holding: mine, candidates: candidates, scanning: scanning, also: also, me: replica.identity.nodeID,
+        let changed = relayHold.choice.update(holding: mine, candidates: candidates, scanning: scanning, also: also, me: replica.identity.nodeID, now: now,
                                               fromItsNode: { owners[$0].map(direct.contains) ?? false })
         guard !changed.isEmpty else { return [] }
         var actions: [NodeAction] = []

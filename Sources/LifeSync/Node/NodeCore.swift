@@ -258,6 +258,7 @@ public final class NodeCore {
         var earliest = timers.earliest
         func consider(_ deadline: Int64?) { if let deadline, deadline < earliest { earliest = deadline } }
         consider(relayHold.nextRelease)
+        consider(relayHold.choice.nextStall)
         for dialer in dialers { if case .waiting(let until) = dialer.state { consider(until) } }
         for conn in connections.values {
             consider(conn.session.nextDeadline)

@@ -11,7 +11,10 @@
 /// or no other peer does: moving it while the chosen peer may still have writes of it on the way
 /// would have two relays send them. When the chosen peer has nothing more and another has, the
 /// choice moves: nothing of the first can still be in flight beyond what we hold (what a peer
-/// sends is what it holds). A choice ends when its peer's session closes.
+/// sends is what it holds). A choice ends when its peer's session closes. A chosen peer that
+/// holds writes we lack and sends us none for `stall` ms (a buggy peer, or one that claims what it
+/// lacks) is passed over for that origin while its session lasts: waiting out the settle instead
+/// would have every other relay send those writes at once.
 ///
 /// ```swift
 /// var choice = RelayChoice()
@@ -32,15 +35,36 @@ package struct RelayChoice {
         }
     }
 
-    /// Origin → the node ID of the peer asked to relay it.
-    private(set) var chosen: [String: String] = [:]
+    /// A choice: the peer asked, and since when it owes us writes of the origin without our
+    /// having taken any (nil: it holds nothing we lack).
+    struct Choice: Equatable {
+        var peer: String
+        var owingSince: Int64?
+        /// Our vector entry for the origin when last looked at: taking writes is progress.
+        var held: UInt64
+    }
+
+    /// Origin → the peer asked to relay it.
+    private(set) var chosen: [String: Choice] = [:]
+    /// Origin → the peers passed over for it (`stall`), while their sessions last.
+    private(set) var passedOver: [String: Set<String>] = [:]
+    /// How long a chosen peer may owe us writes of an origin without our taking one, in ms.
+    package let stall: Int64
     /// Origin → the node it belongs to, as far as the replica knows (`learnOwners`).
     private(set) var owners: [String: String] = [:]
     /// The candidates at the last full choice: a node that ticks often chooses again in full only
     /// when they changed.
     package var lastPeers: [String] = []
 
-    package init() {}
+    package init(stall: Int64 = 5_000) {
+        self.stall = stall
+    }
+
+    /// When a chosen peer that owes us writes has owed them for `stall`, if one does: then
+    /// `update` must run (`NodeCore.nextDeadline`), even if nothing else happens.
+    package var nextStall: Int64? {
+        chosen.values.compactMap(\.owingSince).min().map { $0 + stall }
+    }
 
     /// Chooses again after what we hold, or what the peers hold, changed. `scanning`: the peers
     /// whose every origin is looked at for one we lack and have asked nobody for (nil: all of
@@ -51,15 +75,31 @@ package struct RelayChoice {
     /// `fromItsNode`: whether an origin's writes reach us from its own node (we are connected to
     /// it): no relay is asked for those (every relay holds them until they settle anyway).
     package mutating func update(holding mine: VersionVector, candidates: [Candidate], scanning: Set<String>?, also: [String] = [],
-                                 me: String, fromItsNode: (String) -> Bool) -> Set<String> {
+                                 me: String, now: Int64, fromItsNode: (String) -> Bool) -> Set<String> {
         var index: [String: Int] = [:]
         for (i, candidate) in candidates.enumerated() { index[candidate.nodeID] = i }
-        var next: [String: String] = [:]
+        if !passedOver.isEmpty {
+            passedOver = passedOver.compactMapValues { peers in
+                let left = peers.filter { index[$0] != nil }
+                return left.isEmpty ? nil : left
+            }
+        }
+        var next: [String: Choice] = [:]
         var open = also.filter { chosen[$0] == nil && !fromItsNode($0) }  // origins to choose for
-        for (origin, peer) in chosen where !fromItsNode(origin) {  // in any order: `open` is sorted below
-            guard let i = index[peer] else { open.append(origin); continue }  // its session closed
-            next[origin] = peer
-            if candidates[i].holds[origin] <= mine[origin] { open.append(origin) }  // nothing more there: another may have
+        for (origin, choice) in chosen where !fromItsNode(origin) {  // in any order: `open` is sorted below
+            guard let i = index[choice.peer] else { open.append(origin); continue }  // its session closed
+            var kept = choice
+            if candidates[i].holds[origin] <= mine[origin] {
+                kept.owingSince = nil
+                open.append(origin)  // nothing more there: another may have
+            } else if kept.owingSince == nil || mine[origin] > kept.held {
+                kept.owingSince = now  // it owes us writes from now, or it sent some
+            } else if let since = kept.owingSince, now - since >= stall {
+                passedOver[origin, default: []].insert(choice.peer)
+                open.append(origin)
+            }
+            kept.held = mine[origin]
+            next[origin] = kept
         }
         for candidate in candidates where scanning?.contains(candidate.nodeID) ?? true {
             for entry in candidate.holds.entries where entry.sequence > mine[entry.origin] && next[entry.origin] == nil
@@ -68,16 +108,19 @@ package struct RelayChoice {
             }
         }
         for origin in Set(open).sorted() {
+            let passed = passedOver[origin] ?? []
             var best: (rank: UInt64, nodeID: String)?
-            for candidate in candidates where candidate.holds[origin] > mine[origin] {
+            for candidate in candidates where candidate.holds[origin] > mine[origin] && !passed.contains(candidate.nodeID) {
                 let rank = RelayChoice.rank(origin, candidate.nodeID, me)
                 if best.map({ (rank, candidate.nodeID) < ($0.rank, $0.nodeID) }) ?? true { best = (rank, candidate.nodeID) }
             }
-            if let best { next[origin] = best.nodeID }
+            // None but one passed over: it stays asked (the others send once the writes settle).
+            if let best, best.nodeID != next[origin]?.peer { next[origin] = Choice(peer: best.nodeID, owingSince: now, held: mine[origin]) }
+            else if next[origin]?.owingSince.map({ now - $0 >= stall }) == true { next[origin]?.owingSince = now }
         }
         var changed = Set<String>()
-        for (origin, before) in chosen where next[origin] != before && index[before] != nil { changed.insert(before) }
-        for (origin, after) in next where chosen[origin] != after { changed.insert(after) }
+        for (origin, before) in chosen where next[origin]?.peer != before.peer && index[before.peer] != nil { changed.insert(before.peer) }
+        for (origin, after) in next where chosen[origin]?.peer != after.peer { changed.insert(after.peer) }
         chosen = next
         return changed
     }
@@ -102,12 +145,12 @@ package struct RelayChoice {
 
     /// The origins `peer` is asked to relay us, ascending (HOLDS's `relay`), 4 096 at most.
     package func origins(askedOf peer: String) -> [String] {
-        Array(chosen.filter { $0.value == peer }.keys.sorted().prefix(Message.Limits.maximumOrigins))
+        Array(chosen.filter { $0.value.peer == peer }.keys.sorted().prefix(Message.Limits.maximumOrigins))
     }
 
     /// A peer's rank for an origin, lower first: each receiver spreads its origins over its peers
     /// its own way.
-    static func rank(_ origin: String, _ peer: String, _ me: String) -> UInt64 {
+    package static func rank(_ origin: String, _ peer: String, _ me: String) -> UInt64 {
         fnv1a(me, after: fnv1a(peer, after: fnv1a(origin)))
     }
 }
