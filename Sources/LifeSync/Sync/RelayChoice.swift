@@ -18,7 +18,7 @@
 ///
 /// ```swift
 /// var choice = RelayChoice()
-/// let changed = choice.update(holding: replica.replicaVector(), candidates: peers, scanning: [peer], me: me,
+/// let changed = choice.update(holding: replica.replicaVector(), candidates: peers, scanning: [peer], me: me, now: now,
 ///                             fromItsNode: { origin in direct.contains(owner[origin]) })
 /// for peer in changed { /* send that peer HOLDS with choice.origins(askedOf: peer) */ }
 /// ```
