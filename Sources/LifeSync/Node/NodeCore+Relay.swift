@@ -32,8 +32,7 @@ extension NodeCore {
     /// every peer is scanned (nil) only when the peers changed since the last time; `holding`,
     /// our replica's vector if the caller just read it.
     func chooseRelays(scanning: Set<String>?, also: [String] = [], holding: VersionVector? = nil, now: Int64) -> [NodeAction] {
-        let policy = RolePolicy(role: replica.identity.role, watchReceivesEntries: configuration.session.watchReceivesEntries)
-        let capabilities = policy.capabilities(transfersRecordings: false).subtracting(configuration.session.capabilitiesLeftOut)
+        let capabilities = configuration.session.capabilities(of: replica.identity.role, transfersRecordings: false)
         guard relayHold.hold > 0, capabilities.isSuperset(of: [.receivesEntries, .relays]) else { return [] }
         var candidates: [RelayChoice.Candidate] = []
         for (_, conn) in connections.sorted(by: { $0.key < $1.key }) where conn.session.state == .open {

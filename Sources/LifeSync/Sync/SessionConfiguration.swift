@@ -34,3 +34,12 @@ public struct SessionConfiguration: Sendable {
 
     public init() {}
 }
+
+extension SessionConfiguration {
+    /// What a node of `role` announces in its HELLO: its role's capabilities (`RolePolicy`),
+    /// but those left out.
+    package func capabilities(of role: Role, transfersRecordings: Bool) -> Capabilities {
+        RolePolicy(role: role, watchReceivesEntries: watchReceivesEntries).capabilities(transfersRecordings: transfersRecordings)
+            .subtracting(capabilitiesLeftOut)
+    }
+}

@@ -75,9 +75,7 @@ package final class SyncSession {
     var policy: RolePolicy { RolePolicy(role: replica.identity.role, watchReceivesEntries: configuration.watchReceivesEntries) }
 
     /// What this node asks of its peers.
-    var capabilities: Capabilities {
-        policy.capabilities(transfersRecordings: storage != nil).subtracting(configuration.capabilitiesLeftOut)
-    }
+    var capabilities: Capabilities { configuration.capabilities(of: replica.identity.role, transfersRecordings: storage != nil) }
 
     /// The connection is up: send our HELLO.
     package func start(now: Int64) -> [SessionAction] {
