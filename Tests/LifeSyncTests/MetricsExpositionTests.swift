@@ -16,6 +16,12 @@ import Testing
         metrics.record(.send(connection: 1, bytes: [UInt8](repeating: 0, count: 120)))
         metrics.record(.sessionEvent(connection: 1, .applied(batchID: 1, changes: 4, outcome: outcome)))
         metrics.record(.sessionEvent(connection: 1, .sent(batchID: 1, changes: 2)))
+        // Copies: a#1 and a#2 come a second time, then a#1 a third.
+        var again = ApplyOutcome()
+        again.heldAlready = [("a", 1), ("a", 2)]
+        metrics.record(.sessionEvent(connection: 2, .applied(batchID: 7, changes: 2, outcome: again)))
+        again.heldAlready = [("a", 1)]
+        metrics.record(.sessionEvent(connection: 3, .applied(batchID: 9, changes: 1, outcome: again)))
         metrics.record(.sessionEvent(connection: 1, .recordingResumed(id: "r", offset: 100)))
         metrics.record(.sessionEvent(connection: 1, .recordingProgress(id: "r", done: 150, total: 200, sending: false)))
         metrics.record(.sessionEvent(connection: 1, .recordingProgress(id: "r", done: 200, total: 200, sending: false)))
@@ -28,7 +34,8 @@ import Testing
     @Test func countsComeFromTheNodesActions() {
         let metrics = Self.counted()
         #expect(metrics[.in].bytes == 700 && metrics[.out].bytes == 120)
-        #expect(metrics[.in].batches == 1 && metrics[.in].changes == 4 && metrics[.out].batches == 1 && metrics[.out].changes == 2)
+        #expect(metrics[.in].batches == 3 && metrics[.in].changes == 7 && metrics[.out].batches == 1 && metrics[.out].changes == 2)
+        #expect(metrics.copies.again == 3 && metrics.copies.beyondSecond == 1 && metrics.copies.mostCopies == 3)
         #expect(metrics.changesApplied == 3 && metrics.conflictsDetected == 1)
         #expect(metrics[.in].recordingBytes == 100, "only the bytes after the resume offset moved in this session")
         #expect(metrics[.in].recordings == 1)
@@ -54,12 +61,31 @@ import Testing
         #expect(value("lifesync_entries") == 1)
         #expect(value("lifesync_sync_bytes_total", ["direction": "in"]) == 700)
         #expect(value("lifesync_changes_applied_total") == 3)
+        #expect(value("lifesync_changes_received_again_total") == 3)
+        #expect(value("lifesync_changes_received_beyond_twice_total") == 1)
+        #expect(value("lifesync_change_copies_max") == 3)
         #expect(value("lifesync_apply_seconds_bucket", ["le": "+Inf"]) == 2)
         #expect(value("lifesync_apply_seconds_bucket", ["le": "10"]) == 1)
         #expect(value("lifesync_recording_transfer_bytes_total", ["direction": "in"]) == 100)
 
         let anonymous = try HTTPRequest(method: "GET", target: "/metrics", headers: HTTPHeaders([("Host", "x")]))
         #expect(api.handle(anonymous).response.status == 401)
+    }
+
+    /// Copies are told apart per change, and the memory of changes seen twice is bounded: past
+    /// `remembered` newer ones, a change's next copy counts as a second again (erring low).
+    @Test func copiesAreCountedPerChangeWithinABoundedMemory() {
+        var count = CopyCount()
+        #expect(count.mostCopies == 1)
+        count.record(heldAlready: [("a", 1), ("b", 1), ("a", 2)])
+        #expect(count.again == 3 && count.beyondSecond == 0 && count.mostCopies == 2)
+        count.record(heldAlready: (2...CopyCount.remembered).map { ("z", UInt64($0)) })
+        count.record(heldAlready: [("a", 2)])
+        #expect(count.beyondSecond == 1 && count.mostCopies == 3, "a#2 is still remembered")
+        count.record(heldAlready: [("a", 1)])
+        #expect(count.beyondSecond == 1, "a#1 was forgotten: its third copy counts as a second")
+        count.record(heldAlready: [("a", 1), ("a", 1)])
+        #expect(count.again == CopyCount.remembered + 6 && count.beyondSecond == 3 && count.mostCopies == 4)
     }
 
     /// The checker itself catches what it is there for, so a passing check means something.

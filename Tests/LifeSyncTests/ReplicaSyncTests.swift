@@ -149,6 +149,9 @@ private let t0 = ReplicaFixtures.epoch  // 2026-11-22T00:00:00Z
         #expect(first.applied == 3)
         #expect(second.applied == 0)
         #expect(second.unchanged == 3)
+        #expect(first.heldAlready.isEmpty)
+        // Each copy is named, for `/metrics` to count copies of one change.
+        #expect(second.heldAlready.map { "\($0.origin)#\($0.sequence)" } == changes.map { "\($0.stamp.origin)#\($0.stamp.sequence)" })
         #expect(try p.b.canonicalHash() == hash)
         #expect(hash == (try p.a.canonicalHash()))
     }

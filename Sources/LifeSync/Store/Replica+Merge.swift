@@ -23,6 +23,10 @@ public struct ApplyOutcome: Equatable, Sendable {
     /// Recordings deleted by a peer that this replica never had metadata of: a file of theirs its
     /// storage may hold goes too (`RecordingStorage.storedFileName`).
     public var unknownRecordingsDeleted: [String] = []
+    /// The (origin, sequence) of each change the replica held already: a copy of a write that
+    /// arrived before, from this peer or another (or one learnt to be superseded). Among the
+    /// `unchanged`; `/metrics` counts copies of one change with it.
+    public var heldAlready: [(origin: String, sequence: UInt64)] = []
 
     public init() {}
 
@@ -150,6 +154,7 @@ extension Replica {
                 outcome.clashes += 1
             }
             outcome.unchanged += 1
+            outcome.heldAlready.append((change.stamp.origin, change.stamp.sequence))
             return
         }
         guard let stored = try storedWrites(id: change.id) else {
@@ -186,6 +191,7 @@ extension Replica {
     /// note: that is a clash, kept in the conflicts table.
     func skipAbsorbed(_ change: Change, into outcome: inout ApplyOutcome) throws {
         outcome.unchanged += 1
+        outcome.heldAlready.append((change.stamp.origin, change.stamp.sequence))
         guard let holder = try recordHolding(origin: change.stamp.origin, sequence: change.stamp.sequence) else { return }
         if holder.id != change.id || holder.stamp.hlc != change.stamp.hlc || holder.stamp.deleted != change.stamp.deleted {
             try recordConflict(id: change.id, loser: change.stamp, loserEntry: change.entry, winner: holder.stamp)

@@ -26,6 +26,8 @@ package struct NodeMetrics: Equatable, Sendable {
     package private(set) var changesApplied: UInt64 = 0
     /// Concurrent versions that lost a merge here (each kept in the conflicts table).
     package private(set) var conflictsDetected: UInt64 = 0
+    /// Received changes this node held already, and the most copies of one change.
+    package private(set) var copies = CopyCount()
     package private(set) var peerConnections: UInt64 = 0
     package private(set) var transferFailures: UInt64 = 0
     /// Seconds to process received bytes that committed at least one batch.
@@ -78,6 +80,7 @@ package struct NodeMetrics: Equatable, Sendable {
             traffic[.in]!.changes &+= UInt64(max(0, changes))
             changesApplied &+= UInt64(max(0, outcome.applied))
             conflictsDetected &+= UInt64(max(0, outcome.conflicts + outcome.clashes))
+            copies.record(heldAlready: outcome.heldAlready)
         case .sent(_, let changes):
             traffic[.out]!.batches &+= 1
             traffic[.out]!.changes &+= UInt64(max(0, changes))

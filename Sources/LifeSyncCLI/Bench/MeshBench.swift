@@ -9,8 +9,8 @@ import LifeSyncRuntime
 /// offline. Timed from the first process's start until every replica holds every entry, next to
 /// two nodes converging on the same entries in the same run (the floor). Then one entry written
 /// on the phone (as `lifesync add` writes it, beside the serving process) is timed until every
-/// node holds it; each node's changes received beyond the entries it lacked, and its RSS once
-/// idle, are read last. All the nodes share this machine's cores, where each device of a
+/// node holds it; each node's changes received beyond the entries it lacked, the most copies of
+/// one change any node received (its `/metrics`), and its RSS once idle, are read last. All the nodes share this machine's cores, where each device of a
 /// household has its own: the processor time of the busiest node until convergence, against the
 /// busiest of the two, is the ratio a household of separate devices would see.
 enum MeshBench {
@@ -29,6 +29,7 @@ enum MeshBench {
             ("one write reaches every node", mesh.reach * 1000, "ms"),
             ("received / lacked, worst node", mesh.worstReceived, "x"),
             ("changes received more than once", Double(mesh.extra), "changes"),
+            ("most copies of one change, any node", Double(mesh.mostCopies), "copies"),
             ("idle RSS, median node", mesh.idle?.median ?? 0, "MiB"),
             ("idle RSS, largest node", mesh.idle?.largest ?? 0, "MiB"),
         ])
@@ -44,6 +45,8 @@ enum MeshBench {
         var worstReceived: Double
         /// Changes received beyond what each node lacked, summed over the nodes.
         var extra: Int
+        /// The most copies of one change any node received (`lifesync_change_copies_max`).
+        var mostCopies: UInt64
         /// Nil unless asked for (the floor's is not reported).
         var idle: (median: Double, largest: Double)?
     }
@@ -53,15 +56,18 @@ enum MeshBench {
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let entries = BenchWorkload.entries(count: entryCount, role: .mac)
-        var replicas: [Replica] = []
+        var replicas: [Replica] = [], keys: [String] = []
         for index in 0..<count {
             let path = directory + "/node\(index).sqlite"
             let replica = try Replica.create(path: path, role: index == 0 ? .phone : .mac, clock: SystemClock(), random: SystemRandom())
             try replica.importEntries(Array(entries[(index * entryCount / count)..<((index + 1) * entryCount / count)]))
             unlink(NodeKey.path(forReplica: path))
             replicas.append(replica)
+            keys.append(try replica.createAPIKey(name: "bench"))
         }
-        let ports = try SyncBench.freeLoopbackPorts(count)
+        // Each node's sync port, then its HTTP port (for `/metrics`).
+        let allPorts = try SyncBench.freeLoopbackPorts(2 * count)
+        let ports = Array(allPorts[..<count]), httpPorts = Array(allPorts[count...])
         // Paired as pairing strings would pair them: each knows where to dial those after it.
         try LocalPairing.pair(replicas) { i, j in j > i ? ["127.0.0.1:\(ports[j])"] : [] }
         var processes: [Subprocess] = []
@@ -72,7 +78,8 @@ enum MeshBench {
             let log = directory + "/node\(index).log"
             let peers = ports[(index + 1)...].flatMap { ["--peer", "127.0.0.1:\($0)"] }
             processes.append(try SyncBench.spawn(binary, ["serve", "--db", replicas[index].path, "--listen", "127.0.0.1:\(ports[index])",
-                                                           "--no-discovery", "--reconnect-max-ms", "200"] + peers, log: log))
+                                                           "--no-discovery", "--reconnect-max-ms", "200", "--http", "\(httpPorts[index])"] + peers,
+                                                  log: log))
             try SyncBench.waitUntilListening(log: log)
         }
         func holdAll(_ total: Int) -> Bool { replicas.allSatisfy { ((try? $0.liveEntryCount()) ?? 0) >= total } }
@@ -113,11 +120,25 @@ enum MeshBench {
             worst = max(worst, Double(got) / Double(max(lacked, 1)))
             extra += max(0, got - lacked)
         }
-        guard idle else { return Outcome(seconds: seconds, busiest: busiest, reach: reach, worstReceived: worst, extra: extra, idle: nil) }
+        let mostCopies = try (0..<count).map { try copiesMax(port: httpPorts[$0], key: keys[$0]) }.max() ?? 0
+        guard idle else {
+            return Outcome(seconds: seconds, busiest: busiest, reach: reach, worstReceived: worst, extra: extra, mostCopies: mostCopies, idle: nil)
+        }
         // Idle: two of the nodes' 2-second memory turns with nothing to sync.
         usleep(5_000_000)
         let rss = processes.map { ProcessMemory.resident($0.pid) }
-        return Outcome(seconds: seconds, busiest: busiest, reach: reach, worstReceived: worst, extra: extra,
+        return Outcome(seconds: seconds, busiest: busiest, reach: reach, worstReceived: worst, extra: extra, mostCopies: mostCopies,
                        idle: (BenchReport.median(rss), rss.max() ?? 0))
+    }
+
+    /// A node's `lifesync_change_copies_max`, read from its `/metrics`.
+    static func copiesMax(port: UInt16, key: String) throws -> UInt64 {
+        let (status, body) = try BenchHTTPClient(port: port).request("GET", "/metrics", headers: [("Authorization", "Bearer \(key)")])
+        let text = String(decoding: body, as: UTF8.self)
+        guard status == 200, let line = text.split(separator: "\n").first(where: { $0.hasPrefix("lifesync_change_copies_max ") }),
+              let value = Double(line.split(separator: " ").last ?? ""), value >= 1, value < 1e9 else {
+            throw CLIError.refused("bench mesh: no lifesync_change_copies_max in the /metrics of the node on HTTP port \(port) (status \(status))")
+        }
+        return UInt64(value)
     }
 }
