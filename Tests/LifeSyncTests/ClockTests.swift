@@ -238,6 +238,25 @@ private func hlc(_ ms: Int64, _ counter: Int) -> HLCTimestamp { HLCTimestamp(mil
         #expect(j.dominates(a) && j.dominates(b))
     }
 
+    /// The one-pass join and the taking of pairs already in order give what origin-by-origin
+    /// maxima give, on vectors of every shape (shared, disjoint, interleaved, empty).
+    @Test func joinAndConstructionAgreeWithOriginByOriginMaxima() {
+        let random = SeededRandom(seed: 9)
+        func vector() -> [(String, UInt64)] {
+            (0..<Int(random.next(below: 8))).map { _ in ("o\(random.next(below: 12))", random.next(below: 4)) }
+        }
+        for _ in 0..<2_000 {
+            let (x, y) = (vector(), vector())
+            var expected: [String: UInt64] = [:]
+            for (origin, sequence) in x + y where sequence > 0 { expected[origin] = max(expected[origin] ?? 0, sequence) }
+            let joined = VersionVector(x).joined(with: VersionVector(y))
+            #expect(joined.entries.map(\.origin) == expected.keys.sorted())
+            #expect(joined.entries.allSatisfy { expected[$0.origin] == $0.sequence })
+            let sorted = expected.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+            #expect(VersionVector(sorted) == joined)
+        }
+    }
+
     @Test func joinIsCommutativeAssociativeAndIdempotentOnRandomVectors() {
         let random = SeededRandom(seed: 31)
         func vector() -> VersionVector {

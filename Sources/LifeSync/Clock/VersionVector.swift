@@ -15,6 +15,11 @@ package struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     package init() { entries = [] }
 
     package init(_ pairs: [(String, UInt64)]) {
+        // Pairs already in order, none 0 (rows read in origin order): taken as they are.
+        if pairs.indices.allSatisfy({ pairs[$0].1 > 0 && ($0 == 0 || pairs[$0 - 1].0 < pairs[$0].0) }) {
+            entries = pairs.map { (origin: $0.0, sequence: $0.1) }
+            return
+        }
         entries = []
         for (origin, sequence) in pairs { self[origin] = max(self[origin], sequence) }
     }
@@ -51,10 +56,28 @@ package struct VersionVector: Hashable, Sendable, CustomStringConvertible {
 
     /// Element-wise maximum.
     package func joined(with other: VersionVector) -> VersionVector {
-        var result = self
-        for entry in other.entries where entry.sequence > result[entry.origin] {
-            result[entry.origin] = entry.sequence
+        if other.entries.isEmpty || other == self { return self }
+        if entries.isEmpty { return other }
+        // Both are in origin order: one pass over the two.
+        var result = VersionVector()
+        result.entries.reserveCapacity(max(entries.count, other.entries.count))
+        var i = 0, j = 0
+        while i < entries.count, j < other.entries.count {
+            let a = entries[i], b = other.entries[j]
+            if a.origin == b.origin {
+                result.entries.append((a.origin, max(a.sequence, b.sequence)))
+                i += 1
+                j += 1
+            } else if a.origin < b.origin {
+                result.entries.append(a)
+                i += 1
+            } else {
+                result.entries.append(b)
+                j += 1
+            }
         }
+        result.entries += entries[i...]
+        result.entries += other.entries[j...]
         return result
     }
 

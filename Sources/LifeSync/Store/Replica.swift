@@ -195,9 +195,9 @@ public final class Replica {
 
     /// The highest sequence applied from each origin: what a peer compares to send the delta.
     package func replicaVector() throws -> VersionVector {
-        VersionVector(try database.vectorRows().compactMap { row in
-            row.sequence == 0 ? nil : (row.origin, try Replica.checkedSequence(row))
-        })
+        try database.vectorFromRows { rows in
+            VersionVector(try rows.compactMap { row in row.sequence == 0 ? nil : (row.origin, try Replica.checkedSequence(row)) })
+        }
     }
 
     /// The origins this replica knows, with the node and role they belong to when known.

@@ -24,6 +24,8 @@ final class VectorRows {
     }
 
     fileprivate var rows: [Row] = []
+    /// The replica's vector made from `rows`, once asked for (`Replica.replicaVector`).
+    fileprivate var vector: VersionVector?
     fileprivate var readAt: (dataVersion: Int64, changes: Int64)?
 
     func forget() { readAt = nil }
@@ -39,7 +41,19 @@ extension Database {
         vectorRowsCache.rows = try rows("SELECT origin, node_id, role, seq FROM replica_vector ORDER BY origin") {
             VectorRows.Row(origin: $0.string(0), nodeID: $0.optionalString(1), role: $0.optionalString(2), sequence: $0.int64(3))
         }
+        vectorRowsCache.vector = nil
         vectorRowsCache.readAt = now
         return vectorRowsCache.rows
+    }
+
+    /// The vector `make` builds from `vectorRows()`, made again only when the rows are read
+    /// anew: a node of 40 spent 2% of its time building the same vector from the same rows.
+    /// - Throws: what SQLite reports, or what `make` throws.
+    func vectorFromRows(_ make: ([VectorRows.Row]) throws -> VersionVector) throws -> VersionVector {
+        let rows = try vectorRows()
+        if let vector = vectorRowsCache.vector { return vector }
+        let vector = try make(rows)
+        vectorRowsCache.vector = vector
+        return vector
     }
 }
