@@ -6,6 +6,10 @@ extension NodeCore {
     /// theirs. A node counts from the moment we dial it or its TLS handshake proves a key we
     /// trust, until the connection fails or closes. Nothing is sent when the set is as it was.
     func directPeersChanged(now: Int64) -> [NodeAction] {
+        // Every tick asks; most find all as it was, and then only a stall can change a choice.
+        let inputs = DirectPeerInputs(connections: connections, dialers: dialers)
+        if inputs == directPeerInputs, !(relayHold.choice.nextStall.map { $0 <= now } ?? false) { return [] }
+        directPeerInputs = inputs
         var direct = Set<String>()
         for conn in connections.values where conn.session.state != .closed {
             if let nodeID = conn.session.peer?.nodeID {
@@ -71,5 +75,36 @@ extension NodeCore {
             actions += perform(conn.session.holdingsChanged(now: now), on: id, now: now)
         }
         return actions
+    }
+}
+
+/// All that `directPeersChanged` and the relay choice's candidates read of the connections and
+/// dialers: when none of it changed, neither did the nodes heard directly nor the candidates.
+/// Comparing it costs no hashing (origin strings compare by their storage first): building the
+/// sets on every tick was 7% of a 20-node simulation.
+struct DirectPeerInputs: Equatable {
+    struct Session: Equatable {
+        var id: Int
+        var state: SyncSession.State
+        var peer: String?
+        /// The node a trusted key proved at TLS, before the handshake names one.
+        var trusted: String?
+        var capabilities: UInt32?
+        var role: Role?
+    }
+
+    var sessions: [Session]
+    /// The node of each dialer connecting, in dialer order (nil: connecting to an unknown node).
+    var connecting: [String?]
+
+    init(connections: [Int: NodeCore.Connection], dialers: [PeerDialer]) {
+        sessions = connections.sorted { $0.key < $1.key }.map { id, conn in
+            let peer = conn.session.peer
+            var trusted: String?
+            if case .trusted(let node)? = conn.session.credential { trusted = node.nodeID }
+            return Session(id: id, state: conn.session.state, peer: peer?.nodeID, trusted: trusted,
+                           capabilities: peer?.capabilities.rawValue, role: peer?.role)
+        }
+        connecting = dialers.filter { $0.state == .connecting }.map(\.nodeID)
     }
 }

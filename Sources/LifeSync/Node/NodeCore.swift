@@ -54,6 +54,8 @@ public final class NodeCore {
     let incomingTransfers = IncomingTransfers()
     /// How far other nodes' writes may be relayed yet, shared by the sessions.
     let relayHold: RelayHold
+    /// What `directPeersChanged` last read of the connections and dialers (`DirectPeerInputs`).
+    var directPeerInputs: DirectPeerInputs?
     /// Transfers under way, for `status`: recording ID → (done, total, sending).
     public internal(set) var transfers: [String: (done: UInt64, total: UInt64, sending: Bool)] = [:]
     var dialers: [PeerDialer]
