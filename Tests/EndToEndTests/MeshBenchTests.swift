@@ -5,7 +5,7 @@ import TestSupport
 
 /// `lifesync bench mesh` runs end to end: every node converges, the one write reaches all of
 /// them, and the report says what each node received beyond what it lacked. Never its timing.
-/// (It holds a test thread while the processes run: kept small, about 6 s alone.)
+/// (It holds a test thread while the processes run: kept small, about 15 s alone, 5 of them the idle wait.)
 @Suite struct MeshBenchTests {
     @Test(.timeLimit(.minutes(3))) func threeNodesConvergeAndAreReported() throws {
         let directory = TemporaryDirectory("lifesync-bench-mesh")
