@@ -239,6 +239,44 @@ extension NodeCoreTests {
         return (converged, most, example)
     }
 
+    /// HOLDS goes to a peer at most every 100 ms for each ten nodes (or part of ten) its sender
+    /// hears from directly (PROTOCOL.md §5.11): a node of four sends some 100–199 ms apart, a
+    /// node of twelve none less than 200 ms apart, while every node takes writes all the time.
+    @Test func holdsAreSpacedByHowManyNodesTheSenderHearsFrom() throws {
+        let four = try Self.holdsGaps(nodes: 4), twelve = try Self.holdsGaps(nodes: 12)
+        #expect(four.count > 50 && twelve.count > 200, "HOLDS sent: \(four.count + 1) and \(twelve.count + 1) or more")
+        #expect((four.min() ?? 0) >= 100 && four.contains { $0 < 200 }, "gaps of four nodes: \(four.sorted().prefix(5))")
+        #expect((twelve.min() ?? 0) >= 200, "gaps of twelve nodes: \(twelve.sorted().prefix(5))")
+    }
+
+    /// The time between each HOLDS and the one before to the same peer from the same node, once
+    /// a household of `nodes`, all paired, has formed and every node writes every 400 ms.
+    static func holdsGaps(nodes count: Int) throws -> [Int64] {
+        let net = VirtualNet()
+        let names = ["phone"] + (1..<count).map { "mac\($0)" }
+        for (i, name) in names.enumerated() {
+            let replica = try net.memoryReplica(i == 0 ? .phone : .mac, seed: 500 + UInt64(i))
+            net.add(name, replica: replica, peers: Array(names[(i + 1)...]), seed: UInt64(i + 1))
+        }
+        for name in names { net.start(name) }
+        net.run(for: 5_000)
+        let t0 = net.now
+        for round in 0..<10 {
+            for (i, name) in names.enumerated() {
+                _ = try net.write(name, label: "round \(round)")
+                net.run(for: 400 / Int64(names.count) + Int64(i % 2))
+            }
+        }
+        var last: [String: Int64] = [:], gaps: [Int64] = []
+        for record in net.wire where record.time >= t0 {
+            guard case .holds = record.message else { continue }
+            let pair = record.from + ">" + record.to
+            if let before = last[pair] { gaps.append(record.time - before) }
+            last[pair] = record.time
+        }
+        return gaps
+    }
+
     /// Each receiver's changes from every peer, and those it got more than once.
     static func mesh(relayHold: Int64) throws -> (converged: Bool, duplicates: [String]) {
         let net = VirtualNet()

@@ -19,7 +19,8 @@ public struct SessionConfiguration: Sendable {
     /// Other nodes' writes are relayed only once held this long, and to a peer only this long
     /// after its handshake (`RelayHold`); 0 relays at once.
     public var relayHold: Int64 = 1_000
-    /// HOLDS goes to a peer at most this often (PROTOCOL.md §5.11).
+    /// HOLDS goes to a peer at most this often for each ten nodes (or part of ten) the sender
+    /// hears from directly (PROTOCOL.md §5.11, `holdsSpacing`).
     public var holdsInterval: Int64 = 100
     /// A watch receives entries only when configured to (`--receive-entries`); full replicas always.
     public var watchReceivesEntries = false
