@@ -10,9 +10,10 @@ import LifeSyncRuntime
 /// two nodes converging on the same entries in the same run (the floor). Then one entry written
 /// on the phone (as `lifesync add` writes it, beside the serving process) is timed until every
 /// node holds it; each node's changes received beyond the entries it lacked, the most copies of
-/// one change any node received (its `/metrics`), and its RSS once idle, are read last. All the nodes share this machine's cores, where each device of a
-/// household has its own: the processor time of the busiest node until convergence, against the
-/// busiest of the two, is the ratio a household of separate devices would see.
+/// one change any node received (its `/metrics`), and its RSS once idle, are read last. All the
+/// nodes share this machine's cores, where each device of a household has its own: the processor
+/// time of the busiest node until convergence, against the busiest of the two, is the ratio a
+/// household of separate devices would see.
 enum MeshBench {
     static func run(nodes: Int, count: Int, directory: String) throws -> BenchReport {
         let binary = try SyncBench.selfExecutable()
